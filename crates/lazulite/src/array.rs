@@ -1,0 +1,271 @@
+//! [`Array`]: a cheap handle to a node of the lazy graph.
+//!
+//! A node holds its outputs' shapes and dtypes (fixed when recorded) and, behind a lock,
+//! either the operation that will compute it (primitive + inputs) or its data. After
+//! evaluation the operation is dropped, detaching the node from the graph.
+
+use crate::backend::Tensor;
+use crate::dtype::DType;
+use crate::element::{dispatch, Element};
+use crate::error::{Error, Result};
+use crate::primitive::{OutputSpec, Primitive};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// An n-dimensional array. Operations on arrays record a graph; data is computed by
+/// [`eval`](crate::eval) or implicitly when it is read. Cloning is cheap (a reference).
+///
+/// ```
+/// use lazulite::Array;
+/// let a = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
+/// let b = (&a * 2.0).sin().unwrap(); // nothing computed yet
+/// assert!(!b.is_evaluated());
+/// let v: Vec<f32> = b.to_vec().unwrap(); // evaluates
+/// assert!((v[0] - 2f32.sin()).abs() < 1e-6);
+/// ```
+#[derive(Clone)]
+pub struct Array {
+    pub(crate) node: Arc<Node>,
+    pub(crate) index: usize,
+}
+
+pub(crate) struct Node {
+    id: u64,
+    outputs: Vec<OutputSpec>,
+    pub(crate) state: Mutex<NodeState>,
+}
+
+pub(crate) struct NodeState {
+    /// How to compute the node; `None` once computed (or for constants).
+    pub op: Option<Op>,
+    /// One tensor per output once computed.
+    pub data: Option<Vec<Tensor>>,
+}
+
+pub(crate) struct Op {
+    pub primitive: Arc<dyn Primitive>,
+    pub inputs: Vec<Array>,
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+impl Node {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, NodeState> {
+        // Kernels never panic while a node is locked on user input; a poisoned lock only
+        // follows an engine bug, and the state is still consistent then.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    pub(crate) fn outputs(&self) -> &[OutputSpec] {
+        &self.outputs
+    }
+}
+
+impl Drop for Node {
+    /// Frees a chain of any length without recursion: inputs whose last handle is ours are
+    /// unlinked onto a stack instead of dropping each other in turn.
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        let Some(op) = state.op.take() else { return };
+        let mut stack = op.inputs;
+        while let Some(array) = stack.pop() {
+            if let Some(mut node) = Arc::into_inner(array.node) {
+                let state = node.state.get_mut().unwrap_or_else(|e| e.into_inner());
+                if let Some(op) = state.op.take() {
+                    stack.extend(op.inputs);
+                }
+            }
+        }
+    }
+}
+
+impl Array {
+    fn from_node(outputs: Vec<OutputSpec>, state: NodeState) -> Arc<Node> {
+        Arc::new(Node {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            outputs,
+            state: Mutex::new(state),
+        })
+    }
+
+    /// Records a single-output node.
+    pub(crate) fn from_op(
+        primitive: impl Primitive,
+        inputs: Vec<Array>,
+        shape: Vec<usize>,
+        dtype: DType,
+    ) -> Array {
+        let op = Op {
+            primitive: Arc::new(primitive),
+            inputs,
+        };
+        let state = NodeState {
+            op: Some(op),
+            data: None,
+        };
+        Array {
+            node: Array::from_node(vec![OutputSpec { shape, dtype }], state),
+            index: 0,
+        }
+    }
+
+    /// Records a node with several outputs; returns one array per output.
+    pub(crate) fn from_op_multi(
+        primitive: impl Primitive,
+        inputs: Vec<Array>,
+        outputs: Vec<OutputSpec>,
+    ) -> Vec<Array> {
+        let n = outputs.len();
+        let op = Op {
+            primitive: Arc::new(primitive),
+            inputs,
+        };
+        let node = Array::from_node(
+            outputs,
+            NodeState {
+                op: Some(op),
+                data: None,
+            },
+        );
+        (0..n)
+            .map(|index| Array {
+                node: node.clone(),
+                index,
+            })
+            .collect()
+    }
+
+    /// An evaluated array holding `tensor`.
+    pub(crate) fn from_tensor(tensor: Tensor) -> Array {
+        let spec = OutputSpec {
+            shape: tensor.shape.clone(),
+            dtype: tensor.dtype,
+        };
+        let state = NodeState {
+            op: None,
+            data: Some(vec![tensor]),
+        };
+        Array {
+            node: Array::from_node(vec![spec], state),
+            index: 0,
+        }
+    }
+
+    /// An array holding a copy of `data` with the given shape.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1i32, 2, 3, 4], &[2, 2]).unwrap();
+    /// assert_eq!(a.shape(), &[2, 2]);
+    /// assert!(lazulite::Array::from_slice(&[1i32, 2, 3], &[2, 2]).is_err());
+    /// ```
+    pub fn from_slice<T: Element>(data: &[T], shape: &[usize]) -> Result<Array> {
+        let size = crate::shape::checked_size(shape)?;
+        if size != data.len() {
+            return Err(Error::value(format!(
+                "[array] Data of length {} cannot be shaped as {:?}.",
+                data.len(),
+                shape
+            )));
+        }
+        Ok(Array::from_tensor(Tensor::from_slice(data, shape)?))
+    }
+
+    /// A 0-d array holding `value` with the dtype of `T`.
+    ///
+    /// ```
+    /// let a = lazulite::Array::scalar(2.5f32);
+    /// assert_eq!(a.item::<f32>().unwrap(), 2.5);
+    /// ```
+    pub fn scalar<T: Element>(value: T) -> Array {
+        Array::from_tensor(Tensor::from_slice(&[value], &[]).expect("a scalar always fits"))
+    }
+
+    fn spec(&self) -> &OutputSpec {
+        &self.node.outputs[self.index]
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.spec().shape
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.spec().dtype
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.shape().len()
+    }
+
+    /// Number of elements.
+    pub fn size(&self) -> usize {
+        self.shape().iter().product()
+    }
+
+    pub fn itemsize(&self) -> usize {
+        self.dtype().size()
+    }
+
+    pub fn nbytes(&self) -> usize {
+        self.size() * self.itemsize()
+    }
+
+    /// A number identifying this array's node (stable while the array lives).
+    pub fn id(&self) -> u64 {
+        self.node.id
+    }
+
+    /// Whether the data has been computed.
+    pub fn is_evaluated(&self) -> bool {
+        self.node.lock().data.is_some()
+    }
+
+    /// Computes this array (and only what it depends on). A no-op if already evaluated.
+    pub fn eval(&self) -> Result<()> {
+        crate::eval::eval(&[self])
+    }
+
+    /// The evaluated data of this array.
+    pub(crate) fn tensor(&self) -> Result<Tensor> {
+        self.eval()?;
+        let state = self.node.lock();
+        state
+            .data
+            .as_ref()
+            .map(|d| d[self.index].clone())
+            .ok_or_else(|| Error::runtime("[eval] The array has no data after evaluation."))
+    }
+
+    /// Evaluates and returns the elements in row-major order, converted to `T`
+    /// (NumPy `astype` semantics).
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        let t = self.tensor()?;
+        let n = t.size();
+        Ok(dispatch!(t.dtype, S => (0..n).map(|i| T::from_elem(t.get::<S>(i))).collect()))
+    }
+
+    /// Evaluates a one-element array and returns its value converted to `T`.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[7i32], &[1]).unwrap();
+    /// assert_eq!(a.item::<f64>().unwrap(), 7.0);
+    /// ```
+    pub fn item<T: Element>(&self) -> Result<T> {
+        if self.size() != 1 {
+            return Err(Error::value(format!(
+                "[item] Only one-element arrays can be converted to scalars; shape is {:?}.",
+                self.shape()
+            )));
+        }
+        Ok(self.to_vec::<T>()?[0])
+    }
+}
+
+impl std::fmt::Debug for Array {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}

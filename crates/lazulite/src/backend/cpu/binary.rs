@@ -1,0 +1,524 @@
+//! Kernels of the two-input elementwise ops. Both inputs arrive with the same shape
+//! (broadcast views) and the same dtype (promoted when the op was recorded).
+
+use super::elementwise::map2;
+use super::math::complex;
+use crate::backend::Tensor;
+use crate::dtype::DType;
+use crate::element::{dispatch, Complex, Element};
+use crate::error::{Error, Result};
+use half::{bf16, f16};
+
+/// The two-input elementwise operations.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    FloorDivide,
+    Remainder,
+    Power,
+    Maximum,
+    Minimum,
+    Arctan2,
+    LogAddExp,
+    Equal,
+    NotEqual,
+    Less,
+    LessEqual,
+    Greater,
+    GreaterEqual,
+    LogicalAnd,
+    LogicalOr,
+    BitwiseAnd,
+    BitwiseOr,
+    BitwiseXor,
+    LeftShift,
+    RightShift,
+}
+
+impl BinaryOp {
+    /// The MLX function name.
+    pub fn name(self) -> &'static str {
+        use BinaryOp::*;
+        match self {
+            Add => "add",
+            Subtract => "subtract",
+            Multiply => "multiply",
+            Divide => "divide",
+            FloorDivide => "floor_divide",
+            Remainder => "remainder",
+            Power => "power",
+            Maximum => "maximum",
+            Minimum => "minimum",
+            Arctan2 => "arctan2",
+            LogAddExp => "logaddexp",
+            Equal => "equal",
+            NotEqual => "not_equal",
+            Less => "less",
+            LessEqual => "less_equal",
+            Greater => "greater",
+            GreaterEqual => "greater_equal",
+            LogicalAnd => "logical_and",
+            LogicalOr => "logical_or",
+            BitwiseAnd => "bitwise_and",
+            BitwiseOr => "bitwise_or",
+            BitwiseXor => "bitwise_xor",
+            LeftShift => "left_shift",
+            RightShift => "right_shift",
+        }
+    }
+
+    /// Whether the result is bool whatever the inputs.
+    pub fn is_predicate(self) -> bool {
+        use BinaryOp::*;
+        matches!(
+            self,
+            Equal | NotEqual | Less | LessEqual | Greater | GreaterEqual | LogicalAnd | LogicalOr
+        )
+    }
+
+    /// The dtype both inputs are converted to, given their promoted dtype `t`.
+    pub fn input_dtype(self, t: DType) -> Result<DType> {
+        use BinaryOp::*;
+        let name = self.name();
+        match self {
+            Arctan2 | LogAddExp if t.is_complex() => Err(Error::value(format!(
+                "[{name}] Not supported for complex64 inputs."
+            ))),
+            Divide | Arctan2 | LogAddExp => Ok(t.to_inexact()),
+            LogicalAnd | LogicalOr => Ok(DType::Bool),
+            BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift if t.is_inexact() => {
+                Err(Error::value(format!(
+                    "[{name}] Bitwise operations only allowed on integer types."
+                )))
+            }
+            FloorDivide | Remainder | Maximum | Minimum | Less | LessEqual | Greater
+            | GreaterEqual
+                if t.is_complex() =>
+            {
+                Err(Error::value(format!(
+                    "[{name}] Not supported for complex64 inputs."
+                )))
+            }
+            _ => Ok(t),
+        }
+    }
+
+    /// The output dtype for inputs of dtype `t` (as given by [`BinaryOp::input_dtype`]).
+    pub fn output_dtype(self, t: DType) -> DType {
+        if self.is_predicate() {
+            DType::Bool
+        } else {
+            t
+        }
+    }
+}
+
+/// Arithmetic every element type supports, with NumPy's semantics for its kind.
+trait Arith: Element {
+    fn add(self, o: Self) -> Self;
+    fn sub(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+    fn div(self, o: Self) -> Self;
+    fn floor_div(self, o: Self) -> Self;
+    fn rem(self, o: Self) -> Self;
+    fn pow(self, o: Self) -> Self;
+    fn max(self, o: Self) -> Self;
+    fn min(self, o: Self) -> Self;
+    fn atan2(self, o: Self) -> Self;
+    fn logaddexp(self, o: Self) -> Self;
+    fn lt(self, o: Self) -> bool;
+    fn le(self, o: Self) -> bool;
+    fn bitand(self, o: Self) -> Self;
+    fn bitor(self, o: Self) -> Self;
+    fn bitxor(self, o: Self) -> Self;
+    fn shl(self, o: Self) -> Self;
+    fn shr(self, o: Self) -> Self;
+}
+
+macro_rules! int_arith {
+    ($($t:ty),*) => {$(
+        impl Arith for $t {
+            fn add(self, o: $t) -> $t { self.wrapping_add(o) }
+            fn sub(self, o: $t) -> $t { self.wrapping_sub(o) }
+            fn mul(self, o: $t) -> $t { self.wrapping_mul(o) }
+            fn div(self, o: $t) -> $t { self.floor_div(o) }
+            fn floor_div(self, o: $t) -> $t {
+                // Division by zero gives 0, as NumPy (which also warns).
+                if o == 0 { return 0; }
+                let q = self.wrapping_div(o);
+                #[allow(unused_comparisons)]
+                let adjust = (self.wrapping_rem(o) != 0) && ((self < 0) != (o < 0));
+                if adjust { q.wrapping_sub(1) } else { q }
+            }
+            fn rem(self, o: $t) -> $t {
+                if o == 0 { return 0; }
+                let r = self.wrapping_rem(o);
+                #[allow(unused_comparisons)]
+                let adjust = r != 0 && ((r < 0) != (o < 0));
+                if adjust { r.wrapping_add(o) } else { r }
+            }
+            fn pow(self, o: $t) -> $t {
+                #[allow(unused_comparisons)]
+                if o < 0 {
+                    // Integer results of negative powers: only 1 and -1 are not 0.
+                    return match self as i64 {
+                        1 => 1,
+                        -1 => if (o as i64) % 2 == 0 { 1 } else { self },
+                        _ => 0,
+                    };
+                }
+                let (mut base, mut exp, mut acc) = (self, o as u64, 1 as $t);
+                while exp > 0 {
+                    if exp & 1 == 1 { acc = acc.wrapping_mul(base); }
+                    base = base.wrapping_mul(base);
+                    exp >>= 1;
+                }
+                acc
+            }
+            fn max(self, o: $t) -> $t { Ord::max(self, o) }
+            fn min(self, o: $t) -> $t { Ord::min(self, o) }
+            fn atan2(self, o: $t) -> $t { (self as f64).atan2(o as f64) as $t }
+            fn logaddexp(self, o: $t) -> $t { logaddexp_f64(self as f64, o as f64) as $t }
+            fn lt(self, o: $t) -> bool { self < o }
+            fn le(self, o: $t) -> bool { self <= o }
+            fn bitand(self, o: $t) -> $t { self & o }
+            fn bitor(self, o: $t) -> $t { self | o }
+            fn bitxor(self, o: $t) -> $t { self ^ o }
+            fn shl(self, o: $t) -> $t {
+                let bits = 8 * std::mem::size_of::<$t>() as u64;
+                if (o as u64) >= bits { 0 } else { self.wrapping_shl(o as u32) }
+            }
+            fn shr(self, o: $t) -> $t {
+                let bits = 8 * std::mem::size_of::<$t>() as u64;
+                #[allow(unused_comparisons)]
+                let fill = if self < 0 { !0 } else { 0 };
+                if (o as u64) >= bits { fill } else { self.wrapping_shr(o as u32) }
+            }
+        }
+    )*};
+}
+int_arith!(u8, u16, u32, u64, i8, i16, i32, i64);
+
+fn logaddexp_f64(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        return f64::NAN;
+    }
+    let m = a.max(b);
+    if m == f64::NEG_INFINITY {
+        return m;
+    }
+    m + ((a - m).exp() + (b - m).exp()).ln()
+}
+
+macro_rules! float_arith {
+    ($t:ty) => {
+        impl Arith for $t {
+            fn add(self, o: $t) -> $t {
+                self + o
+            }
+            fn sub(self, o: $t) -> $t {
+                self - o
+            }
+            fn mul(self, o: $t) -> $t {
+                self * o
+            }
+            fn div(self, o: $t) -> $t {
+                self / o
+            }
+            fn floor_div(self, o: $t) -> $t {
+                (self / o).floor()
+            }
+            fn rem(self, o: $t) -> $t {
+                let r = self % o;
+                if r != 0.0 && ((r < 0.0) != (o < 0.0)) {
+                    r + o
+                } else {
+                    r
+                }
+            }
+            fn pow(self, o: $t) -> $t {
+                self.powf(o)
+            }
+            fn max(self, o: $t) -> $t {
+                if self.is_nan() || o.is_nan() {
+                    <$t>::NAN
+                } else {
+                    self.max(o)
+                }
+            }
+            fn min(self, o: $t) -> $t {
+                if self.is_nan() || o.is_nan() {
+                    <$t>::NAN
+                } else {
+                    self.min(o)
+                }
+            }
+            fn atan2(self, o: $t) -> $t {
+                self.atan2(o)
+            }
+            fn logaddexp(self, o: $t) -> $t {
+                if self.is_nan() || o.is_nan() {
+                    return <$t>::NAN;
+                }
+                let m = self.max(o);
+                if m == <$t>::NEG_INFINITY {
+                    return m;
+                }
+                m + (-(self - o).abs()).exp().ln_1p()
+            }
+            fn lt(self, o: $t) -> bool {
+                self < o
+            }
+            fn le(self, o: $t) -> bool {
+                self <= o
+            }
+            fn bitand(self, _: $t) -> $t {
+                unreachable!("rejected when recorded")
+            }
+            fn bitor(self, _: $t) -> $t {
+                unreachable!("rejected when recorded")
+            }
+            fn bitxor(self, _: $t) -> $t {
+                unreachable!("rejected when recorded")
+            }
+            fn shl(self, _: $t) -> $t {
+                unreachable!("rejected when recorded")
+            }
+            fn shr(self, _: $t) -> $t {
+                unreachable!("rejected when recorded")
+            }
+        }
+    };
+}
+float_arith!(f32);
+float_arith!(f64);
+
+/// Half-precision arithmetic computes in f32 and rounds the result once.
+macro_rules! half_arith {
+    ($t:ty) => {
+        impl Arith for $t {
+            fn add(self, o: $t) -> $t {
+                <$t>::from_f32(self.to_f32() + o.to_f32())
+            }
+            fn sub(self, o: $t) -> $t {
+                <$t>::from_f32(self.to_f32() - o.to_f32())
+            }
+            fn mul(self, o: $t) -> $t {
+                <$t>::from_f32(self.to_f32() * o.to_f32())
+            }
+            fn div(self, o: $t) -> $t {
+                <$t>::from_f32(self.to_f32() / o.to_f32())
+            }
+            fn floor_div(self, o: $t) -> $t {
+                <$t>::from_f32(self.to_f32().floor_div(o.to_f32()))
+            }
+            fn rem(self, o: $t) -> $t {
+                <$t>::from_f32(self.to_f32().rem(o.to_f32()))
+            }
+            fn pow(self, o: $t) -> $t {
+                <$t>::from_f32(self.to_f32().powf(o.to_f32()))
+            }
+            fn max(self, o: $t) -> $t {
+                <$t>::from_f32(Arith::max(self.to_f32(), o.to_f32()))
+            }
+            fn min(self, o: $t) -> $t {
+                <$t>::from_f32(Arith::min(self.to_f32(), o.to_f32()))
+            }
+            fn atan2(self, o: $t) -> $t {
+                <$t>::from_f32(self.to_f32().atan2(o.to_f32()))
+            }
+            fn logaddexp(self, o: $t) -> $t {
+                <$t>::from_f32(self.to_f32().logaddexp(o.to_f32()))
+            }
+            fn lt(self, o: $t) -> bool {
+                self < o
+            }
+            fn le(self, o: $t) -> bool {
+                self <= o
+            }
+            fn bitand(self, _: $t) -> $t {
+                unreachable!("rejected when recorded")
+            }
+            fn bitor(self, _: $t) -> $t {
+                unreachable!("rejected when recorded")
+            }
+            fn bitxor(self, _: $t) -> $t {
+                unreachable!("rejected when recorded")
+            }
+            fn shl(self, _: $t) -> $t {
+                unreachable!("rejected when recorded")
+            }
+            fn shr(self, _: $t) -> $t {
+                unreachable!("rejected when recorded")
+            }
+        }
+    };
+}
+half_arith!(f16);
+half_arith!(bf16);
+
+/// Bool arithmetic stays bool, as in MLX: `+` is or, `*` is and, `-` is xor.
+impl Arith for bool {
+    fn add(self, o: bool) -> bool {
+        self | o
+    }
+    fn sub(self, o: bool) -> bool {
+        self ^ o
+    }
+    fn mul(self, o: bool) -> bool {
+        self & o
+    }
+    fn div(self, o: bool) -> bool {
+        self & o
+    }
+    fn floor_div(self, o: bool) -> bool {
+        self & o
+    }
+    fn rem(self, _: bool) -> bool {
+        false
+    }
+    fn pow(self, o: bool) -> bool {
+        self | !o
+    }
+    fn max(self, o: bool) -> bool {
+        self | o
+    }
+    fn min(self, o: bool) -> bool {
+        self & o
+    }
+    fn atan2(self, _: bool) -> bool {
+        unreachable!("computed in float")
+    }
+    fn logaddexp(self, _: bool) -> bool {
+        unreachable!("computed in float")
+    }
+    fn lt(self, o: bool) -> bool {
+        !self & o
+    }
+    fn le(self, o: bool) -> bool {
+        !self | o
+    }
+    fn bitand(self, o: bool) -> bool {
+        self & o
+    }
+    fn bitor(self, o: bool) -> bool {
+        self | o
+    }
+    fn bitxor(self, o: bool) -> bool {
+        self ^ o
+    }
+    fn shl(self, o: bool) -> bool {
+        self & !o
+    }
+    fn shr(self, o: bool) -> bool {
+        self & !o
+    }
+}
+
+impl Arith for Complex {
+    fn add(self, o: Complex) -> Complex {
+        complex::add(self, o)
+    }
+    fn sub(self, o: Complex) -> Complex {
+        complex::sub(self, o)
+    }
+    fn mul(self, o: Complex) -> Complex {
+        complex::mul(self, o)
+    }
+    fn div(self, o: Complex) -> Complex {
+        complex::div(self, o)
+    }
+    fn floor_div(self, _: Complex) -> Complex {
+        unreachable!("rejected when recorded")
+    }
+    fn rem(self, _: Complex) -> Complex {
+        unreachable!("rejected when recorded")
+    }
+    fn pow(self, o: Complex) -> Complex {
+        if self == Complex::default() {
+            return if o == Complex::default() {
+                Complex::new(1.0, 0.0)
+            } else {
+                self
+            };
+        }
+        complex::exp(complex::mul(o, complex::log(self)))
+    }
+    fn max(self, _: Complex) -> Complex {
+        unreachable!("rejected when recorded")
+    }
+    fn min(self, _: Complex) -> Complex {
+        unreachable!("rejected when recorded")
+    }
+    fn atan2(self, _: Complex) -> Complex {
+        unreachable!("rejected when recorded")
+    }
+    fn logaddexp(self, _: Complex) -> Complex {
+        unreachable!("rejected when recorded")
+    }
+    fn lt(self, _: Complex) -> bool {
+        unreachable!("rejected when recorded")
+    }
+    fn le(self, _: Complex) -> bool {
+        unreachable!("rejected when recorded")
+    }
+    fn bitand(self, _: Complex) -> Complex {
+        unreachable!("rejected when recorded")
+    }
+    fn bitor(self, _: Complex) -> Complex {
+        unreachable!("rejected when recorded")
+    }
+    fn bitxor(self, _: Complex) -> Complex {
+        unreachable!("rejected when recorded")
+    }
+    fn shl(self, _: Complex) -> Complex {
+        unreachable!("rejected when recorded")
+    }
+    fn shr(self, _: Complex) -> Complex {
+        unreachable!("rejected when recorded")
+    }
+}
+
+fn arith<T: Arith>(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
+    use BinaryOp::*;
+    let f: fn(T, T) -> T = match op {
+        Add => T::add,
+        Subtract => T::sub,
+        Multiply => T::mul,
+        Divide => T::div,
+        FloorDivide => T::floor_div,
+        Remainder => T::rem,
+        Power => T::pow,
+        Maximum => T::max,
+        Minimum => T::min,
+        Arctan2 => T::atan2,
+        LogAddExp => T::logaddexp,
+        BitwiseAnd => T::bitand,
+        BitwiseOr => T::bitor,
+        BitwiseXor => T::bitxor,
+        LeftShift => T::shl,
+        RightShift => T::shr,
+        _ => {
+            let p: fn(T, T) -> bool = match op {
+                Equal => |x, y| x == y,
+                NotEqual => |x, y| x != y,
+                Less => T::lt,
+                LessEqual => T::le,
+                Greater => |x, y| y.lt(x),
+                GreaterEqual => |x, y| y.le(x),
+                LogicalAnd => |x, y| x.to_bool() && y.to_bool(),
+                _ => |x, y| x.to_bool() || y.to_bool(),
+            };
+            return map2::<T, T, bool>(a, b, p);
+        }
+    };
+    map2::<T, T, T>(a, b, f)
+}
+
+/// Computes `op` on two tensors of equal shape and dtype.
+pub fn binary(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
+    dispatch!(a.dtype, T => arith::<T>(op, a, b))
+}

@@ -1,0 +1,297 @@
+//! Scalar math for real floats (f32, f64) and complex64: the reference the vectorised
+//! kernels are measured against, and the fallback where no vector path exists.
+
+use crate::element::Complex;
+
+/// Real floating types with the functions elementwise ops need.
+pub trait Float:
+    Copy + PartialOrd + std::ops::Neg<Output = Self> + std::ops::Mul<Output = Self> + 'static
+{
+    fn sqrt(self) -> Self;
+    fn rsqrt(self) -> Self;
+    fn exp(self) -> Self;
+    fn exp_m1(self) -> Self;
+    fn ln(self) -> Self;
+    fn ln_1p(self) -> Self;
+    fn log2(self) -> Self;
+    fn log10(self) -> Self;
+    fn sin(self) -> Self;
+    fn cos(self) -> Self;
+    fn tan(self) -> Self;
+    fn asin(self) -> Self;
+    fn acos(self) -> Self;
+    fn atan(self) -> Self;
+    fn sinh(self) -> Self;
+    fn cosh(self) -> Self;
+    fn tanh(self) -> Self;
+    fn asinh(self) -> Self;
+    fn acosh(self) -> Self;
+    fn atanh(self) -> Self;
+    fn sigmoid(self) -> Self;
+    fn erf(self) -> Self;
+    fn erfinv(self) -> Self;
+    fn floor(self) -> Self;
+    fn ceil(self) -> Self;
+    /// Round half to even, as NumPy's `round`.
+    fn round_even(self) -> Self;
+    fn trunc(self) -> Self;
+    fn abs(self) -> Self;
+    /// -1, 0 or 1 by sign; NaN and signed zeros are returned unchanged.
+    fn sign(self) -> Self;
+    fn recip(self) -> Self;
+}
+
+macro_rules! float_impl {
+    ($t:ident, $erf:path) => {
+        impl Float for $t {
+            fn sqrt(self) -> $t {
+                $t::sqrt(self)
+            }
+            fn rsqrt(self) -> $t {
+                1.0 / $t::sqrt(self)
+            }
+            fn exp(self) -> $t {
+                $t::exp(self)
+            }
+            fn exp_m1(self) -> $t {
+                $t::exp_m1(self)
+            }
+            fn ln(self) -> $t {
+                $t::ln(self)
+            }
+            fn ln_1p(self) -> $t {
+                $t::ln_1p(self)
+            }
+            fn log2(self) -> $t {
+                $t::log2(self)
+            }
+            fn log10(self) -> $t {
+                $t::log10(self)
+            }
+            fn sin(self) -> $t {
+                $t::sin(self)
+            }
+            fn cos(self) -> $t {
+                $t::cos(self)
+            }
+            fn tan(self) -> $t {
+                $t::tan(self)
+            }
+            fn asin(self) -> $t {
+                $t::asin(self)
+            }
+            fn acos(self) -> $t {
+                $t::acos(self)
+            }
+            fn atan(self) -> $t {
+                $t::atan(self)
+            }
+            fn sinh(self) -> $t {
+                $t::sinh(self)
+            }
+            fn cosh(self) -> $t {
+                $t::cosh(self)
+            }
+            fn tanh(self) -> $t {
+                $t::tanh(self)
+            }
+            fn asinh(self) -> $t {
+                $t::asinh(self)
+            }
+            fn acosh(self) -> $t {
+                $t::acosh(self)
+            }
+            fn atanh(self) -> $t {
+                $t::atanh(self)
+            }
+            fn sigmoid(self) -> $t {
+                if self >= 0.0 {
+                    1.0 / (1.0 + $t::exp(-self))
+                } else {
+                    let e = $t::exp(self);
+                    e / (1.0 + e)
+                }
+            }
+            fn erf(self) -> $t {
+                $erf(self)
+            }
+            fn erfinv(self) -> $t {
+                erfinv_f64(self as f64) as $t
+            }
+            fn floor(self) -> $t {
+                $t::floor(self)
+            }
+            fn ceil(self) -> $t {
+                $t::ceil(self)
+            }
+            fn round_even(self) -> $t {
+                $t::round_ties_even(self)
+            }
+            fn trunc(self) -> $t {
+                $t::trunc(self)
+            }
+            fn abs(self) -> $t {
+                $t::abs(self)
+            }
+            fn sign(self) -> $t {
+                if self > 0.0 {
+                    1.0
+                } else if self < 0.0 {
+                    -1.0
+                } else {
+                    self
+                }
+            }
+            fn recip(self) -> $t {
+                1.0 / self
+            }
+        }
+    };
+}
+
+float_impl!(f32, libm::erff);
+float_impl!(f64, libm::erf);
+
+/// Inverse error function: a rational first guess refined by Newton steps on `erf`.
+pub fn erfinv_f64(y: f64) -> f64 {
+    if y.is_nan() || !(-1.0..=1.0).contains(&y) {
+        return f64::NAN;
+    }
+    if y == 1.0 {
+        return f64::INFINITY;
+    }
+    if y == -1.0 {
+        return f64::NEG_INFINITY;
+    }
+    // Giles (2010), single-precision approximation as the starting point.
+    let w = -((1.0 - y) * (1.0 + y)).ln();
+    let mut x = if w < 5.0 {
+        let w = w - 2.5;
+        let mut p = 2.810_226_36e-08;
+        for c in [
+            3.432_739_39e-07,
+            -3.523_387_7e-06,
+            -4.391_506_54e-06,
+            0.000_218_580_87,
+            -0.001_253_725_03,
+            -0.004_177_681_64,
+            0.246_640_727,
+            1.501_409_41,
+        ] {
+            p = c + p * w;
+        }
+        p * y
+    } else {
+        let w = w.sqrt() - 3.0;
+        let mut p = -0.000_200_214_257;
+        for c in [
+            0.000_100_950_558,
+            0.001_349_343_22,
+            -0.003_673_428_44,
+            0.005_739_507_73,
+            -0.007_622_461_3,
+            0.009_438_870_47,
+            1.001_674_06,
+            2.832_976_82,
+        ] {
+            p = c + p * w;
+        }
+        p * y
+    };
+    // Newton: f(x) = erf(x) - y, f'(x) = 2/sqrt(pi) exp(-x^2).
+    for _ in 0..3 {
+        let err = libm::erf(x) - y;
+        let d = std::f64::consts::FRAC_2_SQRT_PI * (-x * x).exp();
+        if d == 0.0 {
+            break;
+        }
+        x -= err / d;
+    }
+    x
+}
+
+/// Complex arithmetic and the elementary functions complex64 arrays support, computed in
+/// f64 and rounded once.
+pub mod complex {
+    use super::Complex;
+
+    fn c(re: f64, im: f64) -> Complex {
+        Complex::new(re as f32, im as f32)
+    }
+    fn parts(z: Complex) -> (f64, f64) {
+        (z.re as f64, z.im as f64)
+    }
+
+    pub fn add(a: Complex, b: Complex) -> Complex {
+        Complex::new(a.re + b.re, a.im + b.im)
+    }
+    pub fn sub(a: Complex, b: Complex) -> Complex {
+        Complex::new(a.re - b.re, a.im - b.im)
+    }
+    pub fn mul(a: Complex, b: Complex) -> Complex {
+        let ((ar, ai), (br, bi)) = (parts(a), parts(b));
+        c(ar * br - ai * bi, ar * bi + ai * br)
+    }
+    pub fn div(a: Complex, b: Complex) -> Complex {
+        let ((ar, ai), (br, bi)) = (parts(a), parts(b));
+        let d = br * br + bi * bi;
+        c((ar * br + ai * bi) / d, (ai * br - ar * bi) / d)
+    }
+    pub fn neg(a: Complex) -> Complex {
+        Complex::new(-a.re, -a.im)
+    }
+    pub fn conj(a: Complex) -> Complex {
+        Complex::new(a.re, -a.im)
+    }
+    pub fn abs(a: Complex) -> f32 {
+        let (r, i) = parts(a);
+        r.hypot(i) as f32
+    }
+    pub fn exp(a: Complex) -> Complex {
+        let (r, i) = parts(a);
+        let m = r.exp();
+        c(m * i.cos(), m * i.sin())
+    }
+    pub fn log(a: Complex) -> Complex {
+        let (r, i) = parts(a);
+        c(r.hypot(i).ln(), i.atan2(r))
+    }
+    pub fn sqrt(a: Complex) -> Complex {
+        let (r, i) = parts(a);
+        let m = r.hypot(i);
+        let re = ((m + r) / 2.0).sqrt();
+        let im = ((m - r) / 2.0).sqrt();
+        c(re, if i < 0.0 { -im } else { im })
+    }
+    pub fn sin(a: Complex) -> Complex {
+        let (r, i) = parts(a);
+        c(r.sin() * i.cosh(), r.cos() * i.sinh())
+    }
+    pub fn cos(a: Complex) -> Complex {
+        let (r, i) = parts(a);
+        c(r.cos() * i.cosh(), -r.sin() * i.sinh())
+    }
+    pub fn sinh(a: Complex) -> Complex {
+        let (r, i) = parts(a);
+        c(r.sinh() * i.cos(), r.cosh() * i.sin())
+    }
+    pub fn cosh(a: Complex) -> Complex {
+        let (r, i) = parts(a);
+        c(r.cosh() * i.cos(), r.sinh() * i.sin())
+    }
+    pub fn tan(a: Complex) -> Complex {
+        div(sin(a), cos(a))
+    }
+    pub fn tanh(a: Complex) -> Complex {
+        div(sinh(a), cosh(a))
+    }
+    /// Sign of a complex number: z / |z| (0 for 0), as NumPy 2.
+    pub fn sign(a: Complex) -> Complex {
+        let m = abs(a);
+        if m == 0.0 {
+            Complex::default()
+        } else {
+            Complex::new(a.re / m, a.im / m)
+        }
+    }
+}

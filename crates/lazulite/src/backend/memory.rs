@@ -1,0 +1,178 @@
+//! The allocator: 64-byte aligned blocks, a cache of freed blocks bucketed by size class,
+//! and the memory counters MLX exposes (`get_active_memory`, ...).
+//!
+//! Freed blocks are cached because first-touch page faults on fresh large blocks cost more
+//! than many kernels do on this kind of machine.
+
+use crate::error::{Error, ErrorKind, Result};
+use std::alloc::Layout;
+use std::collections::BTreeMap;
+use std::ptr::NonNull;
+use std::sync::Mutex;
+
+const ALIGN: usize = 64;
+const PAGE: usize = 4096;
+
+struct Pool {
+    free: BTreeMap<usize, Vec<NonNull<u8>>>,
+    cached: usize,
+    active: usize,
+    peak: usize,
+    cache_limit: usize,
+    memory_limit: usize,
+}
+
+// SAFETY: the pointers in the cache are owned by the pool alone.
+unsafe impl Send for Pool {}
+
+static POOL: Mutex<Pool> = Mutex::new(Pool {
+    free: BTreeMap::new(),
+    cached: 0,
+    active: 0,
+    peak: 0,
+    cache_limit: usize::MAX,
+    memory_limit: usize::MAX,
+});
+
+fn pool() -> std::sync::MutexGuard<'static, Pool> {
+    // A panic while holding the lock cannot leave the counters inconsistent enough to
+    // matter, so a poisoned lock is still used.
+    POOL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The capacity actually reserved for a request of `bytes`: powers of two below a page,
+/// whole pages above, so that blocks of the same shape share a bucket.
+fn size_class(bytes: usize) -> Option<usize> {
+    if bytes <= PAGE {
+        Some(bytes.max(ALIGN).next_power_of_two())
+    } else {
+        bytes.checked_add(PAGE - 1).map(|b| b / PAGE * PAGE)
+    }
+}
+
+/// Allocates at least `bytes` bytes; returns the block and its capacity.
+/// Zero bytes gives a dangling, aligned pointer of capacity 0.
+pub(crate) fn allocate(bytes: usize) -> Result<(NonNull<u8>, usize)> {
+    if bytes == 0 {
+        // SAFETY: ALIGN is non-zero; a dangling pointer is never dereferenced for 0 bytes.
+        return Ok((unsafe { NonNull::new_unchecked(ALIGN as *mut u8) }, 0));
+    }
+    let too_big = || {
+        Error::new(
+            ErrorKind::OutOfMemory,
+            format!("[malloc] Unable to allocate {bytes} bytes."),
+        )
+    };
+    let cap = size_class(bytes).ok_or_else(too_big)?;
+    let mut p = pool();
+    if p.active.saturating_add(cap) > p.memory_limit {
+        clear_locked(&mut p);
+        return Err(Error::new(
+            ErrorKind::OutOfMemory,
+            format!(
+                "[malloc] Allocating {bytes} bytes would exceed the memory limit of {} bytes \
+                 ({} bytes in use).",
+                p.memory_limit, p.active
+            ),
+        ));
+    }
+    let reused = p.free.get_mut(&cap).and_then(|v| v.pop());
+    let ptr = match reused {
+        Some(ptr) => {
+            p.cached -= cap;
+            ptr
+        }
+        None => {
+            drop(p);
+            let layout = Layout::from_size_align(cap, ALIGN).map_err(|_| too_big())?;
+            // SAFETY: layout has non-zero size.
+            let raw = unsafe { std::alloc::alloc(layout) };
+            let ptr = NonNull::new(raw).ok_or_else(too_big)?;
+            p = pool();
+            ptr
+        }
+    };
+    p.active += cap;
+    p.peak = p.peak.max(p.active);
+    Ok((ptr, cap))
+}
+
+/// Returns a block from [`allocate`] to the cache (or to the system past the cache limit).
+pub(crate) fn release(ptr: NonNull<u8>, cap: usize) {
+    if cap == 0 {
+        return;
+    }
+    let mut p = pool();
+    p.active -= cap;
+    if p.cached + cap <= p.cache_limit {
+        p.cached += cap;
+        p.free.entry(cap).or_default().push(ptr);
+    } else {
+        drop(p);
+        free_block(ptr, cap);
+    }
+}
+
+fn free_block(ptr: NonNull<u8>, cap: usize) {
+    // SAFETY: ptr came from `alloc` with this exact layout.
+    unsafe { std::alloc::dealloc(ptr.as_ptr(), Layout::from_size_align_unchecked(cap, ALIGN)) }
+}
+
+fn clear_locked(p: &mut Pool) {
+    for (cap, ptrs) in std::mem::take(&mut p.free) {
+        for ptr in ptrs {
+            free_block(ptr, cap);
+        }
+    }
+    p.cached = 0;
+}
+
+/// Bytes held by live arrays (MLX: `get_active_memory`).
+///
+/// ```
+/// let before = lazulite::get_active_memory();
+/// let a = lazulite::Array::from_slice(&[0.5f32; 1024], &[1024]).unwrap();
+/// assert!(lazulite::get_active_memory() >= before + 4096);
+/// ```
+pub fn get_active_memory() -> usize {
+    pool().active
+}
+
+/// The largest [`get_active_memory`] seen since start or [`reset_peak_memory`].
+pub fn get_peak_memory() -> usize {
+    pool().peak
+}
+
+/// Sets the peak counter to the current active memory.
+pub fn reset_peak_memory() {
+    let mut p = pool();
+    p.peak = p.active;
+}
+
+/// Bytes held in the cache of freed blocks.
+pub fn get_cache_memory() -> usize {
+    pool().cached
+}
+
+/// Sets how many freed bytes may be cached; returns the previous limit.
+/// Shrinking below the current cache frees the cache.
+pub fn set_cache_limit(limit: usize) -> usize {
+    let mut p = pool();
+    let old = std::mem::replace(&mut p.cache_limit, limit);
+    if p.cached > limit {
+        clear_locked(&mut p);
+    }
+    old
+}
+
+/// Sets the most bytes live arrays may hold; returns the previous limit. Unlike MLX, where
+/// the limit is a guideline, an allocation past it fails with an `OutOfMemory` error
+/// raised from `eval`.
+pub fn set_memory_limit(limit: usize) -> usize {
+    std::mem::replace(&mut pool().memory_limit, limit)
+}
+
+/// Frees every cached block.
+pub fn clear_cache() {
+    clear_locked(&mut pool());
+}

@@ -1,0 +1,358 @@
+//! Element types, their categories and MLX's type-promotion rules.
+
+use std::fmt;
+
+/// The element type of an [`Array`](crate::Array); the same set as `mlx.core`.
+///
+/// ```
+/// use lazulite::DType;
+/// assert_eq!(DType::Float16.size(), 2);
+/// assert_eq!(lazulite::promote_types(DType::UInt8, DType::Int8), DType::Int16);
+/// ```
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum DType {
+    Bool,
+    UInt8,
+    UInt16,
+    UInt32,
+    UInt64,
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    Float16,
+    BFloat16,
+    Float32,
+    Float64,
+    Complex64,
+}
+
+/// Abstract dtype categories, for [`issubdtype`] (MLX: `mx.floating`, `mx.integer`, ...).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Category {
+    ComplexFloating,
+    Floating,
+    Inexact,
+    SignedInteger,
+    UnsignedInteger,
+    Integer,
+    Number,
+    Generic,
+}
+
+impl DType {
+    /// Every dtype, in MLX's order of declaration.
+    pub const ALL: [DType; 14] = [
+        DType::Bool,
+        DType::UInt8,
+        DType::UInt16,
+        DType::UInt32,
+        DType::UInt64,
+        DType::Int8,
+        DType::Int16,
+        DType::Int32,
+        DType::Int64,
+        DType::Float16,
+        DType::BFloat16,
+        DType::Float32,
+        DType::Float64,
+        DType::Complex64,
+    ];
+
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        use DType::*;
+        match self {
+            Bool | UInt8 | Int8 => 1,
+            UInt16 | Int16 | Float16 | BFloat16 => 2,
+            UInt32 | Int32 | Float32 => 4,
+            UInt64 | Int64 | Float64 | Complex64 => 8,
+        }
+    }
+
+    /// The lower-case name MLX prints (`float32`, `bool`, ...).
+    pub fn name(self) -> &'static str {
+        use DType::*;
+        match self {
+            Bool => "bool",
+            UInt8 => "uint8",
+            UInt16 => "uint16",
+            UInt32 => "uint32",
+            UInt64 => "uint64",
+            Int8 => "int8",
+            Int16 => "int16",
+            Int32 => "int32",
+            Int64 => "int64",
+            Float16 => "float16",
+            BFloat16 => "bfloat16",
+            Float32 => "float32",
+            Float64 => "float64",
+            Complex64 => "complex64",
+        }
+    }
+
+    /// Parses a name as printed by [`DType::name`].
+    pub fn from_name(name: &str) -> Option<DType> {
+        DType::ALL.into_iter().find(|d| d.name() == name)
+    }
+
+    pub fn is_bool(self) -> bool {
+        self == DType::Bool
+    }
+    pub fn is_unsigned(self) -> bool {
+        use DType::*;
+        matches!(self, UInt8 | UInt16 | UInt32 | UInt64)
+    }
+    pub fn is_signed_integer(self) -> bool {
+        use DType::*;
+        matches!(self, Int8 | Int16 | Int32 | Int64)
+    }
+    /// Signed or unsigned integer (not bool).
+    pub fn is_integer(self) -> bool {
+        self.is_unsigned() || self.is_signed_integer()
+    }
+    /// Real floating point (float16, bfloat16, float32, float64).
+    pub fn is_floating(self) -> bool {
+        use DType::*;
+        matches!(self, Float16 | BFloat16 | Float32 | Float64)
+    }
+    pub fn is_complex(self) -> bool {
+        self == DType::Complex64
+    }
+    /// Floating or complex.
+    pub fn is_inexact(self) -> bool {
+        self.is_floating() || self.is_complex()
+    }
+
+    /// Whether this dtype belongs to `category` (MLX's `issubdtype`).
+    pub fn is_in(self, category: Category) -> bool {
+        use Category::*;
+        match category {
+            ComplexFloating => self.is_complex(),
+            Floating => self.is_floating(),
+            Inexact => self.is_inexact(),
+            SignedInteger => self.is_signed_integer(),
+            UnsignedInteger => self.is_unsigned(),
+            Integer => self.is_integer(),
+            Number => !self.is_bool(),
+            Generic => true,
+        }
+    }
+
+    /// The real dtype of the same precision (complex64 -> float32).
+    pub fn real_part(self) -> DType {
+        if self.is_complex() {
+            DType::Float32
+        } else {
+            self
+        }
+    }
+
+    /// The dtype inexact math (sqrt, exp, divide, ...) produces from this one:
+    /// floats and complex stay, integers and bool become float32.
+    pub fn to_inexact(self) -> DType {
+        if self.is_inexact() {
+            self
+        } else {
+            DType::Float32
+        }
+    }
+
+    fn unsigned_of_size(bytes: usize) -> DType {
+        match bytes {
+            1 => DType::UInt8,
+            2 => DType::UInt16,
+            4 => DType::UInt32,
+            _ => DType::UInt64,
+        }
+    }
+
+    fn signed_of_size(bytes: usize) -> DType {
+        match bytes {
+            1 => DType::Int8,
+            2 => DType::Int16,
+            4 => DType::Int32,
+            _ => DType::Int64,
+        }
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The dtype two operands are promoted to before a binary op, following MLX's table
+/// (which differs from NumPy: e.g. `uint64 + int8 -> float32`, `int64 + float16 -> float16`).
+///
+/// ```
+/// use lazulite::{promote_types, DType::*};
+/// assert_eq!(promote_types(Int32, Float16), Float16);
+/// assert_eq!(promote_types(Float16, BFloat16), Float32);
+/// assert_eq!(promote_types(UInt64, Int64), Float32);
+/// ```
+pub fn promote_types(a: DType, b: DType) -> DType {
+    use DType::*;
+    if a == b {
+        return a;
+    }
+    if a == Complex64 || b == Complex64 {
+        return Complex64;
+    }
+    if a == Float64 || b == Float64 {
+        return Float64;
+    }
+    match (a.is_floating(), b.is_floating()) {
+        (true, true) => {
+            if a.size() != b.size() {
+                return if a.size() > b.size() { a } else { b };
+            }
+            // float16 with bfloat16: neither holds the other.
+            return Float32;
+        }
+        (true, false) => return a,
+        (false, true) => return b,
+        (false, false) => {}
+    }
+    if a == Bool {
+        return b;
+    }
+    if b == Bool {
+        return a;
+    }
+    match (a.is_unsigned(), b.is_unsigned()) {
+        (true, true) => DType::unsigned_of_size(a.size().max(b.size())),
+        (false, false) => DType::signed_of_size(a.size().max(b.size())),
+        _ => {
+            let (u, s) = if a.is_unsigned() { (a, b) } else { (b, a) };
+            if u.size() < s.size() {
+                s
+            } else if u.size() < 8 {
+                DType::signed_of_size(u.size() * 2)
+            } else {
+                Float32
+            }
+        }
+    }
+}
+
+/// Whether `issubdtype(dtype, category)` holds.
+pub fn issubdtype(dtype: DType, category: Category) -> bool {
+    dtype.is_in(category)
+}
+
+/// Whether a value of `from` converts to `to` without losing information in general
+/// (NumPy's `can_cast(from, to, "safe")` restricted to MLX's dtypes).
+pub fn can_cast(from: DType, to: DType) -> bool {
+    use DType::*;
+    if from == to || from == Bool {
+        return true;
+    }
+    match to {
+        Bool => false,
+        Complex64 => from.size() <= 4 || from == Float16 || from == BFloat16,
+        Float64 => !from.is_complex(),
+        Float32 => matches!(from, UInt8 | UInt16 | Int8 | Int16 | Float16 | BFloat16),
+        Float16 => matches!(from, UInt8 | Int8),
+        BFloat16 => matches!(from, UInt8 | Int8),
+        _ if to.is_unsigned() => from.is_unsigned() && from.size() <= to.size(),
+        _ => {
+            (from.is_signed_integer() && from.size() <= to.size())
+                || (from.is_unsigned() && from.size() < to.size())
+        }
+    }
+}
+
+/// Machine limits of a floating dtype (MLX's `finfo`).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct FInfo {
+    pub dtype: DType,
+    pub min: f64,
+    pub max: f64,
+    pub eps: f64,
+}
+
+/// Limits of a floating or complex dtype; `None` for integer and bool dtypes.
+///
+/// ```
+/// let f = lazulite::finfo(lazulite::DType::Float16).unwrap();
+/// assert_eq!(f.max, 65504.0);
+/// ```
+pub fn finfo(dtype: DType) -> Option<FInfo> {
+    use DType::*;
+    let (max, eps) = match dtype {
+        Float16 => (f64::from(half::f16::MAX), f64::from(half::f16::EPSILON)),
+        BFloat16 => (f64::from(half::bf16::MAX), f64::from(half::bf16::EPSILON)),
+        Float32 | Complex64 => (f64::from(f32::MAX), f64::from(f32::EPSILON)),
+        Float64 => (f64::MAX, f64::EPSILON),
+        _ => return None,
+    };
+    Some(FInfo {
+        dtype: dtype.real_part(),
+        min: -max,
+        max,
+        eps,
+    })
+}
+
+/// Limits of an integer dtype (MLX's `iinfo`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct IInfo {
+    pub dtype: DType,
+    pub min: i128,
+    pub max: i128,
+}
+
+/// Limits of an integer dtype; `None` for the others.
+///
+/// ```
+/// assert_eq!(lazulite::iinfo(lazulite::DType::Int8).unwrap().min, -128);
+/// ```
+pub fn iinfo(dtype: DType) -> Option<IInfo> {
+    if !dtype.is_integer() {
+        return None;
+    }
+    let bits = 8 * dtype.size() as u32;
+    let (min, max) = if dtype.is_unsigned() {
+        (0, (1i128 << bits) - 1)
+    } else {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    };
+    Some(IInfo { dtype, min, max })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use DType::*;
+
+    #[test]
+    fn promotion_is_symmetric_and_idempotent() {
+        for a in DType::ALL {
+            assert_eq!(promote_types(a, a), a);
+            for b in DType::ALL {
+                assert_eq!(promote_types(a, b), promote_types(b, a), "{a} {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn promotion_matches_mlx_samples() {
+        assert_eq!(promote_types(UInt8, Int8), Int16);
+        assert_eq!(promote_types(UInt32, Int32), Int64);
+        assert_eq!(promote_types(UInt64, Int8), Float32);
+        assert_eq!(promote_types(Int64, Float16), Float16);
+        assert_eq!(promote_types(BFloat16, Float16), Float32);
+        assert_eq!(promote_types(Float64, Complex64), Complex64);
+        assert_eq!(promote_types(Bool, UInt16), UInt16);
+    }
+
+    #[test]
+    fn limits() {
+        assert_eq!(iinfo(UInt8).unwrap().max, 255);
+        assert_eq!(iinfo(Int64).unwrap().min, i64::MIN as i128);
+        assert_eq!(finfo(Float32).unwrap().eps, f32::EPSILON as f64);
+        assert!(finfo(Int32).is_none());
+    }
+}

@@ -1,0 +1,408 @@
+//! Rust types that hold one element of each [`DType`], and the conversions between them.
+
+use crate::dtype::DType;
+use half::{bf16, f16};
+use std::fmt::Debug;
+
+/// A complex number of two `f32`, the element of `complex64` arrays.
+#[repr(C)]
+#[derive(Copy, Clone, Default, PartialEq, Debug)]
+pub struct Complex {
+    pub re: f32,
+    pub im: f32,
+}
+
+// SAFETY: two f32 fields, no padding, every bit pattern valid.
+unsafe impl bytemuck::Zeroable for Complex {}
+unsafe impl bytemuck::Pod for Complex {}
+
+impl Complex {
+    pub fn new(re: f32, im: f32) -> Complex {
+        Complex { re, im }
+    }
+}
+
+/// A Rust type that stores one element of a [`DType`].
+///
+/// `bool` is kept in memory as a `u8` (its [`Storage`](Element::Storage)) so that any byte
+/// pattern a user writes into a buffer is a valid element; kernels read and write through
+/// [`load`](Element::load) and [`store`](Element::store).
+///
+/// ```
+/// use lazulite::Element;
+/// assert_eq!(<i8 as Element>::from_elem(300.0f32 - 200.0), 100i8);
+/// assert!(bool::from_elem(2u8));
+/// ```
+pub trait Element: Copy + Send + Sync + Default + PartialEq + Debug + 'static {
+    const DTYPE: DType;
+    /// How the element is laid out in a buffer.
+    type Storage: bytemuck::Pod + Send + Sync;
+    fn load(s: Self::Storage) -> Self;
+    fn store(self) -> Self::Storage;
+    /// Real value as f64 (bool: 0 or 1; complex: the real part).
+    fn to_f64(self) -> f64;
+    /// Integer value (floats truncate toward zero, saturating; complex: real part).
+    fn to_i64(self) -> i64;
+    /// Unsigned value, wrapping like a C cast for negative integers.
+    fn to_u64(self) -> u64;
+    fn to_bool(self) -> bool;
+    fn to_complex(self) -> Complex;
+    fn from_f64(v: f64) -> Self;
+    /// Converts any element to this type with NumPy's `astype` semantics.
+    fn from_elem<T: Element>(x: T) -> Self;
+}
+
+macro_rules! int_element {
+    ($t:ty, $d:ident) => {
+        impl Element for $t {
+            const DTYPE: DType = DType::$d;
+            type Storage = $t;
+            #[inline(always)]
+            fn load(s: $t) -> $t {
+                s
+            }
+            #[inline(always)]
+            fn store(self) -> $t {
+                self
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            #[inline(always)]
+            fn to_u64(self) -> u64 {
+                self as u64
+            }
+            #[inline(always)]
+            fn to_bool(self) -> bool {
+                self != 0
+            }
+            #[inline(always)]
+            fn to_complex(self) -> Complex {
+                Complex::new(self as f32, 0.0)
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> $t {
+                v as i64 as $t
+            }
+            #[inline(always)]
+            fn from_elem<T: Element>(x: T) -> $t {
+                if T::DTYPE.is_inexact() {
+                    // Through i64 so that out-of-range values wrap like a C cast would.
+                    x.to_f64() as i64 as $t
+                } else if T::DTYPE == DType::UInt64 {
+                    x.to_u64() as $t
+                } else {
+                    x.to_i64() as $t
+                }
+            }
+        }
+    };
+}
+
+int_element!(u8, UInt8);
+int_element!(u16, UInt16);
+int_element!(u32, UInt32);
+int_element!(u64, UInt64);
+int_element!(i8, Int8);
+int_element!(i16, Int16);
+int_element!(i32, Int32);
+int_element!(i64, Int64);
+
+macro_rules! float_element {
+    ($t:ty, $d:ident, $to:expr, $from:expr) => {
+        impl Element for $t {
+            const DTYPE: DType = DType::$d;
+            type Storage = $t;
+            #[inline(always)]
+            fn load(s: $t) -> $t {
+                s
+            }
+            #[inline(always)]
+            fn store(self) -> $t {
+                self
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                $to(self)
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                $to(self) as i64
+            }
+            #[inline(always)]
+            fn to_u64(self) -> u64 {
+                let v = $to(self);
+                if v < 0.0 {
+                    v as i64 as u64
+                } else {
+                    v as u64
+                }
+            }
+            #[inline(always)]
+            fn to_bool(self) -> bool {
+                $to(self) != 0.0
+            }
+            #[inline(always)]
+            fn to_complex(self) -> Complex {
+                Complex::new($to(self) as f32, 0.0)
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> $t {
+                $from(v)
+            }
+            #[inline(always)]
+            fn from_elem<T: Element>(x: T) -> $t {
+                if T::DTYPE == DType::UInt64 {
+                    $from(x.to_u64() as f64)
+                } else if T::DTYPE.is_integer() {
+                    $from(x.to_i64() as f64)
+                } else {
+                    $from(x.to_f64())
+                }
+            }
+        }
+    };
+}
+
+float_element!(f32, Float32, |v: f32| v as f64, |v: f64| v as f32);
+float_element!(f64, Float64, |v: f64| v, |v: f64| v);
+float_element!(f16, Float16, f64::from, f16::from_f64);
+float_element!(bf16, BFloat16, f64::from, bf16::from_f64);
+
+impl Element for bool {
+    const DTYPE: DType = DType::Bool;
+    type Storage = u8;
+    #[inline(always)]
+    fn load(s: u8) -> bool {
+        s != 0
+    }
+    #[inline(always)]
+    fn store(self) -> u8 {
+        self as u8
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as u8 as f64
+    }
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+    #[inline(always)]
+    fn to_u64(self) -> u64 {
+        self as u64
+    }
+    #[inline(always)]
+    fn to_bool(self) -> bool {
+        self
+    }
+    #[inline(always)]
+    fn to_complex(self) -> Complex {
+        Complex::new(self as u8 as f32, 0.0)
+    }
+    #[inline(always)]
+    fn from_f64(v: f64) -> bool {
+        v != 0.0
+    }
+    #[inline(always)]
+    fn from_elem<T: Element>(x: T) -> bool {
+        if T::DTYPE.is_complex() {
+            let c = x.to_complex();
+            c.re != 0.0 || c.im != 0.0
+        } else {
+            x.to_bool()
+        }
+    }
+}
+
+impl Element for Complex {
+    const DTYPE: DType = DType::Complex64;
+    type Storage = Complex;
+    #[inline(always)]
+    fn load(s: Complex) -> Complex {
+        s
+    }
+    #[inline(always)]
+    fn store(self) -> Complex {
+        self
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self.re as f64
+    }
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        self.re as i64
+    }
+    #[inline(always)]
+    fn to_u64(self) -> u64 {
+        self.re as u64
+    }
+    #[inline(always)]
+    fn to_bool(self) -> bool {
+        self.re != 0.0 || self.im != 0.0
+    }
+    #[inline(always)]
+    fn to_complex(self) -> Complex {
+        self
+    }
+    #[inline(always)]
+    fn from_f64(v: f64) -> Complex {
+        Complex::new(v as f32, 0.0)
+    }
+    #[inline(always)]
+    fn from_elem<T: Element>(x: T) -> Complex {
+        x.to_complex()
+    }
+}
+
+/// Runs `$body` with `$t` bound to the Rust element type of `$dtype`.
+macro_rules! dispatch {
+    ($dtype:expr, $t:ident => $body:expr) => {{
+        use $crate::dtype::DType;
+        match $dtype {
+            DType::Bool => {
+                type $t = bool;
+                $body
+            }
+            DType::UInt8 => {
+                type $t = u8;
+                $body
+            }
+            DType::UInt16 => {
+                type $t = u16;
+                $body
+            }
+            DType::UInt32 => {
+                type $t = u32;
+                $body
+            }
+            DType::UInt64 => {
+                type $t = u64;
+                $body
+            }
+            DType::Int8 => {
+                type $t = i8;
+                $body
+            }
+            DType::Int16 => {
+                type $t = i16;
+                $body
+            }
+            DType::Int32 => {
+                type $t = i32;
+                $body
+            }
+            DType::Int64 => {
+                type $t = i64;
+                $body
+            }
+            DType::Float16 => {
+                type $t = half::f16;
+                $body
+            }
+            DType::BFloat16 => {
+                type $t = half::bf16;
+                $body
+            }
+            DType::Float32 => {
+                type $t = f32;
+                $body
+            }
+            DType::Float64 => {
+                type $t = f64;
+                $body
+            }
+            DType::Complex64 => {
+                type $t = $crate::element::Complex;
+                $body
+            }
+        }
+    }};
+}
+pub(crate) use dispatch;
+
+/// A Rust scalar before it is given a dtype: weakly typed, as Python scalars are in MLX
+/// (`int32_array + 1.5` is float32, `float16_array + 2` is float16).
+///
+/// ```
+/// use lazulite::{Scalar, DType};
+/// assert_eq!(Scalar::from(1.5).dtype_next_to(DType::Int32), DType::Float32);
+/// assert_eq!(Scalar::from(2).dtype_next_to(DType::Float16), DType::Float16);
+/// ```
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Scalar {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Complex(f64, f64),
+}
+
+impl Scalar {
+    /// The dtype this scalar takes on its own (MLX: bool, int32 or int64, float32, complex64).
+    pub fn default_dtype(self) -> DType {
+        match self {
+            Scalar::Bool(_) => DType::Bool,
+            Scalar::Int(v) if i32::try_from(v).is_err() => DType::Int64,
+            Scalar::Int(_) => DType::Int32,
+            Scalar::Float(_) => DType::Float32,
+            Scalar::Complex(..) => DType::Complex64,
+        }
+    }
+
+    /// The dtype this scalar takes when combined with an array of `other` dtype.
+    pub fn dtype_next_to(self, other: DType) -> DType {
+        let fits = match self {
+            Scalar::Bool(_) => true,
+            Scalar::Int(_) => !other.is_bool(),
+            Scalar::Float(_) => other.is_inexact(),
+            Scalar::Complex(..) => other.is_complex(),
+        };
+        if fits {
+            other
+        } else {
+            self.default_dtype()
+        }
+    }
+
+    pub fn to_f64(self) -> f64 {
+        match self {
+            Scalar::Bool(b) => b as u8 as f64,
+            Scalar::Int(i) => i as f64,
+            Scalar::Float(f) | Scalar::Complex(f, _) => f,
+        }
+    }
+
+    /// The value converted to element type `T` (NumPy cast semantics).
+    pub fn to_elem<T: Element>(self) -> T {
+        match self {
+            Scalar::Bool(b) => T::from_elem(b),
+            Scalar::Int(i) => T::from_elem(i),
+            Scalar::Float(f) => T::from_elem(f),
+            Scalar::Complex(re, im) => T::from_elem(Complex::new(re as f32, im as f32)),
+        }
+    }
+}
+
+macro_rules! scalar_from {
+    ($variant:ident, $conv:ty: $($t:ty),*) => {$(
+        impl From<$t> for Scalar {
+            fn from(v: $t) -> Scalar {
+                Scalar::$variant(v as $conv)
+            }
+        }
+    )*};
+}
+scalar_from!(Int, i64: i8, i16, i32, i64, u8, u16, u32, isize);
+scalar_from!(Float, f64: f32, f64);
+
+impl From<bool> for Scalar {
+    fn from(v: bool) -> Scalar {
+        Scalar::Bool(v)
+    }
+}

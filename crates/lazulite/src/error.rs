@@ -1,0 +1,94 @@
+//! The one error type of lazulite.
+
+use std::fmt;
+
+/// What kind of mistake an [`Error`] reports. The Python binding maps each kind to the
+/// exception MLX raises for it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// A bad value: shapes that do not broadcast, an axis out of range, a bad size.
+    /// Python: `ValueError`.
+    Value,
+    /// An index out of bounds. Python: `IndexError`.
+    Index,
+    /// An argument of the wrong type or dtype. Python: `TypeError`.
+    Type,
+    /// A file that does not exist. Python: `FileNotFoundError`.
+    NotFound,
+    /// Other I/O failures and malformed files. Python: `RuntimeError` / `OSError`.
+    Io,
+    /// An allocation that could not be made. Python: `MemoryError`.
+    OutOfMemory,
+    /// A transform rule or feature that does not exist for this operation.
+    /// Python: `ValueError` (as MLX's "Primitive's vmap not implemented.").
+    NotImplemented,
+    /// Anything else found while evaluating. Python: `RuntimeError`.
+    Runtime,
+}
+
+/// An error from any lazulite operation: a kind and a message naming the operation and
+/// the offending values.
+///
+/// ```
+/// use lazulite::{Array, ErrorKind};
+/// let a = Array::zeros(&[2, 3], lazulite::DType::Float32).unwrap();
+/// let err = a.reshape(&[4]).unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::Value);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+}
+
+impl Error {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
+        Error {
+            kind,
+            message: message.into(),
+        }
+    }
+    pub fn value(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Value, message)
+    }
+    pub fn index(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Index, message)
+    }
+    pub fn type_error(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Type, message)
+    }
+    pub fn runtime(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Runtime, message)
+    }
+    pub fn not_implemented(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::NotImplemented, message)
+    }
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Error {
+        let kind = if e.kind() == std::io::ErrorKind::NotFound {
+            ErrorKind::NotFound
+        } else {
+            ErrorKind::Io
+        };
+        Error::new(kind, e.to_string())
+    }
+}
+
+/// `Result` with lazulite's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

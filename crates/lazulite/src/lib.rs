@@ -1,0 +1,41 @@
+//! # lazulite
+//!
+//! Lazy n-dimensional arrays with composable function transforms and an MLX-compatible
+//! API. Operations record a graph; [`eval`] (or reading data) computes only what is
+//! needed.
+//!
+//! ```
+//! use lazulite::{Array, DType};
+//! let x = Array::from_slice(&[0.0f32, 1.0, 2.0], &[3]).unwrap();
+//! let y = (&x * 2.0 + 1.0).exp().unwrap();   // recorded, not computed
+//! lazulite::eval(&[&y]).unwrap();             // computed here
+//! assert_eq!(y.dtype(), DType::Float32);
+//! ```
+//!
+//! Layers, bottom up: [`dtype`] and [`shape`] → `backend` (buffers, memory, CPU kernels)
+//! → `primitive` → [`Array`] and the graph → [`eval`] → ops (one module per family).
+
+pub mod dtype;
+pub mod element;
+pub mod error;
+pub mod shape;
+
+mod array;
+mod backend;
+mod eval;
+mod ops;
+mod primitive;
+mod print;
+
+pub use array::Array;
+pub use backend::memory::{
+    clear_cache, get_active_memory, get_cache_memory, get_peak_memory, reset_peak_memory,
+    set_cache_limit, set_memory_limit,
+};
+pub use dtype::{can_cast, finfo, iinfo, issubdtype, promote_types, Category, DType, FInfo, IInfo};
+pub use element::{Complex, Element, Scalar};
+pub use error::{Error, ErrorKind, Result};
+pub use eval::eval;
+pub use ops::*;
+pub use print::{get_printoptions, set_printoptions};
+pub use shape::{broadcast_shapes, Axes};

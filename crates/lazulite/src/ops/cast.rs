@@ -1,0 +1,48 @@
+//! Dtype conversion: the `AsType` primitive.
+
+use crate::array::Array;
+use crate::backend::cpu::elementwise::cast;
+use crate::backend::Tensor;
+use crate::dtype::DType;
+use crate::element::dispatch;
+use crate::error::Result;
+use crate::primitive::{OutputSpec, Primitive};
+
+pub(crate) struct AsType(pub DType);
+
+impl Primitive for AsType {
+    fn name(&self) -> &'static str {
+        "astype"
+    }
+
+    fn params(&self) -> String {
+        format!("dtype={}", self.0)
+    }
+
+    fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        let x = inputs.pop().expect("astype has one input");
+        let out = dispatch!(x.dtype, I => dispatch!(self.0, O => cast::<I, O>(x)))?;
+        Ok(vec![out])
+    }
+}
+
+/// `a` converted to `dtype` (NumPy `astype` semantics: floats truncate toward zero into
+/// integers, out-of-range values wrap as a C cast). Returns `a` itself when the dtype
+/// already matches.
+///
+/// ```
+/// use lazulite::{astype, Array, DType};
+/// let a = Array::from_slice(&[1.7f32, -2.5], &[2]).unwrap();
+/// assert_eq!(astype(&a, DType::Int32).unwrap().to_vec::<i32>().unwrap(), vec![1, -2]);
+/// ```
+pub fn astype(a: &Array, dtype: DType) -> Result<Array> {
+    if a.dtype() == dtype {
+        return Ok(a.clone());
+    }
+    Ok(Array::from_op(
+        AsType(dtype),
+        vec![a.clone()],
+        a.shape().to_vec(),
+        dtype,
+    ))
+}

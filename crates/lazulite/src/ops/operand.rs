@@ -1,0 +1,91 @@
+//! [`Operand`]: an array or a weakly typed Rust scalar, and the promotion rules that turn
+//! a list of operands into arrays of one dtype.
+
+use crate::array::Array;
+use crate::dtype::{promote_types, DType};
+use crate::element::{dispatch, Scalar};
+use crate::error::{Error, Result};
+
+/// An argument of a binary op: an array, or a scalar that adapts to the array's dtype
+/// the way Python scalars do in MLX.
+///
+/// ```
+/// use lazulite::{add, Array, DType};
+/// let a = Array::from_slice(&[1u8, 2], &[2]).unwrap();
+/// assert_eq!(add(&a, 3).unwrap().dtype(), DType::UInt8);
+/// assert_eq!(add(&a, 0.5).unwrap().dtype(), DType::Float32);
+/// assert!(add(&a, 300).is_err()); // would overflow uint8
+/// ```
+#[derive(Clone, Debug)]
+pub enum Operand {
+    Array(Array),
+    Scalar(Scalar),
+}
+
+impl From<Array> for Operand {
+    fn from(a: Array) -> Operand {
+        Operand::Array(a)
+    }
+}
+impl From<&Array> for Operand {
+    fn from(a: &Array) -> Operand {
+        Operand::Array(a.clone())
+    }
+}
+impl From<Scalar> for Operand {
+    fn from(s: Scalar) -> Operand {
+        Operand::Scalar(s)
+    }
+}
+macro_rules! operand_from_scalar {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Operand {
+            fn from(v: $t) -> Operand {
+                Operand::Scalar(Scalar::from(v))
+            }
+        }
+    )*};
+}
+operand_from_scalar!(bool, i8, i16, i32, i64, u8, u16, u32, isize, f32, f64);
+
+/// A 0-d array of `dtype` holding `value`, checking that integers fit.
+pub(crate) fn scalar_array(op: &str, value: Scalar, dtype: DType) -> Result<Array> {
+    if let (Scalar::Int(v), true) = (value, dtype.is_integer()) {
+        let info = crate::dtype::iinfo(dtype).expect("integer dtype");
+        if (v as i128) < info.min || (v as i128) > info.max {
+            return Err(Error::value(format!(
+                "[{op}] Converting {v} to {dtype} would result in overflow."
+            )));
+        }
+    }
+    Ok(dispatch!(dtype, T => Array::scalar(value.to_elem::<T>())))
+}
+
+/// Converts operands to arrays: scalars take the dtype of the arrays next to them when
+/// their kind allows (MLX's weak typing of Python scalars). Returns the arrays, not yet
+/// cast, and their common promoted dtype.
+pub(crate) fn to_arrays(op: &str, operands: &[Operand]) -> Result<(Vec<Array>, DType)> {
+    let array_dtype = operands
+        .iter()
+        .filter_map(|o| match o {
+            Operand::Array(a) => Some(a.dtype()),
+            Operand::Scalar(_) => None,
+        })
+        .reduce(promote_types);
+    let arrays = operands
+        .iter()
+        .map(|o| match o {
+            Operand::Array(a) => Ok(a.clone()),
+            Operand::Scalar(s) => {
+                let dtype = array_dtype.map_or(s.default_dtype(), |d| s.dtype_next_to(d));
+                scalar_array(op, *s, dtype)
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let dtype = arrays
+        .iter()
+        .map(|a| a.dtype())
+        .reduce(promote_types)
+        .ok_or_else(|| Error::value(format!("[{op}] Needs at least one operand.")))?;
+    Ok((arrays, dtype))
+}

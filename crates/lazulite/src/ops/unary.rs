@@ -1,0 +1,174 @@
+//! One-input elementwise ops: the `Unary` primitive and the public functions.
+
+use crate::array::Array;
+use crate::backend::cpu::unary::{unary as unary_kernel, UnaryOp};
+use crate::backend::Tensor;
+use crate::error::Result;
+use crate::primitive::{OutputSpec, Primitive};
+
+pub(crate) struct Unary(pub UnaryOp);
+
+impl Primitive for Unary {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        let x = inputs.pop().expect("unary ops have one input");
+        Ok(vec![unary_kernel(self.0, x, outputs[0].dtype)?])
+    }
+}
+
+/// Records `op` on `a` after checking the dtype.
+pub(crate) fn unary(op: UnaryOp, a: &Array) -> Result<Array> {
+    let dtype = op.output_dtype(a.dtype())?;
+    Ok(Array::from_op(
+        Unary(op),
+        vec![a.clone()],
+        a.shape().to_vec(),
+        dtype,
+    ))
+}
+
+macro_rules! unary_fns {
+    ($($(#[$doc:meta])* $name:ident => $op:ident;)*) => {$(
+        $(#[$doc])*
+        pub fn $name(a: &Array) -> Result<Array> {
+            unary(UnaryOp::$op, a)
+        }
+    )*};
+}
+
+unary_fns! {
+    /// Absolute value; complex inputs give float32 magnitudes.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[-1.5f32, 2.0], &[2]).unwrap();
+    /// assert_eq!(lazulite::abs(&a).unwrap().to_vec::<f32>().unwrap(), vec![1.5, 2.0]);
+    /// ```
+    abs => Abs;
+    /// `-a`; an error for bool arrays.
+    negative => Negative;
+    /// -1, 0 or 1 by sign (NaN stays NaN; complex: `z / |z|`).
+    sign => Sign;
+    /// `a * a`.
+    square => Square;
+    /// Square root; integers compute in float32.
+    sqrt => Sqrt;
+    /// `1 / sqrt(a)`.
+    rsqrt => Rsqrt;
+    /// `1 / a`.
+    reciprocal => Reciprocal;
+    /// Exponential.
+    exp => Exp;
+    /// `exp(a) - 1`, accurate near 0.
+    expm1 => Expm1;
+    /// Natural logarithm.
+    log => Log;
+    /// `log(1 + a)`, accurate near 0.
+    log1p => Log1p;
+    /// Base-2 logarithm.
+    log2 => Log2;
+    /// Base-10 logarithm.
+    log10 => Log10;
+    /// Sine.
+    ///
+    /// ```
+    /// let a = lazulite::Array::scalar(0.5f32);
+    /// assert!((lazulite::sin(&a).unwrap().item::<f32>().unwrap() - 0.5f32.sin()).abs() < 1e-7);
+    /// ```
+    sin => Sin;
+    /// Cosine.
+    cos => Cos;
+    /// Tangent.
+    tan => Tan;
+    /// Inverse sine.
+    arcsin => Arcsin;
+    /// Inverse cosine.
+    arccos => Arccos;
+    /// Inverse tangent.
+    arctan => Arctan;
+    /// Hyperbolic sine.
+    sinh => Sinh;
+    /// Hyperbolic cosine.
+    cosh => Cosh;
+    /// Hyperbolic tangent.
+    tanh => Tanh;
+    /// Inverse hyperbolic sine.
+    arcsinh => Arcsinh;
+    /// Inverse hyperbolic cosine.
+    arccosh => Arccosh;
+    /// Inverse hyperbolic tangent.
+    arctanh => Arctanh;
+    /// Logistic function `1 / (1 + exp(-a))`.
+    sigmoid => Sigmoid;
+    /// Error function.
+    erf => Erf;
+    /// Inverse error function.
+    erfinv => Erfinv;
+    /// Largest integer not above `a` (integers unchanged).
+    floor => Floor;
+    /// Smallest integer not below `a` (integers unchanged).
+    ceil => Ceil;
+    /// Integer part, rounding toward zero.
+    trunc => Trunc;
+    /// Whether each element is NaN.
+    isnan => IsNan;
+    /// Whether each element is +inf or -inf.
+    isinf => IsInf;
+    /// Whether each element is +inf.
+    isposinf => IsPosInf;
+    /// Whether each element is -inf.
+    isneginf => IsNegInf;
+    /// Whether each element is neither infinite nor NaN.
+    isfinite => IsFinite;
+    /// Boolean not (any dtype; nonzero is true).
+    logical_not => LogicalNot;
+    /// Bitwise not of integer or bool arrays.
+    bitwise_invert => BitwiseInvert;
+    /// Real part (float32 for complex input; the array itself otherwise).
+    real => Real;
+    /// Imaginary part (zeros for real input).
+    imag => Imag;
+    /// Complex conjugate.
+    conjugate => Conjugate;
+    /// The same values, with gradients stopped in the transforms.
+    stop_gradient => StopGradient;
+}
+
+/// `a` itself (NumPy's `positive`).
+pub fn positive(a: &Array) -> Result<Array> {
+    Ok(a.clone())
+}
+
+/// Rounds to `decimals` decimal places, halves to even (NumPy's `round`). Integer arrays
+/// are returned unchanged for `decimals >= 0`.
+///
+/// ```
+/// let a = lazulite::Array::from_slice(&[0.5f32, 1.5, 2.5, 1.234], &[4]).unwrap();
+/// let r = lazulite::round(&a, 0).unwrap().to_vec::<f32>().unwrap();
+/// assert_eq!(r, vec![0.0, 2.0, 2.0, 1.0]);
+/// let r = lazulite::round(&a, 2).unwrap().to_vec::<f32>().unwrap();
+/// assert_eq!(r[3], 1.23);
+/// ```
+pub fn round(a: &Array, decimals: i32) -> Result<Array> {
+    if !a.dtype().is_inexact() && decimals >= 0 {
+        return Ok(a.clone());
+    }
+    if decimals == 0 {
+        return unary(UnaryOp::Round, a);
+    }
+    let scale = 10f64.powi(decimals);
+    let scaled = crate::multiply(a, scale)?;
+    crate::divide(&unary(UnaryOp::Round, &scaled)?, scale)
+}
+
+/// Radians to degrees.
+pub fn degrees(a: &Array) -> Result<Array> {
+    crate::multiply(a, 180.0 / std::f64::consts::PI)
+}
+
+/// Degrees to radians.
+pub fn radians(a: &Array) -> Result<Array> {
+    crate::multiply(a, std::f64::consts::PI / 180.0)
+}

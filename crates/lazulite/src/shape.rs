@@ -1,0 +1,123 @@
+//! Shape arithmetic shared by the ops: sizes, broadcasting and axis normalisation.
+
+use crate::error::{Error, Result};
+
+/// Number of elements of `shape`, or an error if it overflows.
+pub fn checked_size(shape: &[usize]) -> Result<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .filter(|&n| n.checked_mul(16).is_some())
+        .ok_or_else(|| Error::value(format!("Shape {shape:?} has too many elements.")))
+}
+
+/// The shape NumPy broadcasting gives `a` and `b`.
+///
+/// ```
+/// assert_eq!(lazulite::broadcast_shapes(&[3, 1], &[4]).unwrap(), vec![3, 4]);
+/// assert!(lazulite::broadcast_shapes(&[3], &[4]).is_err());
+/// ```
+pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
+    let n = a.len().max(b.len());
+    let mut out = vec![0; n];
+    for i in 0..n {
+        let da = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            1
+        };
+        let db = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            1
+        };
+        out[i] = if da == db || db == 1 {
+            da
+        } else if da == 1 {
+            db
+        } else {
+            return Err(Error::value(format!(
+                "[broadcast_shapes] Shapes {a:?} and {b:?} cannot be broadcast."
+            )));
+        };
+    }
+    Ok(out)
+}
+
+/// Turns a possibly negative `axis` into an index below `ndim`.
+pub fn normalize_axis(op: &str, axis: i32, ndim: usize) -> Result<usize> {
+    let n = ndim as i64;
+    let a = axis as i64;
+    if a < -n || a >= n {
+        return Err(Error::value(format!(
+            "[{op}] Axis {axis} is out of bounds for array with {ndim} dimensions."
+        )));
+    }
+    Ok(if a < 0 { (a + n) as usize } else { a as usize })
+}
+
+/// Normalises `axes`, rejecting duplicates; the result is sorted.
+pub fn normalize_axes(op: &str, axes: &[i32], ndim: usize) -> Result<Vec<usize>> {
+    let mut out = axes
+        .iter()
+        .map(|&a| normalize_axis(op, a, ndim))
+        .collect::<Result<Vec<_>>>()?;
+    out.sort_unstable();
+    if out.windows(2).any(|w| w[0] == w[1]) {
+        return Err(Error::value(format!(
+            "[{op}] Received duplicate axes {axes:?}."
+        )));
+    }
+    Ok(out)
+}
+
+/// Which axes to work over: all of them, or a list (negative values count from the end).
+///
+/// ```
+/// use lazulite::Axes;
+/// let all = Axes::All;
+/// let one: Axes = 1.into();
+/// let two: Axes = [0, -1].into();
+/// # let _ = (all, one, two);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Axes {
+    All,
+    List(Vec<i32>),
+}
+
+impl Axes {
+    /// The normalised, sorted axes for an array of `ndim` dimensions.
+    pub fn resolve(&self, op: &str, ndim: usize) -> Result<Vec<usize>> {
+        match self {
+            Axes::All => Ok((0..ndim).collect()),
+            Axes::List(v) => normalize_axes(op, v, ndim),
+        }
+    }
+}
+
+impl From<i32> for Axes {
+    fn from(a: i32) -> Axes {
+        Axes::List(vec![a])
+    }
+}
+impl From<Vec<i32>> for Axes {
+    fn from(v: Vec<i32>) -> Axes {
+        Axes::List(v)
+    }
+}
+impl From<&[i32]> for Axes {
+    fn from(v: &[i32]) -> Axes {
+        Axes::List(v.to_vec())
+    }
+}
+impl<const N: usize> From<[i32; N]> for Axes {
+    fn from(v: [i32; N]) -> Axes {
+        Axes::List(v.to_vec())
+    }
+}
+impl From<Option<i32>> for Axes {
+    fn from(v: Option<i32>) -> Axes {
+        v.map_or(Axes::All, |a| Axes::List(vec![a]))
+    }
+}

@@ -1,0 +1,144 @@
+//! Lazy evaluation: the examples of the seed `mlx-lazy-evaluation.rst`, translated, and
+//! the engine's invariants (iterative graph walks, detaching, errors).
+
+use lazulite::{eval, Array, DType, ErrorKind};
+
+fn vector(values: &[f32]) -> Array {
+    Array::from_slice(values, &[values.len()]).unwrap()
+}
+
+/// Seed: "Only Compute What You Use" — `y, _ = fun(x)` never computes `expensive_fun`.
+#[test]
+fn only_compute_what_you_use() {
+    let fun = |x: &Array| {
+        let a = x.exp().unwrap();
+        let b = (&a * &a).sin().unwrap(); // stands in for expensive_fun
+        (a, b)
+    };
+    let x = vector(&[0.0, 1.0]);
+    let (y, unused) = fun(&x);
+    eval(&[&y]).unwrap();
+    assert!(y.is_evaluated());
+    assert!(!unused.is_evaluated());
+    assert_eq!(y.to_vec::<f32>().unwrap(), vec![1.0, 1f32.exp()]);
+}
+
+/// Seed: the "When to Evaluate" loop, evaluating every step, against plain arithmetic.
+#[test]
+fn when_to_evaluate_loop() {
+    let mut a = vector(&[1.0, 2.0]);
+    let mut b = vector(&[0.5, -1.0]);
+    let (mut ea, mut eb) = ([1.0f32, 2.0], [0.5f32, -1.0]);
+    for _ in 0..100 {
+        a = &a + &b;
+        eval(&[&a]).unwrap();
+        b = &b * 2.0;
+        eval(&[&b]).unwrap();
+        for i in 0..2 {
+            ea[i] += eb[i];
+            eb[i] *= 2.0;
+        }
+    }
+    assert_eq!(a.to_vec::<f32>().unwrap(), ea.to_vec());
+    assert_eq!(b.to_vec::<f32>().unwrap(), eb.to_vec());
+}
+
+/// Seed: evaluating several times is a no-op; `item` and printing evaluate implicitly.
+#[test]
+fn implicit_and_repeated_evaluation() {
+    let loss = vector(&[3.0]) * 2.0;
+    assert!(!loss.is_evaluated());
+    assert_eq!(loss.item::<f32>().unwrap(), 6.0);
+    assert!(loss.is_evaluated());
+    eval(&[&loss]).unwrap();
+    eval(&[&loss, &loss]).unwrap();
+    assert_eq!(loss.item::<f32>().unwrap(), 6.0);
+    let printed = (vector(&[1.0, 2.5]) + 1.0).to_string();
+    assert_eq!(printed, "array([2, 3.5], dtype=float32)");
+}
+
+/// Seed: using a scalar array in control flow evaluates it.
+#[test]
+fn control_flow_on_array_values() {
+    let fun = |x: &Array| {
+        let h = x.exp().unwrap();
+        let y = lazulite::slice(&(x - 1.0), &[0], &[1], &[1]).unwrap();
+        if y.item::<f32>().unwrap() > 0.0 {
+            h.sin().unwrap()
+        } else {
+            h.cos().unwrap()
+        }
+    };
+    let up = fun(&vector(&[2.0, 3.0])).to_vec::<f32>().unwrap();
+    assert_eq!(up, vec![2f32.exp().sin(), 3f32.exp().sin()]);
+    let down = fun(&vector(&[0.0])).to_vec::<f32>().unwrap();
+    assert_eq!(down, vec![1f32.cos()]);
+}
+
+/// After evaluation a node drops its inputs: the graph behind it is freed.
+#[test]
+fn evaluation_detaches_the_graph() {
+    let x = vector(&[1.0, 2.0]);
+    let y = x.exp().unwrap();
+    let z = &y + 1.0;
+    assert_eq!(Array::id(&x), x.id());
+    z.eval().unwrap();
+    drop(y);
+    // z no longer references y or x: x is held only by us.
+    let w = &z * 2.0;
+    assert_eq!(
+        w.to_vec::<f32>().unwrap(),
+        vec![2.0 * (1f32.exp() + 1.0), 2.0 * (2f32.exp() + 1.0)]
+    );
+}
+
+/// A chain of a million ops builds, evaluates and is dropped without recursion, and a
+/// million-op chain that is never evaluated is dropped without recursion too.
+#[test]
+fn million_op_chain() {
+    let n = 1_000_000;
+    let mut x = Array::scalar(0.0f32);
+    for _ in 0..n {
+        x = &x + 1.0;
+    }
+    assert_eq!(x.item::<f32>().unwrap(), n as f32);
+    let mut y = Array::scalar(0i64);
+    for _ in 0..n {
+        y = &y + 1;
+    }
+    drop(y);
+}
+
+#[test]
+fn errors_are_typed_and_leave_arrays_intact() {
+    let a = Array::zeros(&[2, 3], DType::Float32).unwrap();
+    let b = Array::zeros(&[4], DType::Float32).unwrap();
+    let err = lazulite::add(&a, &b).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Value);
+    assert!(err.message().contains("[add]"), "{err}");
+    assert_eq!(a.shape(), &[2, 3]);
+    assert_eq!(a.to_vec::<f32>().unwrap(), vec![0.0; 6]);
+    let u8s = Array::from_slice(&[1u8, 2], &[2]).unwrap();
+    assert_eq!(
+        lazulite::add(&u8s, 300).unwrap_err().kind(),
+        ErrorKind::Value
+    );
+    assert_eq!(
+        lazulite::negative(&Array::scalar(true)).unwrap_err().kind(),
+        ErrorKind::Value
+    );
+    assert_eq!(
+        lazulite::bitwise_and(&a, &a).unwrap_err().kind(),
+        ErrorKind::Value
+    );
+}
+
+#[test]
+fn arrays_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<Array>();
+    let a = vector(&[1.0, 2.0]);
+    let b = &a * 3.0;
+    let handle = std::thread::spawn(move || b.to_vec::<f32>().unwrap());
+    assert_eq!(handle.join().unwrap(), vec![3.0, 6.0]);
+}
