@@ -32,7 +32,48 @@ pub struct Array {
 pub(crate) struct Node {
     id: u64,
     outputs: Vec<OutputSpec>,
+    flags: Flags,
     pub(crate) state: Mutex<NodeState>,
+}
+
+/// What a node depends on, fixed when it is recorded (inherited from its inputs).
+#[derive(Copy, Clone, Default, Debug, PartialEq, Eq)]
+pub(crate) struct Flags {
+    /// Depends on the inputs of a running transform (grad, jvp): while any transform
+    /// runs, evaluating such a node keeps its graph so the transform can still walk it.
+    pub traced: bool,
+    /// Depends on a placeholder: its graph is kept after evaluation so it can be
+    /// evaluated again after the placeholder is re-assigned.
+    pub dataflow: bool,
+}
+
+impl Flags {
+    fn union(self, other: Flags) -> Flags {
+        Flags {
+            traced: self.traced || other.traced,
+            dataflow: self.dataflow || other.dataflow,
+        }
+    }
+}
+
+thread_local! {
+    static TRACING_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Marks the current thread as running a transform while the guard lives.
+pub(crate) struct TracingGuard(());
+
+impl TracingGuard {
+    pub(crate) fn enter() -> TracingGuard {
+        TRACING_DEPTH.with(|d| d.set(d.get() + 1));
+        TracingGuard(())
+    }
+}
+
+impl Drop for TracingGuard {
+    fn drop(&mut self) {
+        TRACING_DEPTH.with(|d| d.set(d.get() - 1));
+    }
 }
 
 pub(crate) struct NodeState {
@@ -63,6 +104,11 @@ impl Node {
     pub(crate) fn outputs(&self) -> &[OutputSpec] {
         &self.outputs
     }
+
+    /// Whether evaluation must keep this node's graph (see [`Flags`]).
+    pub(crate) fn retains_graph(&self) -> bool {
+        self.flags.dataflow || (self.flags.traced && TRACING_DEPTH.with(|d| d.get() > 0))
+    }
 }
 
 impl Drop for Node {
@@ -84,21 +130,29 @@ impl Drop for Node {
 }
 
 impl Array {
-    fn from_node(outputs: Vec<OutputSpec>, state: NodeState) -> Arc<Node> {
+    fn from_node(outputs: Vec<OutputSpec>, state: NodeState, flags: Flags) -> Arc<Node> {
         Arc::new(Node {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             outputs,
+            flags,
             state: Mutex::new(state),
         })
     }
 
-    /// Records a single-output node.
-    pub(crate) fn from_op(
+    fn inherited_flags(inputs: &[Array]) -> Flags {
+        inputs
+            .iter()
+            .fold(Flags::default(), |f, a| f.union(a.node.flags))
+    }
+
+    /// Records a single-output node with explicit flags (tracers and placeholders).
+    pub(crate) fn from_op_with_flags(
         primitive: impl Primitive,
         inputs: Vec<Array>,
-        shape: Vec<usize>,
-        dtype: DType,
+        spec: OutputSpec,
+        flags: Flags,
     ) -> Array {
+        let flags = Array::inherited_flags(&inputs).union(flags);
         let op = Op {
             primitive: Arc::new(primitive),
             inputs,
@@ -108,9 +162,24 @@ impl Array {
             data: None,
         };
         Array {
-            node: Array::from_node(vec![OutputSpec { shape, dtype }], state),
+            node: Array::from_node(vec![spec], state, flags),
             index: 0,
         }
+    }
+
+    /// Records a single-output node.
+    pub(crate) fn from_op(
+        primitive: impl Primitive,
+        inputs: Vec<Array>,
+        shape: Vec<usize>,
+        dtype: DType,
+    ) -> Array {
+        Array::from_op_with_flags(
+            primitive,
+            inputs,
+            OutputSpec { shape, dtype },
+            Flags::default(),
+        )
     }
 
     /// Records a node with several outputs; returns one array per output.
@@ -120,6 +189,7 @@ impl Array {
         outputs: Vec<OutputSpec>,
     ) -> Vec<Array> {
         let n = outputs.len();
+        let flags = Array::inherited_flags(&inputs);
         let op = Op {
             primitive: Arc::new(primitive),
             inputs,
@@ -130,6 +200,7 @@ impl Array {
                 op: Some(op),
                 data: None,
             },
+            flags,
         );
         (0..n)
             .map(|index| Array {
@@ -150,7 +221,7 @@ impl Array {
             data: Some(vec![tensor]),
         };
         Array {
-            node: Array::from_node(vec![spec], state),
+            node: Array::from_node(vec![spec], state, Flags::default()),
             index: 0,
         }
     }

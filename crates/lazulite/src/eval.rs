@@ -84,6 +84,10 @@ fn run(node: &Arc<Node>) -> Result<()> {
                 .zip(node.outputs())
                 .all(|(t, s)| t.shape == s.shape && t.dtype == s.dtype));
             state.data = Some(outputs);
+            if node.retains_graph() {
+                state.op = Some(op);
+                return Ok(());
+            }
             drop(state);
             // Dropping the op detaches the node; inputs nobody else holds are freed here.
             drop(op);
@@ -97,9 +101,12 @@ fn run(node: &Arc<Node>) -> Result<()> {
 }
 
 /// The data of an evaluated input. When the op being run holds the only handle to the
-/// input, its tensor is moved out rather than shared, so the kernel may reuse its buffer.
+/// input (and the input's graph is not kept for re-evaluation), its tensor is moved out
+/// rather than shared, so the kernel may reuse its buffer.
 fn input_tensor(input: &Array) -> Result<Tensor> {
-    let sole_owner = Arc::strong_count(&input.node) == 1 && input.node.outputs().len() == 1;
+    let sole_owner = Arc::strong_count(&input.node) == 1
+        && input.node.outputs().len() == 1
+        && !input.node.retains_graph();
     let mut state = input.node.lock();
     let data = state.data.as_mut().ok_or_else(consumed)?;
     if sole_owner {

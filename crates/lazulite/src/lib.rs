@@ -26,6 +26,7 @@ mod eval;
 mod ops;
 mod primitive;
 mod print;
+mod transforms;
 
 pub use array::Array;
 pub use backend::memory::{
@@ -39,3 +40,6 @@ pub use eval::eval;
 pub use ops::*;
 pub use print::{get_printoptions, set_printoptions};
 pub use shape::{broadcast_shapes, Axes};
+pub use transforms::{
+    grad, jvp, value_and_grad, value_and_grad_argnums, value_and_grad_aux, vjp, vmap, Tree,
+};

@@ -52,7 +52,7 @@ fn format_g(v: f64) -> String {
     let sci = format!("{:.*e}", (P - 1) as usize, v);
     let (mantissa, exp) = sci.split_once('e').expect("exponent form");
     let exp: i32 = exp.parse().expect("exponent digits");
-    if exp < -4 || exp >= P {
+    if !(-4..P).contains(&exp) {
         let m = strip_zeros(mantissa);
         let sign = if exp < 0 { '-' } else { '+' };
         format!("{m}e{sign}{:02}", exp.abs())

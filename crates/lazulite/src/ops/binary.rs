@@ -7,8 +7,10 @@ use crate::array::Array;
 use crate::backend::cpu::binary::{binary as binary_kernel, BinaryOp};
 use crate::backend::Tensor;
 use crate::error::{Error, Result};
+use crate::ops::{exp, log, negative, square, zeros_like};
 use crate::primitive::{OutputSpec, Primitive};
 use crate::shape::broadcast_shapes;
+use crate::transforms::batch_to_front;
 
 pub(crate) struct Binary(pub BinaryOp);
 
@@ -21,6 +23,83 @@ impl Primitive for Binary {
         let b = inputs.pop().expect("binary ops have two inputs");
         let a = inputs.pop().expect("binary ops have two inputs");
         Ok(vec![binary_kernel(self.0, a, b)?])
+    }
+
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        outputs: &[Array],
+        cotangents: &[Array],
+        argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        argnums
+            .iter()
+            .map(|&i| scale_by_partial(self.0, inputs, &outputs[0], i, &cotangents[0]))
+            .collect()
+    }
+
+    fn jvp(&self, inputs: &[Array], tangents: &[Array], argnums: &[usize]) -> Result<Vec<Array>> {
+        let y = binary(self.0, inputs[0].clone().into(), inputs[1].clone().into())?;
+        let mut total: Option<Array> = None;
+        for (&i, t) in argnums.iter().zip(tangents) {
+            let term = scale_by_partial(self.0, inputs, &y, i, t)?;
+            total = Some(match total {
+                Some(acc) => add(&acc, &term)?,
+                None => term,
+            });
+        }
+        Ok(vec![total.map_or_else(|| zeros_like(&y), Ok)?])
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        let a = batch_to_front(&inputs[0], axes[0])?;
+        let b = batch_to_front(&inputs[1], axes[1])?;
+        Ok((vec![binary(self.0, a.into(), b.into())?], vec![Some(0)]))
+    }
+}
+
+/// `v * dy/d(input i)` for `y = op(a, b)`.
+fn scale_by_partial(
+    op: BinaryOp,
+    inputs: &[Array],
+    y: &Array,
+    i: usize,
+    v: &Array,
+) -> Result<Array> {
+    use BinaryOp::*;
+    let (a, b) = (&inputs[0], &inputs[1]);
+    let first = i == 0;
+    match op {
+        Add => Ok(v.clone()),
+        Subtract if first => Ok(v.clone()),
+        Subtract => negative(v),
+        Multiply => multiply(v, if first { b } else { a }),
+        Divide if first => divide(v, b),
+        Divide => negative(&divide(&multiply(v, y)?, b)?),
+        Power if first => multiply(v, &multiply(b, &power(a, &subtract(b, 1.0)?)?)?),
+        // d/db a^b = a^b log(a), taken as 0 where a == 0 (as JAX does).
+        Power => multiply(v, &multiply(y, &log(&add(a, &equal(a, 0.0)?)?)?)?),
+        Maximum if first => multiply(v, &greater_equal(a, b)?),
+        Maximum => multiply(v, &less(a, b)?),
+        Minimum if first => multiply(v, &less_equal(a, b)?),
+        Minimum => multiply(v, &greater(a, b)?),
+        Arctan2 => {
+            let r2 = add(&square(a)?, &square(b)?)?;
+            if first {
+                multiply(v, &divide(b, &r2)?)
+            } else {
+                negative(&multiply(v, &divide(a, &r2)?)?)
+            }
+        }
+        LogAddExp => multiply(v, &exp(&subtract(if first { a } else { b }, y)?)?),
+        Remainder if first => Ok(v.clone()),
+        Remainder => negative(&multiply(v, &floor_divide(a, b)?)?),
+        FloorDivide | Equal | NotEqual | Less | LessEqual | Greater | GreaterEqual | LogicalAnd
+        | LogicalOr | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift => zeros_like(v),
     }
 }
 

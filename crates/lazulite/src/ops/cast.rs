@@ -24,6 +24,28 @@ impl Primitive for AsType {
         let out = dispatch!(x.dtype, I => dispatch!(self.0, O => cast::<I, O>(x)))?;
         Ok(vec![out])
     }
+
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        _: &[Array],
+        cotangents: &[Array],
+        _: &[usize],
+    ) -> Result<Vec<Array>> {
+        Ok(vec![astype(&cotangents[0], inputs[0].dtype())?])
+    }
+
+    fn jvp(&self, _: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![astype(&tangents[0], self.0)?])
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        Ok((vec![astype(&inputs[0], self.0)?], axes.to_vec()))
+    }
 }
 
 /// `a` converted to `dtype` (NumPy `astype` semantics: floats truncate toward zero into

@@ -15,4 +15,4 @@ pub use cast::astype;
 pub use creation::*;
 pub use operand::Operand;
 pub use unary::*;
-pub use view::{broadcast_to, reshape, slice, transpose};
+pub use view::{broadcast_to, reshape, slice, slice_update, transpose};

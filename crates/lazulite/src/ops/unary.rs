@@ -4,7 +4,9 @@ use crate::array::Array;
 use crate::backend::cpu::unary::{unary as unary_kernel, UnaryOp};
 use crate::backend::Tensor;
 use crate::error::Result;
+use crate::ops::{add, divide, multiply, subtract, zeros_like};
 use crate::primitive::{OutputSpec, Primitive};
+use std::f64::consts::{LN_10, LN_2, PI};
 
 pub(crate) struct Unary(pub UnaryOp);
 
@@ -16,6 +18,82 @@ impl Primitive for Unary {
     fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
         let x = inputs.pop().expect("unary ops have one input");
         Ok(vec![unary_kernel(self.0, x, outputs[0].dtype)?])
+    }
+
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        outputs: &[Array],
+        cotangents: &[Array],
+        _: &[usize],
+    ) -> Result<Vec<Array>> {
+        Ok(vec![scale_by_derivative(
+            self.0,
+            &inputs[0],
+            &outputs[0],
+            &cotangents[0],
+        )?])
+    }
+
+    fn jvp(&self, inputs: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        let y = unary(self.0, &inputs[0])?;
+        Ok(vec![scale_by_derivative(
+            self.0,
+            &inputs[0],
+            &y,
+            &tangents[0],
+        )?])
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        Ok((vec![unary(self.0, &inputs[0])?], axes.to_vec()))
+    }
+}
+
+/// `v * f'(x)` for `y = f(x)`: the vjp of a cotangent or the jvp of a tangent `v`.
+/// Ops that are piecewise constant (or give bool/int results) have zero derivative.
+fn scale_by_derivative(op: UnaryOp, x: &Array, y: &Array, v: &Array) -> Result<Array> {
+    use UnaryOp::*;
+    let one_minus_x2 = || subtract(1.0, &square(x)?);
+    match op {
+        Abs => multiply(v, &sign(x)?),
+        Negative => negative(v),
+        Square => multiply(v, &multiply(x, 2.0)?),
+        Sqrt => divide(v, &multiply(y, 2.0)?),
+        Rsqrt => multiply(v, &multiply(&multiply(y, &square(y)?)?, -0.5)?),
+        Reciprocal => negative(&multiply(v, &square(y)?)?),
+        Exp => multiply(v, y),
+        Expm1 => multiply(v, &add(y, 1.0)?),
+        Log => divide(v, x),
+        Log1p => divide(v, &add(x, 1.0)?),
+        Log2 => divide(v, &multiply(x, LN_2)?),
+        Log10 => divide(v, &multiply(x, LN_10)?),
+        Sin => multiply(v, &cos(x)?),
+        Cos => negative(&multiply(v, &sin(x)?)?),
+        Tan => multiply(v, &add(&square(y)?, 1.0)?),
+        Arcsin => multiply(v, &rsqrt(&one_minus_x2()?)?),
+        Arccos => negative(&multiply(v, &rsqrt(&one_minus_x2()?)?)?),
+        Arctan => divide(v, &add(&square(x)?, 1.0)?),
+        Sinh => multiply(v, &cosh(x)?),
+        Cosh => multiply(v, &sinh(x)?),
+        Tanh => multiply(v, &subtract(1.0, &square(y)?)?),
+        Arcsinh => multiply(v, &rsqrt(&add(&square(x)?, 1.0)?)?),
+        Arccosh => multiply(v, &rsqrt(&subtract(&square(x)?, 1.0)?)?),
+        Arctanh => divide(v, &one_minus_x2()?),
+        Sigmoid => multiply(v, &multiply(y, &subtract(1.0, y)?)?),
+        Erf => multiply(
+            v,
+            &multiply(&exp(&negative(&square(x)?)?)?, 2.0 / PI.sqrt())?,
+        ),
+        Erfinv => multiply(v, &multiply(&exp(&square(y)?)?, PI.sqrt() / 2.0)?),
+        Real => Ok(v.clone()),
+        Conjugate => conjugate(v),
+        Sign | Floor | Ceil | Round | Trunc | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite
+        | LogicalNot | BitwiseInvert | Imag | StopGradient => zeros_like(v),
     }
 }
 

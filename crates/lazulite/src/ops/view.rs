@@ -3,12 +3,15 @@
 //! a reshape cannot be expressed as a view).
 
 use crate::array::Array;
+use crate::backend::cpu::copy::{copy_into, ViewLayout};
 use crate::backend::cpu::elementwise::map1;
 use crate::backend::{contiguous_strides, Tensor};
 use crate::element::dispatch;
 use crate::error::{Error, Result};
+use crate::ops::{astype, zeros};
 use crate::primitive::{OutputSpec, Primitive};
 use crate::shape::{broadcast_shapes, checked_size, normalize_axis};
+use crate::transforms::batch_to_front;
 
 /// A contiguous version of `x`: `x` itself if it already is one.
 pub(crate) fn make_contiguous(x: Tensor) -> Result<Tensor> {
@@ -18,7 +21,8 @@ pub(crate) fn make_contiguous(x: Tensor) -> Result<Tensor> {
     dispatch!(x.dtype, T => map1::<T, T>(x, |v| v))
 }
 
-pub(crate) struct Reshape;
+/// Reshape to the stored shape.
+pub(crate) struct Reshape(pub Vec<usize>);
 
 impl Primitive for Reshape {
     fn name(&self) -> &'static str {
@@ -31,6 +35,35 @@ impl Primitive for Reshape {
         t.strides = contiguous_strides(&t.shape);
         Ok(vec![t])
     }
+
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        _: &[Array],
+        cotangents: &[Array],
+        _: &[usize],
+    ) -> Result<Vec<Array>> {
+        Ok(vec![reshape(&cotangents[0], &as_i64(inputs[0].shape()))?])
+    }
+
+    fn jvp(&self, _: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![reshape(&tangents[0], &as_i64(&self.0))?])
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        let x = batch_to_front(&inputs[0], axes[0])?;
+        let mut shape = as_i64(&self.0);
+        shape.insert(0, x.shape()[0] as i64);
+        Ok((vec![reshape(&x, &shape)?], vec![Some(0)]))
+    }
+}
+
+fn as_i64(shape: &[usize]) -> Vec<i64> {
+    shape.iter().map(|&d| d as i64).collect()
 }
 
 /// `a` with a new shape of the same size; one dimension may be `-1` (inferred).
@@ -61,7 +94,7 @@ pub fn reshape(a: &Array, shape: &[i64]) -> Result<Array> {
     }
     let mut out: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
     if let Some(i) = inferred {
-        if known == 0 || size % known != 0 {
+        if known == 0 || !size.is_multiple_of(known) {
             return Err(Error::value(format!(
                 "[reshape] Cannot infer the shape of an array of size {size} into shape {shape:?}."
             )));
@@ -76,7 +109,12 @@ pub fn reshape(a: &Array, shape: &[i64]) -> Result<Array> {
     if out == a.shape() {
         return Ok(a.clone());
     }
-    Ok(Array::from_op(Reshape, vec![a.clone()], out, a.dtype()))
+    Ok(Array::from_op(
+        Reshape(out.clone()),
+        vec![a.clone()],
+        out,
+        a.dtype(),
+    ))
 }
 
 pub(crate) struct Transpose(pub Vec<usize>);
@@ -95,6 +133,37 @@ impl Primitive for Transpose {
         t.shape = self.0.iter().map(|&p| t.shape[p]).collect();
         t.strides = self.0.iter().map(|&p| t.strides[p]).collect();
         Ok(vec![t])
+    }
+
+    fn vjp(
+        &self,
+        _: &[Array],
+        _: &[Array],
+        cotangents: &[Array],
+        _: &[usize],
+    ) -> Result<Vec<Array>> {
+        let mut inverse = vec![0i32; self.0.len()];
+        for (i, &p) in self.0.iter().enumerate() {
+            inverse[p] = i as i32;
+        }
+        Ok(vec![transpose(&cotangents[0], &inverse)?])
+    }
+
+    fn jvp(&self, _: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        let perm: Vec<i32> = self.0.iter().map(|&p| p as i32).collect();
+        Ok(vec![transpose(&tangents[0], &perm)?])
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        let x = batch_to_front(&inputs[0], axes[0])?;
+        let perm: Vec<i32> = std::iter::once(0)
+            .chain(self.0.iter().map(|&p| p as i32 + 1))
+            .collect();
+        Ok((vec![transpose(&x, &perm)?], vec![Some(0)]))
     }
 }
 
@@ -138,7 +207,8 @@ pub fn transpose(a: &Array, axes: &[i32]) -> Result<Array> {
     ))
 }
 
-pub(crate) struct Broadcast;
+/// Broadcast to the stored shape.
+pub(crate) struct Broadcast(pub Vec<usize>);
 
 impl Primitive for Broadcast {
     fn name(&self) -> &'static str {
@@ -156,6 +226,29 @@ impl Primitive for Broadcast {
         t.shape = shape.clone();
         t.strides = strides;
         Ok(vec![t])
+    }
+
+    fn jvp(&self, _: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![broadcast_to(&tangents[0], &self.0)?])
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        let x = batch_to_front(&inputs[0], axes[0])?;
+        let batch = x.shape()[0];
+        // Line the example's dimensions up with the right end of the target shape.
+        let mut shape = vec![batch as i64];
+        shape.extend(std::iter::repeat_n(1, self.0.len() + 1 - x.ndim()));
+        shape.extend(x.shape()[1..].iter().map(|&d| d as i64));
+        let mut target = vec![batch];
+        target.extend(&self.0);
+        Ok((
+            vec![broadcast_to(&reshape(&x, &shape)?, &target)?],
+            vec![Some(0)],
+        ))
     }
 }
 
@@ -182,18 +275,57 @@ pub fn broadcast_to(a: &Array, shape: &[usize]) -> Result<Array> {
     }
     checked_size(shape)?;
     Ok(Array::from_op(
-        Broadcast,
+        Broadcast(shape.to_vec()),
         vec![a.clone()],
         shape.to_vec(),
         a.dtype(),
     ))
 }
 
-/// Strided slicing of every axis: `start`, `step` per axis (step may be negative),
-/// producing the given output shape. Built by the indexing ops.
+/// Strided slicing of every axis: `start` and `step` per axis (steps may be negative),
+/// producing `shape`. A view of the input.
+#[derive(Clone)]
 pub(crate) struct Slice {
     pub start: Vec<usize>,
     pub step: Vec<isize>,
+    pub shape: Vec<usize>,
+}
+
+impl Slice {
+    fn record(&self, a: &Array) -> Array {
+        Array::from_op(self.clone(), vec![a.clone()], self.shape.clone(), a.dtype())
+    }
+
+    /// The same slice of every example of a batch stacked on a new leading axis.
+    fn batched(&self, batch: usize) -> Slice {
+        Slice {
+            start: std::iter::once(0)
+                .chain(self.start.iter().copied())
+                .collect(),
+            step: std::iter::once(1)
+                .chain(self.step.iter().copied())
+                .collect(),
+            shape: std::iter::once(batch)
+                .chain(self.shape.iter().copied())
+                .collect(),
+        }
+    }
+
+    /// Where the slice sits in a contiguous array of `shape`.
+    fn layout_in(&self, shape: &[usize]) -> (Vec<isize>, usize) {
+        let base = contiguous_strides(shape);
+        let offset = if self.shape.contains(&0) {
+            0
+        } else {
+            self.start
+                .iter()
+                .zip(&base)
+                .map(|(&s, &st)| s as isize * st)
+                .sum::<isize>() as usize
+        };
+        let strides = base.iter().zip(&self.step).map(|(&s, &k)| s * k).collect();
+        (strides, offset)
+    }
 }
 
 impl Primitive for Slice {
@@ -205,10 +337,9 @@ impl Primitive for Slice {
         format!("start={:?}, step={:?}", self.start, self.step)
     }
 
-    fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
+    fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
         let mut t = inputs.pop().expect("one input");
-        let shape = outputs[0].shape.clone();
-        if shape.contains(&0) {
+        if self.shape.contains(&0) {
             t.offset = 0;
         } else {
             let shift: isize = self
@@ -225,9 +356,179 @@ impl Primitive for Slice {
             .zip(&self.step)
             .map(|(&s, &k)| s * k)
             .collect();
-        t.shape = shape;
+        t.shape = self.shape.clone();
         Ok(vec![t])
     }
+
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        _: &[Array],
+        cotangents: &[Array],
+        _: &[usize],
+    ) -> Result<Vec<Array>> {
+        let base = zeros(inputs[0].shape(), cotangents[0].dtype())?;
+        Ok(vec![self.record_update(&base, &cotangents[0])])
+    }
+
+    fn jvp(&self, _: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![self.record(&tangents[0])])
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        let x = batch_to_front(&inputs[0], axes[0])?;
+        Ok((vec![self.batched(x.shape()[0]).record(&x)], vec![Some(0)]))
+    }
+}
+
+/// `dst` with the elements a [`Slice`] addresses replaced by `src`.
+pub(crate) struct SliceUpdate(Slice);
+
+impl Slice {
+    /// Records `dst` with this slice's elements replaced by `src` (same dtype as `dst`,
+    /// shape of the slice).
+    fn record_update(&self, dst: &Array, src: &Array) -> Array {
+        Array::from_op(
+            SliceUpdate(self.clone()),
+            vec![dst.clone(), src.clone()],
+            dst.shape().to_vec(),
+            dst.dtype(),
+        )
+    }
+}
+
+impl Primitive for SliceUpdate {
+    fn name(&self) -> &'static str {
+        "slice_update"
+    }
+
+    fn params(&self) -> String {
+        self.0.params()
+    }
+
+    fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        let src = inputs.pop().expect("two inputs");
+        let dst = inputs.pop().expect("two inputs");
+        // Write into dst's buffer when nobody else holds it, else into a fresh copy.
+        let mut out = if dst.is_donatable(dst.dtype) {
+            dst
+        } else {
+            dispatch!(dst.dtype, T => map1::<T, T>(dst, |v| v))?
+        };
+        let (strides, offset) = self.0.layout_in(&out.shape);
+        let layout = ViewLayout {
+            shape: &self.0.shape,
+            strides: &strides,
+            offset,
+        };
+        copy_into(&mut out, layout, &src);
+        Ok(vec![out])
+    }
+
+    fn vjp(
+        &self,
+        _: &[Array],
+        _: &[Array],
+        cotangents: &[Array],
+        argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        let g = &cotangents[0];
+        argnums
+            .iter()
+            .map(|&i| {
+                if i == 0 {
+                    let hole = zeros(&self.0.shape, g.dtype())?;
+                    Ok(self.0.record_update(g, &hole))
+                } else {
+                    Ok(self.0.record(g))
+                }
+            })
+            .collect()
+    }
+
+    fn jvp(&self, inputs: &[Array], tangents: &[Array], argnums: &[usize]) -> Result<Vec<Array>> {
+        let tangent = |i: usize| match argnums.iter().position(|&a| a == i) {
+            Some(k) => Ok(tangents[k].clone()),
+            None => zeros(inputs[i].shape(), inputs[i].dtype()),
+        };
+        Ok(vec![self.0.record_update(&tangent(0)?, &tangent(1)?)])
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        let batch = inputs
+            .iter()
+            .zip(axes)
+            .find_map(|(x, ax)| ax.map(|ax| x.shape()[ax]))
+            .expect("vmap calls this rule with a batched input");
+        let front = |i: usize| -> Result<Array> {
+            let x = batch_to_front(&inputs[i], axes[i])?;
+            if axes[i].is_some() {
+                return Ok(x);
+            }
+            let mut shape = vec![batch];
+            shape.extend(x.shape());
+            broadcast_to(&x, &shape)
+        };
+        Ok((
+            vec![self.0.batched(batch).record_update(&front(0)?, &front(1)?)],
+            vec![Some(0)],
+        ))
+    }
+}
+
+/// `a` with the elements of a slice replaced by `update` (cast to `a`'s dtype and
+/// broadcast to the slice's shape); MLX's `slice_update` with explicit strides.
+///
+/// ```
+/// let a = lazulite::zeros(&[5], lazulite::DType::Int32).unwrap();
+/// let u = lazulite::Array::from_slice(&[7i32, 8], &[2]).unwrap();
+/// let b = lazulite::slice_update(&a, &u, &[1], &[5], &[2]).unwrap();
+/// assert_eq!(b.to_vec::<i32>().unwrap(), vec![0, 7, 0, 8, 0]);
+/// ```
+pub fn slice_update(
+    a: &Array,
+    update: &Array,
+    start: &[i64],
+    stop: &[i64],
+    step: &[i64],
+) -> Result<Array> {
+    let prim = slice_params(a, start, stop, step)?;
+    let update = broadcast_to(&astype(update, a.dtype())?, &prim.shape).map_err(|_| {
+        Error::value(format!(
+            "[slice_update] Cannot broadcast an update of shape {:?} to the slice shape {:?}.",
+            update.shape(),
+            prim.shape
+        ))
+    })?;
+    Ok(prim.record_update(a, &update))
+}
+
+fn slice_params(a: &Array, start: &[i64], stop: &[i64], step: &[i64]) -> Result<Slice> {
+    let ndim = a.ndim();
+    if start.len() != ndim || stop.len() != ndim || step.len() != ndim {
+        return Err(Error::value(format!(
+            "[slice] Expected {ndim} start, stop and step values for an array with {ndim} dimensions."
+        )));
+    }
+    let mut prim = Slice {
+        start: Vec::with_capacity(ndim),
+        step: step.iter().map(|&s| s as isize).collect(),
+        shape: Vec::with_capacity(ndim),
+    };
+    for (i, &n) in a.shape().iter().enumerate() {
+        let (first, len) = slice_bounds(n, start[i], stop[i], step[i])?;
+        prim.start.push(first);
+        prim.shape.push(len);
+    }
+    Ok(prim)
 }
 
 /// Elements `start[i]`, `start[i] + step[i]`, ... below `stop[i]` (above, for negative
@@ -241,27 +542,11 @@ impl Primitive for Slice {
 /// assert_eq!(r.to_vec::<i32>().unwrap(), vec![9, 6, 3, 0]);
 /// ```
 pub fn slice(a: &Array, start: &[i64], stop: &[i64], step: &[i64]) -> Result<Array> {
-    let ndim = a.ndim();
-    if start.len() != ndim || stop.len() != ndim || step.len() != ndim {
-        return Err(Error::value(format!(
-            "[slice] Expected {ndim} start, stop and step values for an array with {ndim} dimensions."
-        )));
-    }
-    let mut starts = Vec::with_capacity(ndim);
-    let mut shape = Vec::with_capacity(ndim);
-    for (i, &n) in a.shape().iter().enumerate() {
-        let (first, len) = slice_bounds(n, start[i], stop[i], step[i])?;
-        starts.push(first);
-        shape.push(len);
-    }
-    if shape == a.shape() && step.iter().all(|&s| s == 1) {
+    let prim = slice_params(a, start, stop, step)?;
+    if prim.shape == a.shape() && step.iter().all(|&s| s == 1) {
         return Ok(a.clone());
     }
-    let prim = Slice {
-        start: starts,
-        step: step.iter().map(|&s| s as isize).collect(),
-    };
-    Ok(Array::from_op(prim, vec![a.clone()], shape, a.dtype()))
+    Ok(prim.record(a))
 }
 
 /// First index and length of `start:stop:step` over an axis of length `n` (Python rules).

@@ -1,0 +1,76 @@
+//! The leaf nodes transforms put in front of a function's inputs.
+
+use crate::array::{Array, Flags};
+use crate::backend::Tensor;
+use crate::error::{Error, Result};
+use crate::primitive::{OutputSpec, Primitive};
+
+/// Identity node marking an input of a running grad/jvp: ops on it are flagged `traced`,
+/// so evaluation inside the function keeps their graph for the transform to walk.
+pub(crate) struct Tracer;
+
+impl Primitive for Tracer {
+    fn name(&self) -> &'static str {
+        "tracer"
+    }
+
+    fn eval(&self, inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        Ok(inputs)
+    }
+
+    fn vjp(
+        &self,
+        _: &[Array],
+        _: &[Array],
+        cotangents: &[Array],
+        _: &[usize],
+    ) -> Result<Vec<Array>> {
+        Ok(cotangents.to_vec())
+    }
+
+    fn jvp(&self, _: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Ok(tangents.to_vec())
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        Ok((inputs.to_vec(), axes.to_vec()))
+    }
+}
+
+/// A traced copy of `a`.
+pub(crate) fn tracer(a: &Array) -> Array {
+    let spec = OutputSpec {
+        shape: a.shape().to_vec(),
+        dtype: a.dtype(),
+    };
+    let flags = Flags {
+        traced: true,
+        ..Flags::default()
+    };
+    Array::from_op_with_flags(Tracer, vec![a.clone()], spec, flags)
+}
+
+/// Stands for one example of a batched input while `vmap` traces a function; it has no
+/// value, so evaluating anything that depends on it is an error.
+pub(crate) struct VmapInput;
+
+impl Primitive for VmapInput {
+    fn name(&self) -> &'static str {
+        "vmap_input"
+    }
+
+    fn eval(&self, _: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        Err(Error::value(
+            "[vmap] Cannot evaluate an array inside a vmapped function (its value depends on \
+             the batched inputs; data-dependent operations are not supported under vmap).",
+        ))
+    }
+}
+
+pub(crate) fn vmap_input(shape: Vec<usize>, dtype: crate::dtype::DType) -> Array {
+    Array::from_op(VmapInput, vec![], shape, dtype)
+}

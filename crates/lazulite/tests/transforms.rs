@@ -1,0 +1,467 @@
+//! Transforms: derivative rules against float64 central differences, batching rules
+//! against a loop over the mapped axis, the seed's examples, and composition.
+
+use lazulite::{grad, jvp, value_and_grad, vjp, vmap, Array, DType, Result};
+
+/// Deterministic pseudo-random values in [lo, hi).
+fn uniform(seed: u64, n: usize, lo: f64, hi: f64) -> Vec<f64> {
+    let mut s = seed.wrapping_mul(0x9E3779B97F4A7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            lo + (hi - lo) * ((s >> 11) as f64 / (1u64 << 53) as f64)
+        })
+        .collect()
+}
+
+fn array(values: &[f64], shape: &[usize]) -> Array {
+    Array::from_slice(values, shape).unwrap()
+}
+
+fn dot(a: &Array, b: &[f64]) -> f64 {
+    a.to_vec::<f64>()
+        .unwrap()
+        .iter()
+        .zip(b)
+        .map(|(x, y)| x * y)
+        .sum()
+}
+
+type Fun = dyn Fn(&[Array]) -> Result<Array>;
+
+/// Checks vjp and jvp of `f` at `inputs` along a random direction against central
+/// differences: <w, J u> from finite differences, from jvp, and from vjp must agree.
+fn check_derivatives(name: &str, f: &Fun, inputs: &[Array]) {
+    let eps = 1e-6;
+    let dirs: Vec<Vec<f64>> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, x)| uniform(100 + i as u64, x.size(), -1.0, 1.0))
+        .collect();
+    let shifted = |sign: f64| -> Array {
+        let moved: Vec<Array> = inputs
+            .iter()
+            .zip(&dirs)
+            .map(|(x, d)| {
+                let v: Vec<f64> = x
+                    .to_vec::<f64>()
+                    .unwrap()
+                    .iter()
+                    .zip(d)
+                    .map(|(a, b)| a + sign * eps * b)
+                    .collect();
+                array(&v, x.shape())
+            })
+            .collect();
+        f(&moved).unwrap()
+    };
+    let (plus, minus) = (
+        shifted(1.0).to_vec::<f64>().unwrap(),
+        shifted(-1.0).to_vec::<f64>().unwrap(),
+    );
+    let out = f(inputs).unwrap();
+    let w = uniform(7, out.size(), -1.0, 1.0);
+    let fd: f64 = plus
+        .iter()
+        .zip(&minus)
+        .zip(&w)
+        .map(|((p, m), w)| (p - m) / (2.0 * eps) * w)
+        .sum();
+
+    let tangents: Vec<Array> = inputs
+        .iter()
+        .zip(&dirs)
+        .map(|(x, d)| array(d, x.shape()))
+        .collect();
+    let (_, jv) = jvp(|p| Ok(vec![f(p)?]), inputs, &tangents).unwrap();
+    let via_jvp = dot(&jv[0], &w);
+
+    let (_, vj) = vjp(|p| Ok(vec![f(p)?]), inputs, &[array(&w, out.shape())]).unwrap();
+    let via_vjp: f64 = vj.iter().zip(&dirs).map(|(g, d)| dot(g, d)).sum();
+
+    let tol = 1e-5 * (1.0 + fd.abs());
+    assert!(
+        (via_jvp - fd).abs() < tol,
+        "{name}: jvp {via_jvp} vs finite differences {fd}"
+    );
+    assert!(
+        (via_vjp - fd).abs() < tol,
+        "{name}: vjp {via_vjp} vs finite differences {fd}"
+    );
+}
+
+#[test]
+fn unary_derivatives_match_finite_differences() {
+    let x = array(&uniform(1, 6, 0.2, 0.8), &[2, 3]);
+    let big = array(&uniform(2, 6, 1.2, 3.0), &[2, 3]);
+    let cases: Vec<(&str, fn(&Array) -> Result<Array>, &Array)> = vec![
+        ("abs", lazulite::abs, &x),
+        ("negative", lazulite::negative, &x),
+        ("square", lazulite::square, &x),
+        ("sqrt", lazulite::sqrt, &x),
+        ("rsqrt", lazulite::rsqrt, &x),
+        ("reciprocal", lazulite::reciprocal, &x),
+        ("exp", lazulite::exp, &x),
+        ("expm1", lazulite::expm1, &x),
+        ("log", lazulite::log, &x),
+        ("log1p", lazulite::log1p, &x),
+        ("log2", lazulite::log2, &x),
+        ("log10", lazulite::log10, &x),
+        ("sin", lazulite::sin, &x),
+        ("cos", lazulite::cos, &x),
+        ("tan", lazulite::tan, &x),
+        ("arcsin", lazulite::arcsin, &x),
+        ("arccos", lazulite::arccos, &x),
+        ("arctan", lazulite::arctan, &x),
+        ("sinh", lazulite::sinh, &x),
+        ("cosh", lazulite::cosh, &x),
+        ("tanh", lazulite::tanh, &x),
+        ("arcsinh", lazulite::arcsinh, &x),
+        ("arccosh", lazulite::arccosh, &big),
+        ("arctanh", lazulite::arctanh, &x),
+        ("sigmoid", lazulite::sigmoid, &x),
+        ("erf", lazulite::erf, &x),
+        ("erfinv", lazulite::erfinv, &x),
+        ("degrees", lazulite::degrees, &x),
+    ];
+    for (name, op, input) in cases {
+        check_derivatives(name, &move |p: &[Array]| op(&p[0]), &[input.clone()]);
+    }
+}
+
+#[test]
+fn binary_derivatives_match_finite_differences() {
+    let a = array(&uniform(3, 6, 0.5, 2.0), &[2, 3]);
+    let b = array(&uniform(4, 6, -2.0, -0.5), &[2, 3]);
+    let cases: Vec<(&str, fn(&Array, &Array) -> Result<Array>)> = vec![
+        ("add", |a, b| lazulite::add(a, b)),
+        ("subtract", |a, b| lazulite::subtract(a, b)),
+        ("multiply", |a, b| lazulite::multiply(a, b)),
+        ("divide", |a, b| lazulite::divide(a, b)),
+        ("power", |a, b| lazulite::power(a, b)),
+        ("maximum", |a, b| lazulite::maximum(a, b)),
+        ("minimum", |a, b| lazulite::minimum(a, b)),
+        ("arctan2", |a, b| lazulite::arctan2(a, b)),
+        ("logaddexp", |a, b| lazulite::logaddexp(a, b)),
+        ("remainder", |a, b| lazulite::remainder(a, b)),
+    ];
+    for (name, op) in cases {
+        check_derivatives(
+            name,
+            &move |p: &[Array]| op(&p[0], &p[1]),
+            &[a.clone(), b.clone()],
+        );
+    }
+}
+
+#[test]
+fn view_derivatives_match_finite_differences() {
+    let x = array(&uniform(5, 24, -1.0, 1.0), &[2, 3, 4]);
+    let cases: Vec<(&str, Box<Fun>)> = vec![
+        (
+            "reshape",
+            Box::new(|p: &[Array]| lazulite::reshape(&p[0], &[4, -1])?.sin()),
+        ),
+        (
+            "transpose",
+            Box::new(|p: &[Array]| lazulite::transpose(&p[0], &[2, 0, 1])?.exp()),
+        ),
+        (
+            "slice",
+            Box::new(|p: &[Array]| {
+                lazulite::slice(&p[0], &[1, 2, 3], &[2, -4, 0], &[1, -1, -2])?.square()
+            }),
+        ),
+        (
+            "slice_update",
+            Box::new(|p: &[Array]| {
+                let u = lazulite::slice(&p[0], &[0, 0, 0], &[1, 3, 2], &[1, 1, 1])?.sin()?;
+                lazulite::slice_update(&p[0], &u, &[1, 0, 1], &[2, 3, 4], &[1, 1, 2])
+            }),
+        ),
+    ];
+    for (name, f) in cases {
+        check_derivatives(name, f.as_ref(), &[x.clone()]);
+    }
+}
+
+/// Seed: grad(sin) is cos, grad(grad(sin)) is -sin.
+#[test]
+fn seed_grad_of_sin_and_second_derivative() {
+    let dfdx = grad(|x: &Array| x.sin());
+    let pi = Array::scalar(std::f32::consts::PI);
+    assert_eq!(
+        dfdx(&pi).unwrap().item::<f32>().unwrap(),
+        pi.cos().unwrap().item::<f32>().unwrap()
+    );
+    assert_eq!(dfdx(&pi).unwrap().to_string(), "array(-1, dtype=float32)");
+    let d2fdx2 = grad(grad(|x: &Array| x.sin()));
+    let half_pi = Array::scalar(std::f32::consts::FRAC_PI_2);
+    assert_eq!(
+        d2fdx2(&half_pi).unwrap().to_string(),
+        "array(-1, dtype=float32)"
+    );
+}
+
+#[test]
+fn third_derivative_and_jvp_of_grad() {
+    // d3/dx3 sin = -cos
+    let d3 = grad(grad(grad(|x: &Array| x.sin())));
+    let x = Array::scalar(0.3f64);
+    assert!((d3(&x).unwrap().item::<f64>().unwrap() + 0.3f64.cos()).abs() < 1e-12);
+    // jvp of grad(x^3) = 6x * t
+    let g = grad(|x: &Array| lazulite::power(x, 3.0));
+    let (_, t) = jvp(
+        |p| Ok(vec![g(&p[0])?]),
+        &[x.clone()],
+        &[Array::scalar(2.0f64)],
+    )
+    .unwrap();
+    assert!((t[0].item::<f64>().unwrap() - 6.0 * 0.3 * 2.0).abs() < 1e-12);
+}
+
+#[test]
+fn value_and_grad_and_integer_inputs() {
+    let f = value_and_grad(|p: &(Array, Array)| lazulite::multiply(&p.0, &p.0.sin()?));
+    let x = Array::scalar(0.5f32);
+    let n = Array::scalar(3i32);
+    let (v, (gx, gn)) = f(&(x, n)).unwrap();
+    assert!((v.item::<f32>().unwrap() - 0.5 * 0.5f32.sin()).abs() < 1e-7);
+    assert!((gx.item::<f32>().unwrap() - (0.5f32.sin() + 0.5 * 0.5f32.cos())).abs() < 1e-6);
+    assert_eq!((gn.dtype(), gn.item::<i32>().unwrap()), (DType::Int32, 0));
+    // Gradients come back in the dtype of their input, through casts.
+    let through_cast = grad(|x: &Array| x.astype(DType::Float32)?.square());
+    let g = through_cast(&Array::scalar(1.5f64)).unwrap();
+    assert_eq!((g.dtype(), g.item::<f64>().unwrap()), (DType::Float64, 3.0));
+}
+
+/// Seed: "can even be used with gradient transformations" — a function that evaluates
+/// an array for control flow can still be differentiated.
+#[test]
+fn grad_through_control_flow_with_eval() {
+    let f = |x: &Array| -> Result<Array> {
+        let y = x.sin()?;
+        if y.item::<f32>()? > 0.0 {
+            y.square()
+        } else {
+            y.exp()
+        }
+    };
+    let g = grad(f);
+    let x = Array::scalar(1.0f32);
+    let expected = 2.0 * 1f32.sin() * 1f32.cos();
+    assert!((g(&x).unwrap().item::<f32>().unwrap() - expected).abs() < 1e-6);
+    let x = Array::scalar(-1.0f32);
+    let expected = (-1f32).sin().exp() * (-1f32).cos();
+    assert!((g(&x).unwrap().item::<f32>().unwrap() - expected).abs() < 1e-6);
+}
+
+#[test]
+fn grad_through_a_million_op_chain() {
+    let n = 1_000_000;
+    let f = |x: &Array| -> Result<Array> {
+        let mut y = x.clone();
+        for _ in 0..n {
+            y = &y * 1.000001;
+        }
+        Ok(y)
+    };
+    let g = grad(f)(&Array::scalar(1.0f64)).unwrap();
+    assert!((g.item::<f64>().unwrap() - 1.000001f64.powi(n)).abs() < 1e-6);
+}
+
+/// vmap of `f` equals stacking `f` applied to each example.
+fn check_vmap(name: &str, f: &Fun, inputs: &[Array], in_axes: Vec<Option<i32>>, out_axis: i32) {
+    let batched = vmap(|p| Ok(vec![f(p)?]), in_axes.clone(), vec![Some(out_axis)])(inputs).unwrap();
+    let (axis, x) = inputs
+        .iter()
+        .zip(&in_axes)
+        .find_map(|(x, a)| a.map(|a| (a, x)))
+        .unwrap();
+    let axis = if axis < 0 {
+        axis + x.ndim() as i32
+    } else {
+        axis
+    } as usize;
+    let n = x.shape()[axis];
+    let mut rows: Vec<Vec<f64>> = Vec::new();
+    let mut row_shape = vec![];
+    for i in 0..n {
+        let example: Vec<Array> = inputs
+            .iter()
+            .zip(&in_axes)
+            .map(|(x, a)| match a {
+                None => x.clone(),
+                Some(a) => {
+                    let a = if *a < 0 { *a + x.ndim() as i32 } else { *a } as usize;
+                    let mut start = vec![0i64; x.ndim()];
+                    let mut stop: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
+                    start[a] = i as i64;
+                    stop[a] = i as i64 + 1;
+                    let s = lazulite::slice(x, &start, &stop, &vec![1; x.ndim()]).unwrap();
+                    let mut shape: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
+                    shape.remove(a);
+                    lazulite::reshape(&s, &shape).unwrap()
+                }
+            })
+            .collect();
+        let y = f(&example).unwrap();
+        row_shape = y.shape().to_vec();
+        rows.push(y.to_vec::<f64>().unwrap());
+    }
+    // Expected: stack on axis 0, then move to out_axis.
+    let mut stacked_shape = vec![n];
+    stacked_shape.extend(&row_shape);
+    let flat: Vec<f64> = rows.concat();
+    let stacked = array(&flat, &stacked_shape);
+    let out_axis = if out_axis < 0 {
+        out_axis + stacked_shape.len() as i32
+    } else {
+        out_axis
+    } as usize;
+    let mut perm: Vec<i32> = (1..stacked_shape.len() as i32).collect();
+    perm.insert(out_axis, 0);
+    let expected = lazulite::transpose(&stacked, &perm).unwrap();
+    assert_eq!(batched[0].shape(), expected.shape(), "{name}: shape");
+    let (got, want) = (
+        batched[0].to_vec::<f64>().unwrap(),
+        expected.to_vec::<f64>().unwrap(),
+    );
+    for (g, w) in got.iter().zip(&want) {
+        assert!(
+            (g - w).abs() <= 1e-12 * (1.0 + w.abs()),
+            "{name}: {got:?} vs {want:?}"
+        );
+    }
+}
+
+#[test]
+fn vmap_matches_a_loop() {
+    let x = array(&uniform(11, 24, 0.1, 0.9), &[2, 3, 4]);
+    let y = array(&uniform(12, 12, 0.1, 0.9), &[3, 4]);
+    let z = array(&uniform(13, 12, 0.1, 0.9), &[4, 3]);
+    check_vmap(
+        "sin",
+        &|p: &[Array]| p[0].sin(),
+        &[x.clone()],
+        vec![Some(1)],
+        0,
+    );
+    check_vmap(
+        "sin last axis out",
+        &|p: &[Array]| p[0].sin(),
+        &[x.clone()],
+        vec![Some(-1)],
+        -1,
+    );
+    check_vmap(
+        "add broadcast",
+        &|p: &[Array]| lazulite::add(&p[0], &p[1]),
+        &[x.clone(), y.clone()],
+        vec![Some(0), None],
+        1,
+    );
+    check_vmap(
+        "add both",
+        &|p: &[Array]| lazulite::multiply(&p[0], &p[1]),
+        &[x.clone(), z.clone()],
+        vec![Some(2), Some(0)],
+        0,
+    );
+    check_vmap(
+        "reshape",
+        &|p: &[Array]| lazulite::reshape(&p[0], &[-1]),
+        &[x.clone()],
+        vec![Some(1)],
+        0,
+    );
+    check_vmap(
+        "transpose",
+        &|p: &[Array]| p[0].t(),
+        &[x.clone()],
+        vec![Some(2)],
+        1,
+    );
+    check_vmap(
+        "slice",
+        &|p: &[Array]| lazulite::slice(&p[0], &[2, 0], &[0, 4], &[-1, 2]),
+        &[x.clone()],
+        vec![Some(0)],
+        0,
+    );
+    check_vmap(
+        "broadcast_to",
+        &|p: &[Array]| lazulite::broadcast_to(&p[0], &[5, 4]),
+        &[y.clone()],
+        vec![Some(0)],
+        0,
+    );
+    check_vmap(
+        "slice_update",
+        &|p: &[Array]| lazulite::slice_update(&p[0], &p[1].sin()?, &[0], &[4], &[2]),
+        &[
+            y.clone(),
+            lazulite::slice(&z, &[0, 0], &[2, 3], &[1, 1]).unwrap(),
+        ],
+        vec![Some(0), Some(1)],
+        0,
+    );
+    check_vmap(
+        "astype",
+        &|p: &[Array]| p[0].astype(DType::Float32),
+        &[x.clone()],
+        vec![Some(1)],
+        0,
+    );
+}
+
+#[test]
+fn vmap_composes_with_vmap_and_grad() {
+    let x = array(&uniform(21, 12, 0.1, 0.9), &[3, 4]);
+    // vmap(vmap(sin)) over both axes == sin
+    let inner = vmap(|p| Ok(vec![p[0].sin()?]), vec![Some(0)], vec![Some(0)]);
+    let outer = vmap(move |p| inner(p), vec![Some(1)], vec![Some(1)]);
+    assert_eq!(
+        outer(&[x.clone()]).unwrap()[0].to_vec::<f64>().unwrap(),
+        x.sin().unwrap().to_vec::<f64>().unwrap()
+    );
+    // vmap(grad(sin)) == cos
+    let g = grad(|x: &Array| x.sin());
+    let vg = vmap(move |p| Ok(vec![g(&p[0])?]), vec![Some(0)], vec![Some(0)]);
+    let got = vg(&[lazulite::reshape(&x, &[-1]).unwrap()]).unwrap()[0]
+        .to_vec::<f64>()
+        .unwrap();
+    let want = lazulite::reshape(&x.cos().unwrap(), &[-1])
+        .unwrap()
+        .to_vec::<f64>()
+        .unwrap();
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() < 1e-12);
+    }
+}
+
+#[test]
+fn transform_errors_are_clear() {
+    let bad = vmap(|p| Ok(vec![p[0].clone()]), vec![Some(3)], vec![Some(0)]);
+    assert!(bad(&[array(&[1.0, 2.0], &[2])]).is_err());
+    let mismatched = vmap(
+        |p| Ok(vec![lazulite::add(&p[0], &p[1])?]),
+        vec![Some(0)],
+        vec![Some(0)],
+    );
+    let err = mismatched(&[array(&[1.0, 2.0], &[2]), array(&[1.0, 2.0, 3.0], &[3])]).unwrap_err();
+    assert!(err.message().contains("Inconsistent"), "{err}");
+    let vector_loss = grad(|x: &Array| x.sin());
+    assert!(vector_loss(&array(&[1.0, 2.0], &[2])).is_err());
+    let evaluating = vmap(
+        |p| {
+            p[0].item::<f32>()?;
+            Ok(vec![p[0].clone()])
+        },
+        vec![Some(0)],
+        vec![Some(0)],
+    );
+    assert!(evaluating(&[array(&[1.0, 2.0], &[2])]).is_err());
+}
