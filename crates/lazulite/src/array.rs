@@ -33,6 +33,8 @@ pub(crate) struct Node {
     id: u64,
     outputs: Vec<OutputSpec>,
     flags: Flags,
+    /// A placeholder: a leaf whose value is assigned (and re-assigned) by the user.
+    pub(crate) placeholder: bool,
     pub(crate) state: Mutex<NodeState>,
 }
 
@@ -81,6 +83,30 @@ pub(crate) struct NodeState {
     pub op: Option<Op>,
     /// One tensor per output once computed.
     pub data: Option<Vec<Tensor>>,
+    /// For dataflow graphs: the newest placeholder assignment the data reflects.
+    pub stamp: u64,
+    /// How many times the node's kernel ran (a diagnostic for incremental evaluation).
+    pub runs: u64,
+}
+
+impl NodeState {
+    fn pending(op: Op) -> NodeState {
+        NodeState {
+            op: Some(op),
+            data: None,
+            stamp: 0,
+            runs: 0,
+        }
+    }
+
+    fn ready(data: Vec<Tensor>) -> NodeState {
+        NodeState {
+            op: None,
+            data: Some(data),
+            stamp: 0,
+            runs: 0,
+        }
+    }
 }
 
 pub(crate) struct Op {
@@ -103,6 +129,10 @@ impl Node {
 
     pub(crate) fn outputs(&self) -> &[OutputSpec] {
         &self.outputs
+    }
+
+    pub(crate) fn flags(&self) -> Flags {
+        self.flags
     }
 
     /// Whether evaluation must keep this node's graph (see [`Flags`]).
@@ -135,8 +165,32 @@ impl Array {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             outputs,
             flags,
+            placeholder: false,
             state: Mutex::new(state),
         })
+    }
+
+    /// A placeholder node with no value yet.
+    pub(crate) fn new_placeholder(shape: Vec<usize>, dtype: DType) -> Array {
+        let node = Node {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            outputs: vec![OutputSpec { shape, dtype }],
+            flags: Flags {
+                dataflow: true,
+                ..Flags::default()
+            },
+            placeholder: true,
+            state: Mutex::new(NodeState {
+                op: None,
+                data: None,
+                stamp: 0,
+                runs: 0,
+            }),
+        };
+        Array {
+            node: Arc::new(node),
+            index: 0,
+        }
     }
 
     fn inherited_flags(inputs: &[Array]) -> Flags {
@@ -157,12 +211,8 @@ impl Array {
             primitive: Arc::new(primitive),
             inputs,
         };
-        let state = NodeState {
-            op: Some(op),
-            data: None,
-        };
         Array {
-            node: Array::from_node(vec![spec], state, flags),
+            node: Array::from_node(vec![spec], NodeState::pending(op), flags),
             index: 0,
         }
     }
@@ -194,14 +244,7 @@ impl Array {
             primitive: Arc::new(primitive),
             inputs,
         };
-        let node = Array::from_node(
-            outputs,
-            NodeState {
-                op: Some(op),
-                data: None,
-            },
-            flags,
-        );
+        let node = Array::from_node(outputs, NodeState::pending(op), flags);
         (0..n)
             .map(|index| Array {
                 node: node.clone(),
@@ -216,12 +259,8 @@ impl Array {
             shape: tensor.shape.clone(),
             dtype: tensor.dtype,
         };
-        let state = NodeState {
-            op: None,
-            data: Some(vec![tensor]),
-        };
         Array {
-            node: Array::from_node(vec![spec], state, Flags::default()),
+            node: Array::from_node(vec![spec], NodeState::ready(vec![tensor]), Flags::default()),
             index: 0,
         }
     }
@@ -307,7 +346,7 @@ impl Array {
             .data
             .as_ref()
             .map(|d| d[self.index].clone())
-            .ok_or_else(|| Error::runtime("[eval] The array has no data after evaluation."))
+            .ok_or_else(|| crate::eval::missing_data(&self.node))
     }
 
     /// Evaluates and returns the elements in row-major order, converted to `T`

@@ -1,10 +1,15 @@
-//! Evaluation: order the unevaluated ancestors of the requested arrays, run each node's
-//! kernel, store its data and detach it from the graph. No recursion anywhere.
+//! Evaluation: order the ancestors of the requested arrays that need computing, run each
+//! node's kernel, store its data and detach it from the graph. No recursion anywhere.
+//!
+//! Dataflow graphs (those depending on placeholders) keep their operations after
+//! evaluation. Each of their nodes records the newest placeholder assignment its data
+//! reflects (its stamp); a node is recomputed only when that is out of date or its data
+//! was given away to a later node's output (Owl-style buffer reuse).
 
 use crate::array::{Array, Node};
 use crate::backend::Tensor;
 use crate::error::{Error, Result};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// Computes `arrays` and everything they depend on that is not computed yet.
@@ -18,14 +23,15 @@ use std::sync::Arc;
 /// assert!(b.is_evaluated() && c.is_evaluated());
 /// ```
 pub fn eval(arrays: &[&Array]) -> Result<()> {
-    for node in schedule(arrays) {
-        run(&node)?;
+    for (node, stamp) in schedule(arrays) {
+        run(&node, stamp)?;
     }
     Ok(())
 }
 
-/// Unevaluated nodes reachable from `arrays`, each after all of its inputs.
-fn schedule(arrays: &[&Array]) -> Vec<Arc<Node>> {
+/// Nodes reachable from `arrays` that may need computing, each after its inputs: those
+/// without data and, in dataflow graphs, every node with an operation.
+fn candidates(arrays: &[&Array]) -> Vec<Arc<Node>> {
     let mut order = Vec::new();
     let mut seen: HashSet<*const Node> = HashSet::new();
     // (node, inputs already pushed)
@@ -45,8 +51,9 @@ fn schedule(arrays: &[&Array]) -> Vec<Arc<Node>> {
         let inputs: Vec<Arc<Node>> = {
             let state = node.lock();
             match (&state.data, &state.op) {
-                (None, Some(op)) => op.inputs.iter().map(|a| a.node.clone()).collect(),
-                // Evaluated, or consumed by a failed evaluation (reported by `run`).
+                (Some(_), _) if !node.flags().dataflow => continue,
+                (_, Some(op)) => op.inputs.iter().map(|a| a.node.clone()).collect(),
+                // Constants and placeholders; missing data is reported by `run`.
                 _ => continue,
             }
         };
@@ -60,13 +67,66 @@ fn schedule(arrays: &[&Array]) -> Vec<Arc<Node>> {
     order
 }
 
-/// Computes one node from its (computed) inputs.
-fn run(node: &Arc<Node>) -> Result<()> {
-    let mut state = node.lock();
-    if state.data.is_some() {
-        return Ok(());
+/// The nodes to run, in order, with the stamp each will hold once run.
+fn schedule(arrays: &[&Array]) -> Vec<(Arc<Node>, u64)> {
+    let order = candidates(arrays);
+    if !order.iter().any(|n| n.flags().dataflow) {
+        // Ordinary graphs: every candidate lacks data and is needed.
+        return order.into_iter().map(|n| (n, 0)).collect();
     }
-    let op = state.op.take().ok_or_else(consumed)?;
+    // Current stamps, forward: a node reflects the newest assignment among its inputs.
+    let mut current: HashMap<*const Node, u64> = HashMap::new();
+    let mut stale: HashSet<*const Node> = HashSet::new();
+    let mut inputs_of: Vec<Vec<*const Node>> = Vec::with_capacity(order.len());
+    for node in &order {
+        let state = node.lock();
+        let inputs = state.op.as_ref().map_or(&[][..], |op| &op.inputs[..]);
+        let mut stamp = 0;
+        for input in inputs {
+            let key = Arc::as_ptr(&input.node);
+            let s = match current.get(&key) {
+                Some(&s) => s,
+                None => input.node.lock().stamp,
+            };
+            stamp = stamp.max(s);
+        }
+        inputs_of.push(inputs.iter().map(|a| Arc::as_ptr(&a.node)).collect());
+        let key = Arc::as_ptr(node);
+        current.insert(key, stamp);
+        if state.data.is_none() || state.stamp != stamp {
+            stale.insert(key);
+        }
+    }
+    // Needed, backward: a stale requested array, and the stale inputs of needed nodes.
+    let mut needed: HashSet<*const Node> = arrays
+        .iter()
+        .map(|a| Arc::as_ptr(&a.node))
+        .filter(|k| stale.contains(k))
+        .collect();
+    for (node, inputs) in order.iter().zip(&inputs_of).rev() {
+        if needed.contains(&Arc::as_ptr(node)) {
+            needed.extend(inputs.iter().filter(|k| stale.contains(*k)));
+        }
+    }
+    order
+        .into_iter()
+        .filter(|n| needed.contains(&Arc::as_ptr(n)))
+        .map(|n| {
+            let stamp = current[&Arc::as_ptr(&n)];
+            (n, stamp)
+        })
+        .collect()
+}
+
+/// Computes one node from its (computed) inputs.
+fn run(node: &Arc<Node>, stamp: u64) -> Result<()> {
+    let mut state = node.lock();
+    let Some(op) = state.op.take() else {
+        return match state.data {
+            Some(_) => Ok(()),
+            None => Err(consumed()),
+        };
+    };
     let mut inputs = Vec::with_capacity(op.inputs.len());
     for input in &op.inputs {
         match input_tensor(input) {
@@ -84,6 +144,8 @@ fn run(node: &Arc<Node>) -> Result<()> {
                 .zip(node.outputs())
                 .all(|(t, s)| t.shape == s.shape && t.dtype == s.dtype));
             state.data = Some(outputs);
+            state.stamp = stamp;
+            state.runs += 1;
             if node.retains_graph() {
                 state.op = Some(op);
                 return Ok(());
@@ -101,20 +163,41 @@ fn run(node: &Arc<Node>) -> Result<()> {
 }
 
 /// The data of an evaluated input. When the op being run holds the only handle to the
-/// input (and the input's graph is not kept for re-evaluation), its tensor is moved out
-/// rather than shared, so the kernel may reuse its buffer.
+/// input, its tensor is moved out rather than shared, so the kernel may reuse its buffer;
+/// an input that keeps its graph becomes invalid and is recomputed if needed again.
+/// Placeholders keep their values.
 fn input_tensor(input: &Array) -> Result<Tensor> {
+    let mut state = input.node.lock();
     let sole_owner = Arc::strong_count(&input.node) == 1
         && input.node.outputs().len() == 1
-        && !input.node.retains_graph();
-    let mut state = input.node.lock();
-    let data = state.data.as_mut().ok_or_else(consumed)?;
+        && (state.op.is_some() || !input.node.retains_graph())
+        && !input.node.placeholder;
+    let Some(data) = state.data.as_mut() else {
+        return Err(missing_data(&input.node));
+    };
     if sole_owner {
         let t = data.pop().ok_or_else(consumed)?;
         state.data = None;
         Ok(t)
     } else {
         Ok(data[input.index].clone())
+    }
+}
+
+/// The error for reading a node that has no data after evaluation: an unassigned
+/// placeholder, or a node consumed by a failed evaluation.
+pub(crate) fn missing_data(node: &Node) -> Error {
+    if node.placeholder {
+        let spec = &node.outputs()[0];
+        Error::value(format!(
+            "[eval] Placeholder #{} of shape {:?} and dtype {} has no value: assign one before \
+             evaluating what depends on it.",
+            node.id(),
+            spec.shape,
+            spec.dtype
+        ))
+    } else {
+        consumed()
     }
 }
 

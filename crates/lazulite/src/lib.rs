@@ -22,7 +22,9 @@ pub mod shape;
 
 mod array;
 mod backend;
+mod dataflow;
 mod eval;
+mod graph_print;
 mod ops;
 mod primitive;
 mod print;
@@ -33,10 +35,12 @@ pub use backend::memory::{
     clear_cache, get_active_memory, get_cache_memory, get_peak_memory, reset_peak_memory,
     set_cache_limit, set_memory_limit,
 };
+pub use dataflow::placeholder;
 pub use dtype::{can_cast, finfo, iinfo, issubdtype, promote_types, Category, DType, FInfo, IInfo};
 pub use element::{Complex, Element, Scalar};
 pub use error::{Error, ErrorKind, Result};
 pub use eval::eval;
+pub use graph_print::{export_to_dot, to_dot, to_trace};
 pub use ops::*;
 pub use print::{get_printoptions, set_printoptions};
 pub use shape::{broadcast_shapes, Axes};

@@ -1,0 +1,137 @@
+//! Printing graphs: Owl's `to_trace` (one line per edge) and Graphviz DOT (`to_dot`,
+//! MLX's `export_to_dot`). Nodes are numbered 1, 2, ... in topological order.
+
+use crate::array::{Array, Node};
+use crate::error::Result;
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::sync::Arc;
+
+/// One node as printed: its number, op name, state, shape, dtype and input numbers.
+struct Printed {
+    number: usize,
+    name: String,
+    valid: bool,
+    shape: Vec<usize>,
+    dtype: crate::dtype::DType,
+    inputs: Vec<usize>,
+}
+
+/// The graph behind `outputs` in topological order (inputs first), iteratively.
+fn walk(outputs: &[&Array]) -> Vec<Printed> {
+    let mut numbers: HashMap<*const Node, usize> = HashMap::new();
+    let mut printed: Vec<Printed> = Vec::new();
+    let mut stack: Vec<Arc<Node>> = outputs.iter().rev().map(|a| a.node.clone()).collect();
+    while let Some(node) = stack.pop() {
+        if numbers.contains_key(&Arc::as_ptr(&node)) {
+            continue;
+        }
+        let state = node.lock();
+        let inputs: Vec<Arc<Node>> = state
+            .op
+            .as_ref()
+            .map(|op| op.inputs.iter().map(|a| a.node.clone()).collect())
+            .unwrap_or_default();
+        let pending: Vec<Arc<Node>> = inputs
+            .iter()
+            .filter(|i| !numbers.contains_key(&Arc::as_ptr(i)))
+            .cloned()
+            .collect();
+        if !pending.is_empty() {
+            drop(state);
+            stack.push(node);
+            stack.extend(pending.into_iter().rev());
+            continue;
+        }
+        let name = match &state.op {
+            Some(op) => op.primitive.name().to_string(),
+            None if node.placeholder => "variable".to_string(),
+            None => "const".to_string(),
+        };
+        let spec = &node.outputs()[0];
+        let number = printed.len() + 1;
+        printed.push(Printed {
+            number,
+            name,
+            valid: state.data.is_some(),
+            shape: spec.shape.clone(),
+            dtype: spec.dtype,
+            inputs: inputs.iter().map(|i| numbers[&Arc::as_ptr(i)]).collect(),
+        });
+        drop(state);
+        numbers.insert(Arc::as_ptr(&node), number);
+    }
+    printed
+}
+
+fn label(p: &Printed) -> String {
+    format!(
+        "#{} name:{} state:{} shape:{:?} dtype:{}",
+        p.number,
+        p.name,
+        if p.valid { "valid" } else { "invalid" },
+        p.shape,
+        p.dtype
+    )
+}
+
+/// One line per edge of the graph behind `outputs`, from the outputs back to the leaves
+/// (Owl's `to_trace`): `[ #3 name:add state:invalid ... ] -> [ #4 name:sin ... ]`.
+///
+/// ```
+/// use lazulite::{placeholder, to_trace, DType};
+/// let x = placeholder(&[2], DType::Float32).unwrap();
+/// let y = x.sin().unwrap();
+/// let trace = to_trace(&[&y]);
+/// assert!(trace.starts_with("[ #1 name:variable state:invalid"));
+/// assert!(trace.contains("-> [ #2 name:sin"));
+/// ```
+pub fn to_trace(outputs: &[&Array]) -> String {
+    let nodes = walk(outputs);
+    let mut out = String::new();
+    for p in nodes.iter().rev() {
+        for &input in &p.inputs {
+            let _ = writeln!(out, "[ {} ] -> [ {} ]", label(&nodes[input - 1]), label(p));
+        }
+    }
+    out
+}
+
+/// The graph behind `outputs` in Graphviz DOT (render with `dot -Tsvg`); nodes holding a
+/// value are filled.
+///
+/// ```
+/// let a = lazulite::Array::from_slice(&[1.0f32], &[1]).unwrap();
+/// let dot = lazulite::to_dot(&[&a.exp().unwrap()]);
+/// assert!(dot.starts_with("digraph"));
+/// assert!(dot.contains("n1 -> n2"));
+/// ```
+pub fn to_dot(outputs: &[&Array]) -> String {
+    let nodes = walk(outputs);
+    let mut out = String::from("digraph lazulite {\n  node [shape=box, fontname=\"monospace\"];\n");
+    for p in &nodes {
+        let style = if p.valid {
+            ", style=filled, fillcolor=\"#dbe9f6\""
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "  n{} [label=\"#{} {}\\n{:?} {}\"{}];",
+            p.number, p.number, p.name, p.shape, p.dtype, style
+        );
+    }
+    for p in &nodes {
+        for input in &p.inputs {
+            let _ = writeln!(out, "  n{input} -> n{};", p.number);
+        }
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// Writes [`to_dot`] of `outputs` to `path` (MLX's `export_to_dot`).
+pub fn export_to_dot(path: impl AsRef<std::path::Path>, outputs: &[&Array]) -> Result<()> {
+    std::fs::write(path, to_dot(outputs))?;
+    Ok(())
+}

@@ -1,0 +1,220 @@
+//! Dataflow à la Owl: the examples of the seed `owl-lazy-evaluation-and-dataflow.md`
+//! translated, which nodes run after re-assignments, and consistency with eager results.
+
+use lazulite::{placeholder, to_dot, to_trace, Array, DType, ErrorKind, Result};
+
+fn matrix(seed: u64, rows: usize, cols: usize) -> Array {
+    let mut s = seed | 1;
+    let v: Vec<f64> = (0..rows * cols)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            0.1 + 0.8 * ((s >> 11) as f64 / (1u64 << 53) as f64)
+        })
+        .collect();
+    Array::from_slice(&v, &[rows, cols]).unwrap()
+}
+
+/// `add x x |> log |> sin |> neg |> cos |> abs |> sinh |> round |> atan`.
+fn chain(x: &Array) -> Result<Array> {
+    (x + x)
+        .log()?
+        .sin()?
+        .negative()?
+        .cos()?
+        .abs()?
+        .sinh()
+        .and_then(|y| lazulite::round(&y, 0))?
+        .arctan()
+}
+
+/// Seed: "A Simple Example" — the lazy chain on a placeholder equals the eager chain.
+#[test]
+fn owl_lazy_chain_matches_eager() {
+    let x = matrix(1, 10, 10);
+    let a = placeholder(&[10, 10], DType::Float64).unwrap();
+    let z = chain(&a).unwrap();
+    a.assign(&x).unwrap();
+    z.eval().unwrap();
+    assert_eq!(
+        z.to_vec::<f64>().unwrap(),
+        chain(&x).unwrap().to_vec::<f64>().unwrap()
+    );
+}
+
+/// Seed: `print_trace` — the edges, and which nodes keep a value after evaluation
+/// (intermediate buffers were reused: only the variables and the output are valid).
+#[test]
+fn owl_trace_printing() {
+    let a = matrix(2, 3, 3);
+    let x = placeholder(&[3, 3], DType::Float64).unwrap();
+    let y = placeholder(&[3, 3], DType::Float64).unwrap();
+    let z = lazulite::add(&x, &y)
+        .unwrap()
+        .sin()
+        .unwrap()
+        .abs()
+        .unwrap()
+        .log()
+        .unwrap();
+    x.assign(&a).unwrap();
+    y.assign(&a).unwrap();
+    z.eval().unwrap();
+    let t = "shape:[3, 3] dtype:float64";
+    let expected = format!(
+        "[ #5 name:abs state:invalid {t} ] -> [ #6 name:log state:valid {t} ]\n\
+         [ #4 name:sin state:invalid {t} ] -> [ #5 name:abs state:invalid {t} ]\n\
+         [ #3 name:add state:invalid {t} ] -> [ #4 name:sin state:invalid {t} ]\n\
+         [ #1 name:variable state:valid {t} ] -> [ #3 name:add state:invalid {t} ]\n\
+         [ #2 name:variable state:valid {t} ] -> [ #3 name:add state:invalid {t} ]\n"
+    );
+    assert_eq!(to_trace(&[&z]), expected);
+    // The values are right, and reading them again recomputes nothing.
+    let eager = lazulite::add(&a, &a)
+        .unwrap()
+        .sin()
+        .unwrap()
+        .abs()
+        .unwrap()
+        .log()
+        .unwrap();
+    assert_eq!(z.to_vec::<f64>().unwrap(), eager.to_vec::<f64>().unwrap());
+    assert_eq!(z.evaluation_count(), 1);
+    let dot = to_dot(&[&z]);
+    assert_eq!(dot.matches(" -> ").count(), 5);
+    assert!(
+        dot.contains("n3 [label=\"#3 add\\n[3, 3] float64\"];"),
+        "{dot}"
+    );
+}
+
+/// Incremental evaluation: after re-assigning one placeholder, only the nodes that depend
+/// on it run, and a node whose buffer was reused runs again only if needed.
+#[test]
+fn reassignment_recomputes_only_what_depends_on_it() {
+    let a = placeholder(&[4, 4], DType::Float64).unwrap();
+    let b = placeholder(&[], DType::Float64).unwrap();
+    let sa = a.sin().unwrap();
+    let ca = sa.cos().unwrap();
+    let c = lazulite::add(&lazulite::multiply(&ca, &a).unwrap(), &b).unwrap();
+    a.assign(&matrix(3, 4, 4)).unwrap();
+    b.assign(5.0).unwrap();
+    c.eval().unwrap();
+    let runs = || {
+        [
+            sa.evaluation_count(),
+            ca.evaluation_count(),
+            c.evaluation_count(),
+        ]
+    };
+    assert_eq!(runs(), [1, 1, 1]);
+    for value in [6.0, 7.0] {
+        b.assign(value).unwrap();
+        c.eval().unwrap();
+        let eager = lazulite::add(
+            &lazulite::multiply(
+                &matrix(3, 4, 4).sin().unwrap().cos().unwrap(),
+                &matrix(3, 4, 4),
+            )
+            .unwrap(),
+            value,
+        )
+        .unwrap();
+        assert_eq!(c.to_vec::<f64>().unwrap(), eager.to_vec::<f64>().unwrap());
+    }
+    // sa and ca are held by us, so they kept their values and did not run again.
+    assert_eq!(runs(), [1, 1, 3]);
+    a.assign(&matrix(4, 4, 4)).unwrap();
+    assert_eq!(
+        ca.to_vec::<f64>().unwrap(),
+        matrix(4, 4, 4)
+            .sin()
+            .unwrap()
+            .cos()
+            .unwrap()
+            .to_vec::<f64>()
+            .unwrap()
+    );
+    assert_eq!(runs(), [2, 2, 3]);
+}
+
+#[test]
+fn placeholder_errors() {
+    let x = placeholder(&[2, 2], DType::Float32).unwrap();
+    let y = x.exp().unwrap();
+    let err = y.eval().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Value);
+    assert!(err.message().contains("Placeholder"), "{err}");
+    assert!(x.to_vec::<f32>().is_err());
+    let wrong_shape = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+    assert_eq!(x.assign(&wrong_shape).unwrap_err().kind(), ErrorKind::Value);
+    let wrong_dtype = Array::from_slice(&[1.0f64; 4], &[2, 2]).unwrap();
+    assert_eq!(x.assign(&wrong_dtype).unwrap_err().kind(), ErrorKind::Value);
+    assert_eq!(y.assign(1.0).unwrap_err().kind(), ErrorKind::Value);
+    x.assign(0.0).unwrap();
+    assert_eq!(y.to_vec::<f32>().unwrap(), vec![1.0; 4]);
+}
+
+/// Random graphs over three placeholders, random assignments and evaluations: every
+/// read agrees with computing the same expression eagerly from the current values.
+#[test]
+fn random_assignments_stay_consistent_with_eager_evaluation() {
+    let mut s: u64 = 12345;
+    let mut next = |n: u64| {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (s >> 33) % n
+    };
+    for trial in 0..20 {
+        let ps: Vec<Array> = (0..3)
+            .map(|_| placeholder(&[3], DType::Float64).unwrap())
+            .collect();
+        let mut values: Vec<Array> = (0..3)
+            .map(|i| matrix(trial * 10 + i, 1, 3).reshape(&[3]).unwrap())
+            .collect();
+        for (p, v) in ps.iter().zip(&values) {
+            p.assign(v).unwrap();
+        }
+        // Node k is op(k) of two earlier nodes; the same recipe is replayed eagerly.
+        let mut recipe: Vec<(u64, usize, usize)> = Vec::new();
+        let mut nodes: Vec<Array> = ps.clone();
+        for _ in 0..12 {
+            let (op, i, j) = (
+                next(4),
+                next(nodes.len() as u64) as usize,
+                next(nodes.len() as u64) as usize,
+            );
+            recipe.push((op, i, j));
+            nodes.push(apply(op, &nodes[i], &nodes[j]));
+        }
+        let outputs: Vec<Array> = nodes[nodes.len() - 4..].to_vec();
+        for _ in 0..6 {
+            let k = next(3) as usize;
+            values[k] = matrix(next(1000), 1, 3).reshape(&[3]).unwrap();
+            ps[k].assign(&values[k]).unwrap();
+            let which = next(4) as usize;
+            let mut eager: Vec<Array> = values.clone();
+            for &(op, i, j) in &recipe {
+                let v = apply(op, &eager[i], &eager[j]);
+                eager.push(v);
+            }
+            let expected = eager[eager.len() - 4 + which].to_vec::<f64>().unwrap();
+            assert_eq!(
+                outputs[which].to_vec::<f64>().unwrap(),
+                expected,
+                "trial {trial}"
+            );
+        }
+    }
+}
+
+fn apply(op: u64, a: &Array, b: &Array) -> Array {
+    match op {
+        0 => a + b,
+        1 => a * b,
+        2 => a.sin().unwrap(),
+        _ => lazulite::maximum(a, &b.cos().unwrap()).unwrap(),
+    }
+}
