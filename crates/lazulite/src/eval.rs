@@ -128,8 +128,9 @@ fn run(node: &Arc<Node>, stamp: u64) -> Result<()> {
         };
     };
     let mut inputs = Vec::with_capacity(op.inputs.len());
+    let keeps_inputs = node.retains_graph();
     for input in &op.inputs {
-        match input_tensor(input) {
+        match input_tensor(input, keeps_inputs) {
             Ok(t) => inputs.push(t),
             Err(e) => {
                 state.op = Some(op);
@@ -163,15 +164,16 @@ fn run(node: &Arc<Node>, stamp: u64) -> Result<()> {
 }
 
 /// The data of an evaluated input. When the op being run holds the only handle to the
-/// input, its tensor is moved out rather than shared, so the kernel may reuse its buffer;
-/// an input that keeps its graph becomes invalid and is recomputed if needed again.
-/// Placeholders keep their values.
-fn input_tensor(input: &Array) -> Result<Tensor> {
+/// input, its tensor is moved out rather than shared, so the kernel may reuse its buffer.
+/// If the op keeps its graph (`keeps_inputs`), only inputs that can be recomputed give
+/// their data away (they become invalid until needed again); placeholders never do.
+fn input_tensor(input: &Array, keeps_inputs: bool) -> Result<Tensor> {
     let mut state = input.node.lock();
+    let recomputable = state.op.is_some();
     let sole_owner = Arc::strong_count(&input.node) == 1
         && input.node.outputs().len() == 1
-        && (state.op.is_some() || !input.node.retains_graph())
-        && !input.node.placeholder;
+        && !input.node.placeholder
+        && (recomputable || !keeps_inputs);
     let Some(data) = state.data.as_mut() else {
         return Err(missing_data(&input.node));
     };
