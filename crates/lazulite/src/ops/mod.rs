@@ -16,3 +16,7 @@ pub use creation::*;
 pub use operand::Operand;
 pub use unary::*;
 pub use view::{broadcast_to, reshape, slice, transpose};
+pub mod shape;
+pub mod ternary;
+pub use shape::*;
+pub use ternary::*;

@@ -3,5 +3,7 @@
 pub mod binary;
 pub mod elementwise;
 pub mod math;
+pub mod shape;
 pub mod strided;
+pub mod ternary;
 pub mod unary;
