@@ -4,7 +4,7 @@
 use super::binary::{add, equal, less_equal, subtract};
 use super::cast::astype;
 use super::operand::{to_arrays, Operand};
-use super::shape::{axis_index, broadcast_arrays, fold_last_axis, pad};
+use super::shape::{axis_index, broadcast_arrays, fold_last_axis, pad, sized};
 use super::ternary::where_;
 use super::unary::logical_not;
 use super::view::{broadcast_to, reshape};
@@ -185,7 +185,7 @@ impl Primitive for Linspace {
 /// assert_eq!(b.to_vec::<f32>().unwrap()[1], 0.2);
 /// ```
 pub fn linspace(start: f64, stop: f64, num: usize, endpoint: bool, dtype: DType) -> Result<Array> {
-    checked_size(&[num])?;
+    sized("linspace", &[num])?;
     let div = if endpoint { num.saturating_sub(1) } else { num };
     let step = if div > 0 {
         (stop - start) / div as f64
@@ -221,7 +221,7 @@ fn grid_indices(n: usize, m: usize) -> Result<(Array, Array)> {
 /// ```
 pub fn eye(n: usize, m: Option<usize>, k: i64, dtype: DType) -> Result<Array> {
     let m = m.unwrap_or(n);
-    checked_size(&[n, m])?;
+    sized("eye", &[n, m])?;
     let (rows, cols) = grid_indices(n, m)?;
     astype(&equal(subtract(&cols, &rows)?, k)?, dtype)
 }
@@ -245,7 +245,7 @@ pub fn identity(n: usize, dtype: DType) -> Result<Array> {
 /// ```
 pub fn tri(n: usize, m: Option<usize>, k: i64, dtype: DType) -> Result<Array> {
     let m = m.unwrap_or(n);
-    checked_size(&[n, m])?;
+    sized("tri", &[n, m])?;
     let (rows, cols) = grid_indices(n, m)?;
     astype(&less_equal(subtract(&cols, &rows)?, k)?, dtype)
 }
@@ -344,7 +344,7 @@ pub fn diag(a: &Array, k: i64) -> Result<Array> {
                 .filter(|&n| n <= isize::MAX as u64)
                 .ok_or_else(|| Error::value(format!("[diag] Offset {k} is too large.")))?
                 as i64;
-            checked_size(&[n as usize, n as usize])?;
+            sized("diag", &[n as usize, n as usize])?;
             let padded = pad(a, &[(0, shift as i64)], "constant", 0)?;
             let placed = if k >= 0 {
                 reshape(&padded, &[n, 1])?

@@ -31,6 +31,11 @@ pub(crate) fn axis_index(op: &str, axis: i32, ndim: usize) -> Result<usize> {
     Ok(if a < 0 { (a + n) as usize } else { a as usize })
 }
 
+/// The number of elements of `shape`; an error naming `op` if it is too large.
+pub(crate) fn sized(op: &str, shape: &[usize]) -> Result<usize> {
+    checked_size(shape).map_err(|e| Error::value(format!("[{op}] {}", e.message())))
+}
+
 /// Sorted, normalised `axes`; index error when out of bounds, value error on duplicates.
 fn distinct_axes(op: &str, axes: &[i32], ndim: usize) -> Result<Vec<usize>> {
     let mut out = axes
@@ -391,7 +396,7 @@ pub fn concatenate(arrays: &[Array], axis: impl Into<Option<i32>>) -> Result<Arr
             .checked_add(a.shape()[ax])
             .ok_or_else(|| Error::value("[concatenate] The result has too many elements."))?;
     }
-    checked_size(&shape)?;
+    sized("concatenate", &shape)?;
     let dtype = arrays
         .iter()
         .map(|a| a.dtype())
@@ -594,7 +599,7 @@ pub fn pad(
             .ok_or_else(|| Error::value("[pad] The padded array has too many elements."))?
             as usize;
     }
-    checked_size(&out_shape)?;
+    sized("pad", &out_shape)?;
     let value = {
         let (values, _) = to_arrays("pad", &[constant_values.into()])?;
         if values[0].size() != 1 {
@@ -703,7 +708,7 @@ pub fn tile(a: &Array, reps: &[i64]) -> Result<Array> {
         .zip(&shape)
         .flat_map(|(&r, &d)| [r, d])
         .collect();
-    checked_size(&target)?;
+    sized("tile", &target)?;
     let out: Vec<usize> = reps.iter().zip(&shape).map(|(&r, &d)| r * d).collect();
     let expanded = broadcast_to(&reshaped(a, &interleaved)?, &target)?;
     reshaped(&expanded, &out)
@@ -729,7 +734,7 @@ pub fn repeat(a: &Array, repeats: i64, axis: impl Into<Option<i32>>) -> Result<A
     let ax = axis_index("repeat", axis, a.ndim())?;
     let mut target = a.shape().to_vec();
     target.insert(ax + 1, repeats as usize);
-    checked_size(&target)?;
+    sized("repeat", &target)?;
     let mut out = a.shape().to_vec();
     out[ax] *= repeats as usize;
     let expanded = broadcast_to(&expand_dims(a, ax as i32 + 1)?, &target)?;
@@ -902,7 +907,7 @@ pub fn as_strided(
     offset: i64,
 ) -> Result<Array> {
     let shape = shape.unwrap_or(a.shape()).to_vec();
-    let size = checked_size(&shape)?;
+    let size = sized("as_strided", &shape)?;
     let strides: Vec<i64> = match strides {
         Some(s) => s.to_vec(),
         None => contiguous_strides(&shape)
@@ -1085,4 +1090,68 @@ pub(crate) fn fold_last_axis(
         };
     }
     reshaped(&x, &outer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::creation::diagonal;
+    use std::sync::Arc;
+
+    fn shares_buffer(a: &Array, b: &Array) -> bool {
+        Arc::ptr_eq(&a.tensor().unwrap().buf, &b.tensor().unwrap().buf)
+    }
+
+    #[test]
+    fn views_share_the_input_buffer() {
+        let data: Vec<f32> = (0..24).map(|i| i as f32).collect();
+        let x = Array::from_slice(&data, &[2, 3, 4]).unwrap();
+        let t = swapaxes(&x, 0, 2).unwrap();
+        let views = [
+            flip(&x, Axes::All).unwrap(),
+            flip(&t, 1).unwrap(),
+            diagonal(&x, 1, 2, 0).unwrap(),
+            diagonal(&t, -1, 0, 1).unwrap(),
+            t.clone(),
+            moveaxis(&x, 0, -1).unwrap(),
+            expand_dims(&t, [0, -1]).unwrap(),
+            squeeze(&expand_dims(&t, 1).unwrap(), Axes::All).unwrap(),
+            flatten(&x, 0, 1).unwrap(),
+            flatten(&flip(&x, 2).unwrap(), 0, 1).unwrap(),
+            unflatten(&t, 0, &[2, 2]).unwrap(),
+            split(&x, 3, 1).unwrap()[2].clone(),
+            unstack(&t, 0).unwrap()[3].clone(),
+            atleast_3d(&flatten(&x, 0, -1).unwrap()).unwrap(),
+            as_strided(&x, Some(&[3, 3]), Some(&[5, -2]), 6).unwrap(),
+            view(&x, DType::UInt8).unwrap(),
+            broadcast_arrays(&[x.clone(), Array::zeros(&[5, 1, 1, 1], DType::Int8).unwrap()])
+                .unwrap()[0]
+                .clone(),
+            contiguous(&x, false).unwrap(),
+            contiguous(&permute_dims(&x, None).unwrap(), true).unwrap(),
+        ];
+        for (i, v) in views.iter().enumerate() {
+            assert!(shares_buffer(&x, v), "view {i} copied its input");
+        }
+        // Merging axes that are not contiguous with each other needs a copy.
+        assert!(!shares_buffer(&x, &flatten(&t, 0, 1).unwrap()));
+        assert!(!shares_buffer(&x, &contiguous(&t, false).unwrap()));
+    }
+
+    #[test]
+    fn reshape_strides_follow_numpy() {
+        use crate::ops::view::reshape_strides;
+        // A transposed (3, 4) array: splitting an axis keeps a view, merging does not.
+        assert_eq!(
+            reshape_strides(&[4, 3], &[1, 4], &[2, 2, 3]),
+            Some(vec![2, 1, 4])
+        );
+        assert_eq!(reshape_strides(&[4, 3], &[1, 4], &[12]), None);
+        assert_eq!(
+            reshape_strides(&[4, 1, 3], &[-3, 7, -1], &[12, 1]),
+            Some(vec![-1, -1])
+        );
+        assert_eq!(reshape_strides(&[1, 1], &[5, 9], &[1]), Some(vec![1]));
+        assert_eq!(reshape_strides(&[0, 3], &[3, 1], &[3, 0]), Some(vec![1, 1]));
+    }
 }
