@@ -795,10 +795,13 @@ pub fn roll(a: &Array, shift: impl Into<Shifts>, axis: impl Into<Axes>) -> Resul
     }
     let axes = match axis.into() {
         Axes::All => {
+            let n = a.size().max(1) as i128;
             let total = shifts
                 .iter()
-                .fold(0i64, |acc, &s| acc.wrapping_add(s % (1 << 62)));
-            let flat = roll(&reshape(a, &[-1])?, total, 0)?;
+                .map(|&s| s as i128)
+                .sum::<i128>()
+                .rem_euclid(n);
+            let flat = roll(&reshape(a, &[-1])?, total as i64, 0)?;
             return reshaped(&flat, a.shape());
         }
         Axes::List(axes) => axes,
