@@ -1,8 +1,13 @@
-//! Arrays made from nothing but a shape and values: full, zeros, ones, arange.
+//! Arrays made from a shape and values (full, zeros, ones, arange, linspace, eye, tri,
+//! meshgrid) and the triangle and diagonal ops (tril, triu, diag, diagonal, trace).
 
+use super::binary::{add, equal, less_equal, subtract};
 use super::cast::astype;
 use super::operand::{to_arrays, Operand};
-use super::view::broadcast_to;
+use super::shape::{axis_index, broadcast_arrays, fold_last_axis, pad, sized};
+use super::ternary::where_;
+use super::unary::logical_not;
+use super::view::{broadcast_to, reshape};
 use crate::array::Array;
 use crate::backend::Tensor;
 use crate::dtype::DType;
@@ -112,4 +117,371 @@ pub fn arange(start: f64, stop: f64, step: f64, dtype: DType) -> Result<Array> {
         vec![len as usize],
         dtype,
     ))
+}
+
+/// An array of `shape` and `dtype`. As in MLX, its elements are zeros.
+///
+/// ```
+/// let a = lazulite::empty(&[2], lazulite::DType::Int32).unwrap();
+/// assert_eq!(a.to_vec::<i32>().unwrap(), vec![0, 0]);
+/// ```
+pub fn empty(shape: &[usize], dtype: DType) -> Result<Array> {
+    zeros(shape, dtype)
+}
+
+/// An array with the shape of `a` filled with `value`, of `dtype` if given, else of
+/// `a`'s dtype.
+///
+/// ```
+/// use lazulite::{full_like, Array, DType};
+/// let a = Array::from_slice(&[1i32, 2], &[2]).unwrap();
+/// assert_eq!(full_like(&a, 2.7, None).unwrap().to_vec::<i32>().unwrap(), vec![2, 2]);
+/// assert_eq!(full_like(&a, 2.5, Some(DType::Float32)).unwrap().dtype(), DType::Float32);
+/// ```
+pub fn full_like(a: &Array, value: impl Into<Operand>, dtype: Option<DType>) -> Result<Array> {
+    full(a.shape(), value, Some(dtype.unwrap_or(a.dtype())))
+}
+
+pub(crate) struct Linspace {
+    start: f64,
+    step: f64,
+    last: Option<f64>,
+}
+
+impl Primitive for Linspace {
+    fn name(&self) -> &'static str {
+        "linspace"
+    }
+
+    fn params(&self) -> String {
+        format!("start={}, step={}", self.start, self.step)
+    }
+
+    fn eval(&self, _: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        let spec = &outputs[0];
+        let mut t = Tensor::uninit(spec.dtype, &spec.shape)?;
+        dispatch!(spec.dtype, T => {
+            let values = t.slice_mut::<T>();
+            for (i, v) in values.iter_mut().enumerate() {
+                *v = T::from_f64(self.start + i as f64 * self.step).store();
+            }
+            // NumPy sets the endpoint exactly, so integer results do not truncate below it.
+            if let (Some(last), Some(v)) = (self.last, values.last_mut()) {
+                *v = T::from_f64(last).store();
+            }
+        });
+        Ok(vec![t])
+    }
+}
+
+/// `num` evenly spaced values from `start` to `stop` (included if `endpoint`), computed
+/// in float64 and converted to `dtype` (MLX's default is float32).
+///
+/// ```
+/// use lazulite::{linspace, DType};
+/// let a = linspace(0.0, 1.0, 5, true, DType::Float32).unwrap();
+/// assert_eq!(a.to_vec::<f32>().unwrap(), vec![0.0, 0.25, 0.5, 0.75, 1.0]);
+/// let b = linspace(0.0, 1.0, 5, false, DType::Float32).unwrap();
+/// assert_eq!(b.to_vec::<f32>().unwrap()[1], 0.2);
+/// ```
+pub fn linspace(start: f64, stop: f64, num: usize, endpoint: bool, dtype: DType) -> Result<Array> {
+    sized("linspace", &[num])?;
+    let div = if endpoint { num.saturating_sub(1) } else { num };
+    let step = if div > 0 {
+        (stop - start) / div as f64
+    } else {
+        0.0
+    };
+    let last = (endpoint && num > 1).then_some(stop);
+    Ok(Array::from_op(
+        Linspace { start, step, last },
+        vec![],
+        vec![num],
+        dtype,
+    ))
+}
+
+/// Row and column indices of an `n x m` grid as int64 `(n, 1)` and `(1, m)` arrays.
+fn grid_indices(n: usize, m: usize) -> Result<(Array, Array)> {
+    let rows = arange(0.0, n as f64, 1.0, DType::Int64)?;
+    let cols = arange(0.0, m as f64, 1.0, DType::Int64)?;
+    Ok((
+        reshape(&rows, &[n as i64, 1])?,
+        reshape(&cols, &[1, m as i64])?,
+    ))
+}
+
+/// An `n x m` (`m` defaults to `n`) array with ones on diagonal `k` (above the main one
+/// for `k > 0`) and zeros elsewhere.
+///
+/// ```
+/// use lazulite::{eye, DType};
+/// let a = eye(2, Some(3), 1, DType::Int32).unwrap();
+/// assert_eq!(a.to_vec::<i32>().unwrap(), vec![0, 1, 0, 0, 0, 1]);
+/// ```
+pub fn eye(n: usize, m: Option<usize>, k: i64, dtype: DType) -> Result<Array> {
+    let m = m.unwrap_or(n);
+    sized("eye", &[n, m])?;
+    let (rows, cols) = grid_indices(n, m)?;
+    astype(&equal(subtract(&cols, &rows)?, k)?, dtype)
+}
+
+/// The `n x n` identity matrix.
+///
+/// ```
+/// let a = lazulite::identity(2, lazulite::DType::Float32).unwrap();
+/// assert_eq!(a.to_vec::<f32>().unwrap(), vec![1.0, 0.0, 0.0, 1.0]);
+/// ```
+pub fn identity(n: usize, dtype: DType) -> Result<Array> {
+    eye(n, None, 0, dtype)
+}
+
+/// An `n x m` (`m` defaults to `n`) array with ones at and below diagonal `k`.
+///
+/// ```
+/// use lazulite::{tri, DType};
+/// let a = tri(2, Some(3), 1, DType::Int32).unwrap();
+/// assert_eq!(a.to_vec::<i32>().unwrap(), vec![1, 1, 0, 1, 1, 1]);
+/// ```
+pub fn tri(n: usize, m: Option<usize>, k: i64, dtype: DType) -> Result<Array> {
+    let m = m.unwrap_or(n);
+    sized("tri", &[n, m])?;
+    let (rows, cols) = grid_indices(n, m)?;
+    astype(&less_equal(subtract(&cols, &rows)?, k)?, dtype)
+}
+
+fn triangle(op: &str, x: &Array, keep: &Array) -> Result<Array> {
+    let zero = Array::zeros(&[], x.dtype())?;
+    where_(keep, x, &zero).map_err(|e| Error::new(e.kind(), format!("[{op}] {}", e.message())))
+}
+
+fn last_two(op: &str, x: &Array) -> Result<(usize, usize)> {
+    match x.shape() {
+        [.., n, m] => Ok((*n, *m)),
+        _ => Err(Error::value(format!("[{op}] array must be at least 2-D"))),
+    }
+}
+
+/// `x` with the elements above diagonal `k` of its last two axes set to zero.
+///
+/// ```
+/// use lazulite::{tril, Array};
+/// let a = Array::from_slice(&[1i32, 2, 3, 4], &[2, 2]).unwrap();
+/// assert_eq!(tril(&a, 0).unwrap().to_vec::<i32>().unwrap(), vec![1, 0, 3, 4]);
+/// ```
+pub fn tril(x: &Array, k: i64) -> Result<Array> {
+    let (n, m) = last_two("tril", x)?;
+    triangle("tril", x, &tri(n, Some(m), k, DType::Bool)?)
+}
+
+/// `x` with the elements below diagonal `k` of its last two axes set to zero.
+///
+/// ```
+/// use lazulite::{triu, Array};
+/// let a = Array::from_slice(&[1i32, 2, 3, 4], &[2, 2]).unwrap();
+/// assert_eq!(triu(&a, 0).unwrap().to_vec::<i32>().unwrap(), vec![1, 2, 0, 4]);
+/// ```
+pub fn triu(x: &Array, k: i64) -> Result<Array> {
+    let (n, m) = last_two("triu", x)?;
+    let below = tri(n, Some(m), k.saturating_sub(1), DType::Bool)?;
+    triangle("triu", x, &logical_not(&below)?)
+}
+
+/// Coordinate grids from 1-D coordinate vectors (other inputs are flattened).
+/// `indexing` is `"xy"` (Cartesian: the first two axes swapped) or `"ij"` (matrix);
+/// with `sparse` the outputs keep size 1 on every axis but their own.
+///
+/// ```
+/// use lazulite::{meshgrid, zeros, DType};
+/// let (x, y) = (zeros(&[2], DType::Float32).unwrap(), zeros(&[3], DType::Float32).unwrap());
+/// let g = meshgrid(&[x.clone(), y.clone()], false, "xy").unwrap();
+/// assert_eq!(g[0].shape(), &[3, 2]);
+/// let g = meshgrid(&[x, y], true, "ij").unwrap();
+/// assert_eq!((g[0].shape(), g[1].shape()), (&[2, 1][..], &[1, 3][..]));
+/// ```
+pub fn meshgrid(arrays: &[Array], sparse: bool, indexing: &str) -> Result<Vec<Array>> {
+    if indexing != "xy" && indexing != "ij" {
+        return Err(Error::value(
+            "[meshgrid] Invalid indexing value. Valid values are 'xy' and 'ij'.",
+        ));
+    }
+    let n = arrays.len();
+    let grids = arrays
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let position = match (indexing, i) {
+                ("xy", 0) if n > 1 => 1,
+                ("xy", 1) => 0,
+                _ => i,
+            };
+            let mut shape = vec![1i64; n];
+            shape[position] = -1;
+            reshape(a, &shape)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if sparse {
+        return Ok(grids);
+    }
+    broadcast_arrays(&grids)
+}
+
+/// A 1-D `a` placed on diagonal `k` of a square 2-D array, or diagonal `k` of a 2-D `a`.
+///
+/// ```
+/// use lazulite::{diag, Array};
+/// let v = Array::from_slice(&[1i32, 2], &[2]).unwrap();
+/// assert_eq!(diag(&v, 1).unwrap().to_vec::<i32>().unwrap(), vec![0, 1, 0, 0, 0, 2, 0, 0, 0]);
+/// let m = Array::from_slice(&[0i32, 1, 2, 3, 4, 5], &[2, 3]).unwrap();
+/// assert_eq!(diag(&m, 1).unwrap().to_vec::<i32>().unwrap(), vec![1, 5]);
+/// ```
+pub fn diag(a: &Array, k: i64) -> Result<Array> {
+    match a.ndim() {
+        1 => {
+            let shift = k.unsigned_abs();
+            let n = (a.shape()[0] as u64)
+                .checked_add(shift)
+                .filter(|&n| n <= isize::MAX as u64)
+                .ok_or_else(|| Error::value(format!("[diag] Offset {k} is too large.")))?
+                as i64;
+            sized("diag", &[n as usize, n as usize])?;
+            let padded = pad(a, &[(0, shift as i64)], "constant", 0)?;
+            let placed = if k >= 0 {
+                reshape(&padded, &[n, 1])?
+            } else {
+                reshape(&padded, &[1, n])?
+            };
+            let mask = eye(n as usize, None, k, DType::Bool)?;
+            where_(&mask, &placed, &Array::zeros(&[], a.dtype())?)
+        }
+        2 => diagonal(a, k, 0, 1),
+        d => Err(Error::value(format!(
+            "[diag] array must be 1-D or 2-D, got array with {d} dimensions."
+        ))),
+    }
+}
+
+pub(crate) struct Diagonal {
+    pub offset: i64,
+    pub axis1: usize,
+    pub axis2: usize,
+}
+
+impl Primitive for Diagonal {
+    fn name(&self) -> &'static str {
+        "diagonal"
+    }
+
+    fn params(&self) -> String {
+        format!(
+            "offset={}, axis1={}, axis2={}",
+            self.offset, self.axis1, self.axis2
+        )
+    }
+
+    fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        let mut t = inputs.pop().expect("one input");
+        let (s1, s2) = (t.strides[self.axis1], t.strides[self.axis2]);
+        let shape = outputs[0].shape.clone();
+        if shape.contains(&0) {
+            t.offset = 0;
+        } else {
+            let shift = if self.offset >= 0 {
+                self.offset as isize * s2
+            } else {
+                -self.offset as isize * s1
+            };
+            t.offset = (t.offset as isize + shift) as usize;
+        }
+        let mut strides: Vec<isize> = (0..t.ndim())
+            .filter(|&d| d != self.axis1 && d != self.axis2)
+            .map(|d| t.strides[d])
+            .collect();
+        strides.push(s1 + s2);
+        t.shape = shape;
+        t.strides = strides;
+        Ok(vec![t])
+    }
+}
+
+/// Diagonal `offset` of the 2-D planes of `a` spanned by `axis1` and `axis2`, as a view:
+/// those axes are removed and the diagonal becomes the last axis.
+///
+/// ```
+/// use lazulite::{diagonal, Array};
+/// let m = Array::from_slice(&[0i32, 1, 2, 3, 4, 5], &[2, 3]).unwrap();
+/// assert_eq!(diagonal(&m, 0, 0, 1).unwrap().to_vec::<i32>().unwrap(), vec![0, 4]);
+/// assert_eq!(diagonal(&m, -1, 0, 1).unwrap().to_vec::<i32>().unwrap(), vec![3]);
+/// ```
+pub fn diagonal(a: &Array, offset: i64, axis1: i32, axis2: i32) -> Result<Array> {
+    let ndim = a.ndim();
+    if ndim < 2 {
+        return Err(Error::value(format!(
+            "[diagonal] Array must have at least two dimensions, but got {ndim} dimensions."
+        )));
+    }
+    let normalize = |name: &str, axis: i32| {
+        axis_index("diagonal", axis, ndim).map_err(|_| {
+            Error::index(format!(
+                "[diagonal] Invalid {name} {axis} for array with {ndim} dimensions."
+            ))
+        })
+    };
+    let (ax1, ax2) = (normalize("axis1", axis1)?, normalize("axis2", axis2)?);
+    if ax1 == ax2 {
+        return Err(Error::value(
+            "[diagonal] axis1 and axis2 cannot be the same axis",
+        ));
+    }
+    let (n1, n2) = (a.shape()[ax1] as i128, a.shape()[ax2] as i128);
+    let off = offset as i128;
+    let len = if off >= 0 {
+        n1.min(n2 - off)
+    } else {
+        (n1 + off).min(n2)
+    }
+    .max(0) as usize;
+    let mut shape: Vec<usize> = (0..ndim)
+        .filter(|&d| d != ax1 && d != ax2)
+        .map(|d| a.shape()[d])
+        .collect();
+    shape.push(len);
+    let prim = Diagonal {
+        offset: if len == 0 { 0 } else { offset },
+        axis1: ax1,
+        axis2: ax2,
+    };
+    Ok(Array::from_op(prim, vec![a.clone()], shape, a.dtype()))
+}
+
+/// The sum along diagonal `offset` of the planes spanned by `axis1` and `axis2`, in
+/// `dtype` if given, else with MLX's sum dtype (bool/int8/int16 -> int32,
+/// uint8/uint16 -> uint32).
+///
+/// ```
+/// use lazulite::{eye, trace, DType};
+/// let a = eye(3, None, 0, DType::Int8).unwrap();
+/// let t = trace(&a, 0, 0, 1, None).unwrap();
+/// assert_eq!((t.dtype(), t.item::<i32>().unwrap()), (DType::Int32, 3));
+/// ```
+pub fn trace(
+    a: &Array,
+    offset: i64,
+    axis1: i32,
+    axis2: i32,
+    dtype: Option<DType>,
+) -> Result<Array> {
+    if a.ndim() < 2 {
+        return Err(Error::value(format!(
+            "[trace] Array must have at least two dimensions, but got {} dimensions.",
+            a.ndim()
+        )));
+    }
+    let dtype = dtype.unwrap_or(match a.dtype() {
+        DType::Bool | DType::Int8 | DType::Int16 => DType::Int32,
+        DType::UInt8 | DType::UInt16 => DType::UInt32,
+        other => other,
+    });
+    let d = astype(&diagonal(a, offset, axis1, axis2)?, dtype)?;
+    fold_last_axis(&d, |p, q| add(p, q), Scalar::Int(0))
 }

@@ -95,3 +95,49 @@ impl Array {
         broadcast_to(self, shape)
     }
 }
+
+impl Array {
+    /// Method form of [`flatten`](crate::flatten).
+    pub fn flatten(&self, start_axis: i32, end_axis: i32) -> Result<Array> {
+        flatten(self, start_axis, end_axis)
+    }
+
+    /// Method form of [`squeeze`](crate::squeeze).
+    pub fn squeeze(&self, axes: impl Into<crate::shape::Axes>) -> Result<Array> {
+        squeeze(self, axes)
+    }
+
+    /// Method form of [`swapaxes`](crate::swapaxes).
+    pub fn swapaxes(&self, axis1: i32, axis2: i32) -> Result<Array> {
+        swapaxes(self, axis1, axis2)
+    }
+
+    /// Method form of [`moveaxis`](crate::moveaxis).
+    pub fn moveaxis(&self, source: i32, destination: i32) -> Result<Array> {
+        moveaxis(self, source, destination)
+    }
+
+    /// Method form of [`split`](crate::split).
+    pub fn split(
+        &self,
+        indices_or_sections: impl Into<IndicesOrSections>,
+        axis: i32,
+    ) -> Result<Vec<Array>> {
+        split(self, indices_or_sections, axis)
+    }
+
+    /// Method form of [`diagonal`](crate::diagonal).
+    pub fn diagonal(&self, offset: i64, axis1: i32, axis2: i32) -> Result<Array> {
+        diagonal(self, offset, axis1, axis2)
+    }
+
+    /// Method form of [`diag`](crate::diag).
+    pub fn diag(&self, k: i64) -> Result<Array> {
+        diag(self, k)
+    }
+
+    /// Method form of [`view`](crate::view).
+    pub fn view(&self, dtype: DType) -> Result<Array> {
+        view(self, dtype)
+    }
+}

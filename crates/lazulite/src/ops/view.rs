@@ -30,9 +30,16 @@ impl Primitive for Reshape {
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
-        let mut t = make_contiguous(inputs.pop().expect("one input"))?;
-        t.shape = outputs[0].shape.clone();
-        t.strides = contiguous_strides(&t.shape);
+        let mut t = inputs.pop().expect("one input");
+        let shape = outputs[0].shape.clone();
+        if let Some(strides) = reshape_strides(&t.shape, &t.strides, &shape) {
+            t.shape = shape;
+            t.strides = strides;
+            return Ok(vec![t]);
+        }
+        let mut t = make_contiguous(t)?;
+        t.strides = contiguous_strides(&shape);
+        t.shape = shape;
         Ok(vec![t])
     }
 
@@ -64,6 +71,54 @@ impl Primitive for Reshape {
 
 fn as_i64(shape: &[usize]) -> Vec<i64> {
     shape.iter().map(|&d| d as i64).collect()
+}
+
+/// Strides that show a layout of `shape`/`strides` as `new_shape` (same size) without
+/// moving data, if they exist: each group of old dimensions merged or split into new ones
+/// must be contiguous within itself (NumPy's no-copy reshape rule).
+pub(crate) fn reshape_strides(
+    shape: &[usize],
+    strides: &[isize],
+    new_shape: &[usize],
+) -> Option<Vec<isize>> {
+    if shape.contains(&0) {
+        return Some(contiguous_strides(new_shape));
+    }
+    let (old, old_strides): (Vec<usize>, Vec<isize>) = shape
+        .iter()
+        .zip(strides)
+        .filter(|(&d, _)| d != 1)
+        .map(|(&d, &s)| (d, s))
+        .unzip();
+    let mut out = vec![0isize; new_shape.len()];
+    let (mut oi, mut ni) = (0, 0);
+    while ni < new_shape.len() && oi < old.len() {
+        let (mut oj, mut nj) = (oi + 1, ni + 1);
+        let (mut op, mut np) = (old[oi], new_shape[ni]);
+        while np != op {
+            if np < op {
+                np *= new_shape[nj];
+                nj += 1;
+            } else {
+                op *= old[oj];
+                oj += 1;
+            }
+        }
+        if (oi..oj - 1).any(|k| old_strides[k] != old[k + 1] as isize * old_strides[k + 1]) {
+            return None;
+        }
+        out[nj - 1] = old_strides[oj - 1];
+        for k in (ni + 1..nj).rev() {
+            out[k - 1] = out[k] * new_shape[k] as isize;
+        }
+        (oi, ni) = (oj, nj);
+    }
+    // Trailing new dimensions have size 1: any stride shows them.
+    let last = if ni > 0 { out[ni - 1] } else { 1 };
+    for s in &mut out[ni..] {
+        *s = last;
+    }
+    Some(out)
 }
 
 /// `a` with a new shape of the same size; one dimension may be `-1` (inferred).

@@ -4,5 +4,7 @@ pub mod binary;
 pub mod copy;
 pub mod elementwise;
 pub mod math;
+pub mod shape;
 pub mod strided;
+pub mod ternary;
 pub mod unary;

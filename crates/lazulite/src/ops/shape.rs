@@ -1,0 +1,1160 @@
+//! Shape manipulation: flatten, squeeze, swapaxes, concatenate, split, pad, tile, roll,
+//! flip, as_strided, view, ... Most are compositions of the view ops (reshape, transpose,
+//! broadcast, slice) and share their input's buffer where NumPy gives a view; the
+//! primitives here are the ones no view op can express: `Concatenate` (a copy),
+//! `AsStrided` and `Diagonal` (views with new strides), `View` (a new dtype for the same
+//! bytes) and `Contiguous`.
+
+use super::cast::astype;
+use super::creation::full;
+use super::operand::{to_arrays, Operand};
+use super::view::{broadcast_to, make_contiguous, reshape, slice, transpose};
+use crate::array::Array;
+use crate::backend::cpu::shape::concatenate as concatenate_kernel;
+use crate::backend::{contiguous_strides, Tensor};
+use crate::dtype::{promote_types, DType};
+use crate::element::{dispatch, Scalar};
+use crate::error::{Error, Result};
+use crate::primitive::{OutputSpec, Primitive};
+use crate::shape::{broadcast_shapes, checked_size, Axes};
+
+/// `axis` (negative counts from the end) as an index below `ndim`; an index error
+/// naming `op` otherwise, as MLX raises.
+pub(crate) fn axis_index(op: &str, axis: i32, ndim: usize) -> Result<usize> {
+    let n = ndim as i64;
+    let a = axis as i64;
+    if a < -n || a >= n {
+        return Err(Error::index(format!(
+            "[{op}] Axis {axis} is out of bounds for array with {ndim} dimensions."
+        )));
+    }
+    Ok(if a < 0 { (a + n) as usize } else { a as usize })
+}
+
+/// The number of elements of `shape`; an error naming `op` if it is too large.
+pub(crate) fn sized(op: &str, shape: &[usize]) -> Result<usize> {
+    checked_size(shape).map_err(|e| Error::value(format!("[{op}] {}", e.message())))
+}
+
+/// Sorted, normalised `axes`; index error when out of bounds, value error on duplicates.
+fn distinct_axes(op: &str, axes: &[i32], ndim: usize) -> Result<Vec<usize>> {
+    let mut out = axes
+        .iter()
+        .map(|&a| axis_index(op, a, ndim))
+        .collect::<Result<Vec<_>>>()?;
+    out.sort_unstable();
+    if out.windows(2).any(|w| w[0] == w[1]) {
+        return Err(Error::value(format!("[{op}] Received duplicate axes.")));
+    }
+    Ok(out)
+}
+
+fn as_i64(shape: &[usize]) -> Vec<i64> {
+    shape.iter().map(|&d| d as i64).collect()
+}
+
+/// `a` seen with `shape` (same size): a view whenever the layout allows.
+fn reshaped(a: &Array, shape: &[usize]) -> Result<Array> {
+    reshape(a, &as_i64(shape))
+}
+
+/// Elements `start..stop` of `a` along `axis` (a view).
+fn slice_axis(a: &Array, axis: usize, start: i64, stop: i64) -> Result<Array> {
+    let mut starts = vec![0i64; a.ndim()];
+    let mut stops = as_i64(a.shape());
+    starts[axis] = start;
+    stops[axis] = stop;
+    slice(a, &starts, &stops, &vec![1; a.ndim()])
+}
+
+/// `a` with axes `start_axis..=end_axis` merged into one (a view when the layout allows).
+/// A 0-d array becomes 1-d.
+///
+/// ```
+/// let a = lazulite::zeros(&[2, 3, 4], lazulite::DType::Float32).unwrap();
+/// assert_eq!(lazulite::flatten(&a, 0, -1).unwrap().shape(), &[24]);
+/// assert_eq!(lazulite::flatten(&a, -2, -1).unwrap().shape(), &[2, 12]);
+/// assert!(lazulite::flatten(&a, 2, 1).is_err());
+/// ```
+pub fn flatten(a: &Array, start_axis: i32, end_axis: i32) -> Result<Array> {
+    if a.ndim() == 0 {
+        return reshape(a, &[1]);
+    }
+    let start = axis_index("flatten", start_axis, a.ndim())?;
+    let end = axis_index("flatten", end_axis, a.ndim())?;
+    if start > end {
+        return Err(Error::value(
+            "[flatten] start_axis must be less than or equal to end_axis",
+        ));
+    }
+    let shape = a.shape();
+    let mut out = shape[..start].to_vec();
+    out.push(shape[start..=end].iter().product());
+    out.extend_from_slice(&shape[end + 1..]);
+    reshaped(a, &out)
+}
+
+/// `a` with `axis` split into `shape` (one entry may be `-1`, inferred).
+///
+/// ```
+/// let a = lazulite::zeros(&[6, 4], lazulite::DType::Float32).unwrap();
+/// assert_eq!(lazulite::unflatten(&a, 0, &[2, -1]).unwrap().shape(), &[2, 3, 4]);
+/// assert!(lazulite::unflatten(&a, 0, &[4, -1]).is_err());
+/// ```
+pub fn unflatten(a: &Array, axis: i32, shape: &[i64]) -> Result<Array> {
+    let ax = axis_index("unflatten", axis, a.ndim())?;
+    if shape.is_empty() {
+        return Err(Error::value(
+            "[unflatten] Shape to unflatten to cannot be empty.",
+        ));
+    }
+    let dim = a.shape()[ax];
+    let mut inferred = None;
+    let mut known = 1usize;
+    for (i, &d) in shape.iter().enumerate() {
+        if d == -1 {
+            if inferred.replace(i).is_some() {
+                return Err(Error::value("[unflatten] Can only infer one dimension."));
+            }
+        } else if d < 0 {
+            return Err(Error::value(format!(
+                "[unflatten] Invalid dimension {d} in shape {shape:?}."
+            )));
+        } else {
+            known = known.checked_mul(d as usize).ok_or_else(|| {
+                Error::value(format!(
+                    "[unflatten] Shape {shape:?} has too many elements."
+                ))
+            })?;
+        }
+    }
+    let mut sizes: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
+    let fits = match inferred {
+        Some(i) if known != 0 && dim.is_multiple_of(known) => {
+            sizes[i] = dim / known;
+            true
+        }
+        Some(_) => false,
+        None => known == dim,
+    };
+    if !fits {
+        return Err(Error::value(format!(
+            "[unflatten] Cannot unflatten axis {axis} with size {dim} into shape {shape:?}."
+        )));
+    }
+    let mut out = a.shape()[..ax].to_vec();
+    out.extend_from_slice(&sizes);
+    out.extend_from_slice(&a.shape()[ax + 1..]);
+    reshaped(a, &out)
+}
+
+/// `a` with its axes permuted (`None`: reversed). The same as [`transpose`](crate::transpose).
+///
+/// ```
+/// let a = lazulite::zeros(&[2, 3, 4], lazulite::DType::Float32).unwrap();
+/// assert_eq!(lazulite::permute_dims(&a, None).unwrap().shape(), &[4, 3, 2]);
+/// assert_eq!(lazulite::permute_dims(&a, Some(&[1, 0, 2])).unwrap().shape(), &[3, 2, 4]);
+/// ```
+pub fn permute_dims(a: &Array, axes: Option<&[i32]>) -> Result<Array> {
+    match axes {
+        Some(axes) => transpose(a, axes),
+        None => {
+            let axes: Vec<i32> = (0..a.ndim() as i32).rev().collect();
+            transpose(a, &axes)
+        }
+    }
+}
+
+fn swap_or_move_axis(op: &str, axis: i32, ndim: usize) -> Result<usize> {
+    axis_index(op, axis, ndim).map_err(|_| {
+        Error::index(format!(
+            "[{op}] Invalid axis {axis} for array with {ndim} dimensions."
+        ))
+    })
+}
+
+/// `a` with `axis1` and `axis2` exchanged (a view).
+///
+/// ```
+/// let a = lazulite::zeros(&[2, 3, 4], lazulite::DType::Float32).unwrap();
+/// assert_eq!(lazulite::swapaxes(&a, -1, 0).unwrap().shape(), &[4, 3, 2]);
+/// ```
+pub fn swapaxes(a: &Array, axis1: i32, axis2: i32) -> Result<Array> {
+    let i = swap_or_move_axis("swapaxes", axis1, a.ndim())?;
+    let j = swap_or_move_axis("swapaxes", axis2, a.ndim())?;
+    let mut perm: Vec<i32> = (0..a.ndim() as i32).collect();
+    perm.swap(i, j);
+    transpose(a, &perm)
+}
+
+/// `a` with axis `source` moved to position `destination` (a view).
+///
+/// ```
+/// let a = lazulite::zeros(&[2, 3, 4], lazulite::DType::Float32).unwrap();
+/// assert_eq!(lazulite::moveaxis(&a, 0, -1).unwrap().shape(), &[3, 4, 2]);
+/// ```
+pub fn moveaxis(a: &Array, source: i32, destination: i32) -> Result<Array> {
+    let s = swap_or_move_axis("moveaxis", source, a.ndim())?;
+    let d = swap_or_move_axis("moveaxis", destination, a.ndim())?;
+    let mut perm: Vec<i32> = (0..a.ndim() as i32).filter(|&k| k != s as i32).collect();
+    perm.insert(d, s as i32);
+    transpose(a, &perm)
+}
+
+/// `a` with size-1 axes inserted at `axes` (positions in the result; a view).
+///
+/// ```
+/// let a = lazulite::zeros(&[2, 3], lazulite::DType::Float32).unwrap();
+/// assert_eq!(lazulite::expand_dims(&a, [0, -1]).unwrap().shape(), &[1, 2, 3, 1]);
+/// ```
+pub fn expand_dims(a: &Array, axes: impl Into<Axes>) -> Result<Array> {
+    let Axes::List(axes) = axes.into() else {
+        return Err(Error::value(
+            "[expand_dims] An axis or list of axes is required.",
+        ));
+    };
+    let ndim = a.ndim() + axes.len();
+    let positions = distinct_axes("expand_dims", &axes, ndim)?;
+    let mut source = a.shape().iter();
+    let shape: Vec<usize> = (0..ndim)
+        .map(|d| {
+            if positions.contains(&d) {
+                1
+            } else {
+                *source
+                    .next()
+                    .expect("one source axis per remaining position")
+            }
+        })
+        .collect();
+    reshaped(a, &shape)
+}
+
+/// `a` without the size-1 axes in `axes` (`Axes::All`: every size-1 axis; a view).
+///
+/// ```
+/// use lazulite::{squeeze, zeros, Axes, DType};
+/// let a = zeros(&[1, 2, 1], DType::Float32).unwrap();
+/// assert_eq!(squeeze(&a, Axes::All).unwrap().shape(), &[2]);
+/// assert_eq!(squeeze(&a, -1).unwrap().shape(), &[1, 2]);
+/// assert!(squeeze(&a, 1).is_err());
+/// ```
+pub fn squeeze(a: &Array, axes: impl Into<Axes>) -> Result<Array> {
+    let shape = a.shape();
+    let drop: Vec<usize> = match axes.into() {
+        Axes::All => (0..a.ndim()).filter(|&d| shape[d] == 1).collect(),
+        Axes::List(axes) => {
+            let drop = distinct_axes("squeeze", &axes, a.ndim())?;
+            if let Some(&d) = drop.iter().find(|&&d| shape[d] != 1) {
+                return Err(Error::value(format!(
+                    "[squeeze] Cannot squeeze axis {d} with size {} which is not equal to 1.",
+                    shape[d]
+                )));
+            }
+            drop
+        }
+    };
+    let out: Vec<usize> = (0..a.ndim())
+        .filter(|d| !drop.contains(d))
+        .map(|d| shape[d])
+        .collect();
+    reshaped(a, &out)
+}
+
+/// The arrays broadcast against each other (views; dtypes unchanged).
+///
+/// ```
+/// use lazulite::{broadcast_arrays, zeros, DType};
+/// let (a, b) = (zeros(&[2, 1], DType::Int8).unwrap(), zeros(&[3], DType::Float32).unwrap());
+/// let out = broadcast_arrays(&[a, b]).unwrap();
+/// assert_eq!((out[0].shape(), out[1].shape()), (&[2, 3][..], &[2, 3][..]));
+/// ```
+pub fn broadcast_arrays(arrays: &[Array]) -> Result<Vec<Array>> {
+    let mut shape: Vec<usize> = vec![];
+    for a in arrays {
+        shape = broadcast_shapes(&shape, a.shape())?;
+    }
+    arrays.iter().map(|a| broadcast_to(a, &shape)).collect()
+}
+
+/// `a` with at least one dimension.
+///
+/// ```
+/// let a = lazulite::Array::scalar(1i32);
+/// assert_eq!(lazulite::atleast_1d(&a).unwrap().shape(), &[1]);
+/// ```
+pub fn atleast_1d(a: &Array) -> Result<Array> {
+    match a.ndim() {
+        0 => reshaped(a, &[1]),
+        _ => Ok(a.clone()),
+    }
+}
+
+/// `a` with at least two dimensions: `(n,)` becomes `(1, n)`.
+///
+/// ```
+/// let a = lazulite::zeros(&[3], lazulite::DType::Float32).unwrap();
+/// assert_eq!(lazulite::atleast_2d(&a).unwrap().shape(), &[1, 3]);
+/// ```
+pub fn atleast_2d(a: &Array) -> Result<Array> {
+    match a.ndim() {
+        0 => reshaped(a, &[1, 1]),
+        1 => reshaped(a, &[1, a.shape()[0]]),
+        _ => Ok(a.clone()),
+    }
+}
+
+/// `a` with at least three dimensions: `(n,)` becomes `(1, n, 1)`, `(m, n)` becomes
+/// `(m, n, 1)`.
+///
+/// ```
+/// let a = lazulite::zeros(&[2, 3], lazulite::DType::Float32).unwrap();
+/// assert_eq!(lazulite::atleast_3d(&a).unwrap().shape(), &[2, 3, 1]);
+/// ```
+pub fn atleast_3d(a: &Array) -> Result<Array> {
+    match a.ndim() {
+        0 => reshaped(a, &[1, 1, 1]),
+        1 => reshaped(a, &[1, a.shape()[0], 1]),
+        2 => reshaped(a, &[a.shape()[0], a.shape()[1], 1]),
+        _ => Ok(a.clone()),
+    }
+}
+
+pub(crate) struct Concatenate {
+    pub axis: usize,
+}
+
+impl Primitive for Concatenate {
+    fn name(&self) -> &'static str {
+        "concatenate"
+    }
+
+    fn params(&self) -> String {
+        format!("axis={}", self.axis)
+    }
+
+    fn eval(&self, inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        let spec = &outputs[0];
+        Ok(vec![concatenate_kernel(
+            &inputs,
+            self.axis,
+            spec.dtype,
+            &spec.shape,
+        )?])
+    }
+}
+
+/// The arrays joined along `axis` (`None`: flattened first), promoted to a common dtype.
+///
+/// ```
+/// use lazulite::{concatenate, Array};
+/// let a = Array::from_slice(&[1i32, 2], &[1, 2]).unwrap();
+/// let b = Array::from_slice(&[3i32, 4, 5, 6], &[2, 2]).unwrap();
+/// let c = concatenate(&[a.clone(), b.clone()], 0).unwrap();
+/// assert_eq!(c.to_vec::<i32>().unwrap(), vec![1, 2, 3, 4, 5, 6]);
+/// assert_eq!(concatenate(&[a, b], None).unwrap().shape(), &[6]);
+/// ```
+pub fn concatenate(arrays: &[Array], axis: impl Into<Option<i32>>) -> Result<Array> {
+    let Some(axis) = axis.into() else {
+        let flat = arrays
+            .iter()
+            .map(|a| reshape(a, &[-1]))
+            .collect::<Result<Vec<_>>>()?;
+        return concatenate(&flat, 0);
+    };
+    let first = arrays
+        .first()
+        .ok_or_else(|| Error::value("[concatenate] No arrays provided for concatenation"))?;
+    let ndim = first.ndim();
+    if let Some(other) = arrays.iter().find(|a| a.ndim() != ndim) {
+        return Err(Error::value(format!(
+            "[concatenate] All the input arrays must have the same number of dimensions. \
+             However, got arrays with dimensions {ndim} and {}.",
+            other.ndim()
+        )));
+    }
+    let ax = axis_index("concatenate", axis, ndim)?;
+    let mut shape = first.shape().to_vec();
+    shape[ax] = 0;
+    for a in arrays {
+        let matches = a
+            .shape()
+            .iter()
+            .zip(first.shape())
+            .enumerate()
+            .all(|(d, (x, y))| d == ax || x == y);
+        if !matches {
+            let shapes: Vec<_> = arrays.iter().map(|a| format!("{:?}", a.shape())).collect();
+            return Err(Error::value(format!(
+                "[concatenate] All the input array dimensions must match exactly except for \
+                 the concatenation axis. However, the provided shapes are {}, and the \
+                 concatenation axis is {axis}.",
+                shapes.join(", ")
+            )));
+        }
+        shape[ax] = shape[ax]
+            .checked_add(a.shape()[ax])
+            .ok_or_else(|| Error::value("[concatenate] The result has too many elements."))?;
+    }
+    sized("concatenate", &shape)?;
+    let dtype = arrays
+        .iter()
+        .map(|a| a.dtype())
+        .reduce(promote_types)
+        .expect("at least one array");
+    let inputs = arrays
+        .iter()
+        .map(|a| astype(a, dtype))
+        .collect::<Result<Vec<_>>>()?;
+    if inputs.len() == 1 {
+        return Ok(inputs[0].clone());
+    }
+    Ok(Array::from_op(
+        Concatenate { axis: ax },
+        inputs,
+        shape,
+        dtype,
+    ))
+}
+
+/// The arrays (all of one shape) stacked along a new axis `axis` of the result.
+///
+/// ```
+/// use lazulite::{stack, zeros, DType};
+/// let a = zeros(&[2], DType::Float32).unwrap();
+/// assert_eq!(stack(&[a.clone(), a.clone(), a], -1).unwrap().shape(), &[2, 3]);
+/// ```
+pub fn stack(arrays: &[Array], axis: i32) -> Result<Array> {
+    let first = arrays
+        .first()
+        .ok_or_else(|| Error::value("[stack] No arrays provided for stacking"))?;
+    if arrays.iter().any(|a| a.shape() != first.shape()) {
+        return Err(Error::value("[stack] All arrays must have the same shape"));
+    }
+    let ax = axis_index("stack", axis, first.ndim() + 1)? as i32;
+    let expanded = arrays
+        .iter()
+        .map(|a| expand_dims(a, ax))
+        .collect::<Result<Vec<_>>>()?;
+    concatenate(&expanded, ax)
+}
+
+/// How [`split`] cuts an axis: into this many equal sections, or at these indices.
+///
+/// ```
+/// use lazulite::IndicesOrSections;
+/// let n: IndicesOrSections = 3.into();
+/// let at: IndicesOrSections = [2, 5].into();
+/// # let _ = (n, at);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IndicesOrSections {
+    Sections(i64),
+    Indices(Vec<i64>),
+}
+
+impl From<i32> for IndicesOrSections {
+    fn from(n: i32) -> Self {
+        IndicesOrSections::Sections(n as i64)
+    }
+}
+impl From<i64> for IndicesOrSections {
+    fn from(n: i64) -> Self {
+        IndicesOrSections::Sections(n)
+    }
+}
+impl From<usize> for IndicesOrSections {
+    fn from(n: usize) -> Self {
+        IndicesOrSections::Sections(n as i64)
+    }
+}
+impl From<Vec<i64>> for IndicesOrSections {
+    fn from(v: Vec<i64>) -> Self {
+        IndicesOrSections::Indices(v)
+    }
+}
+impl From<&[i64]> for IndicesOrSections {
+    fn from(v: &[i64]) -> Self {
+        IndicesOrSections::Indices(v.to_vec())
+    }
+}
+impl<const N: usize> From<[i64; N]> for IndicesOrSections {
+    fn from(v: [i64; N]) -> Self {
+        IndicesOrSections::Indices(v.to_vec())
+    }
+}
+
+/// Views of `a` cut along `axis`: into equal sections (an error if the axis does not
+/// divide evenly, as in MLX) or before each of the given indices (Python slice rules:
+/// negative indices count from the end, out-of-range ones clamp).
+///
+/// ```
+/// use lazulite::{arange, split, DType};
+/// let a = arange(0.0, 10.0, 1.0, DType::Int32).unwrap();
+/// let parts = split(&a, [2, 5], 0).unwrap();
+/// assert_eq!(parts[1].to_vec::<i32>().unwrap(), vec![2, 3, 4]);
+/// assert_eq!(split(&a, 5, 0).unwrap().len(), 5);
+/// assert!(split(&a, 3, 0).is_err());
+/// ```
+pub fn split(
+    a: &Array,
+    indices_or_sections: impl Into<IndicesOrSections>,
+    axis: i32,
+) -> Result<Vec<Array>> {
+    let ax = axis_index("split", axis, a.ndim())?;
+    let dim = a.shape()[ax] as i64;
+    let indices = match indices_or_sections.into() {
+        IndicesOrSections::Indices(v) => v,
+        IndicesOrSections::Sections(n) => {
+            if n <= 0 {
+                return Err(Error::value(format!(
+                    "[split] num_splits must be positive and non-zero but got {n}."
+                )));
+            }
+            if dim % n != 0 {
+                return Err(Error::value(format!(
+                    "[split] Array split does not result in sub arrays with equal size: \
+                     attempting {n} splits along axis {axis} for shape {:?}.",
+                    a.shape()
+                )));
+            }
+            (1..n).map(|k| k * (dim / n)).collect()
+        }
+    };
+    let mut parts = Vec::with_capacity(indices.len() + 1);
+    let mut start = 0i64;
+    for &stop in &indices {
+        parts.push(slice_axis(a, ax, start, stop)?);
+        start = stop;
+    }
+    parts.push(slice_axis(a, ax, start, dim)?);
+    Ok(parts)
+}
+
+/// The slices of `a` along `axis`, each without that axis (views).
+///
+/// ```
+/// use lazulite::{unstack, Array};
+/// let a = Array::from_slice(&[0i32, 1, 2, 3, 4, 5], &[2, 3]).unwrap();
+/// let cols = unstack(&a, -1).unwrap();
+/// assert_eq!(cols[2].to_vec::<i32>().unwrap(), vec![2, 5]);
+/// ```
+pub fn unstack(a: &Array, axis: i32) -> Result<Vec<Array>> {
+    let ax = axis_index("unstack", axis, a.ndim())?;
+    (0..a.shape()[ax] as i64)
+        .map(|i| squeeze(&slice_axis(a, ax, i, i + 1)?, ax as i32))
+        .collect()
+}
+
+/// `a` padded by `pad_width[axis] = (before, after)` elements on each axis (one pair is
+/// used for every axis). `mode` is `"constant"` (filled with `constant_values`, cast to
+/// `a`'s dtype), `"edge"` (the edge values repeated), `"reflect"` (mirrored without the
+/// edge) or `"symmetric"` (mirrored with the edge), with NumPy's values.
+///
+/// ```
+/// use lazulite::{pad, Array};
+/// let a = Array::from_slice(&[1i32, 2, 3], &[3]).unwrap();
+/// let p = pad(&a, &[(2, 1)], "constant", 9).unwrap();
+/// assert_eq!(p.to_vec::<i32>().unwrap(), vec![9, 9, 1, 2, 3, 9]);
+/// let r = pad(&a, &[(2, 2)], "reflect", 0).unwrap();
+/// assert_eq!(r.to_vec::<i32>().unwrap(), vec![3, 2, 1, 2, 3, 2, 1]);
+/// assert!(pad(&a, &[(1, -1)], "edge", 0).is_err());
+/// ```
+pub fn pad(
+    a: &Array,
+    pad_width: &[(i64, i64)],
+    mode: &str,
+    constant_values: impl Into<Operand>,
+) -> Result<Array> {
+    let ndim = a.ndim();
+    if !matches!(mode, "constant" | "edge" | "reflect" | "symmetric") {
+        return Err(Error::value(format!(
+            "[pad] Invalid padding mode ({mode}) passed to pad"
+        )));
+    }
+    if pad_width.len() != 1 && pad_width.len() != ndim {
+        return Err(Error::value(format!(
+            "[pad] Invalid number of padding sizes passed to pad with axes of size {ndim}"
+        )));
+    }
+    let widths: Vec<(i64, i64)> = (0..ndim)
+        .map(|d| pad_width[if pad_width.len() == 1 { 0 } else { d }])
+        .collect();
+    for (axis, &(lo, hi)) in widths.iter().enumerate() {
+        for (side, w) in [("low", lo), ("high", hi)] {
+            if w < 0 {
+                return Err(Error::value(format!(
+                    "[pad] Invalid {side} padding size ({w}) passed to pad for axis {axis}. \
+                     Padding sizes must be non-negative"
+                )));
+            }
+        }
+    }
+    let mut out_shape = a.shape().to_vec();
+    for (d, &(lo, hi)) in widths.iter().enumerate() {
+        out_shape[d] = (out_shape[d] as u64)
+            .checked_add(lo as u64)
+            .and_then(|n| n.checked_add(hi as u64))
+            .filter(|&n| n <= isize::MAX as u64)
+            .ok_or_else(|| Error::value("[pad] The padded array has too many elements."))?
+            as usize;
+    }
+    sized("pad", &out_shape)?;
+    let value = {
+        let (values, _) = to_arrays("pad", &[constant_values.into()])?;
+        if values[0].size() != 1 {
+            return Err(Error::value(format!(
+                "[pad] constant_values must hold one value, got shape {:?}.",
+                values[0].shape()
+            )));
+        }
+        reshape(&astype(&values[0], a.dtype())?, &[])?
+    };
+    if mode != "constant" {
+        if let Some((axis, _)) = widths
+            .iter()
+            .enumerate()
+            .find(|&(d, &(lo, hi))| a.shape()[d] == 0 && lo + hi > 0)
+        {
+            return Err(Error::value(format!(
+                "[pad] Cannot extend empty axis {axis} using mode '{mode}'."
+            )));
+        }
+    }
+    let mut x = a.clone();
+    for (axis, &(lo, hi)) in widths.iter().enumerate() {
+        if lo == 0 && hi == 0 {
+            continue;
+        }
+        x = match mode {
+            "constant" => {
+                let block = |w: i64| {
+                    let mut shape = x.shape().to_vec();
+                    shape[axis] = w as usize;
+                    broadcast_to(&value, &shape)
+                };
+                concatenate(&[block(lo)?, x.clone(), block(hi)?], axis as i32)?
+            }
+            "edge" => {
+                let n = x.shape()[axis] as i64;
+                let block = |w: i64, at: i64| {
+                    let mut shape = x.shape().to_vec();
+                    shape[axis] = w as usize;
+                    broadcast_to(&slice_axis(&x, axis, at, at + 1)?, &shape)
+                };
+                concatenate(&[block(lo, 0)?, x.clone(), block(hi, n - 1)?], axis as i32)?
+            }
+            _ => mirror_pad(&x, axis, lo, hi, mode == "symmetric")?,
+        };
+    }
+    Ok(x)
+}
+
+/// Reflect/symmetric padding of one axis: the padded axis reads a periodic extension of
+/// `x` (`x` then `x` reversed, without the edges for reflect), so it is a window of that
+/// period repeated enough times.
+fn mirror_pad(x: &Array, axis: usize, lo: i64, hi: i64, symmetric: bool) -> Result<Array> {
+    let n = x.shape()[axis] as i64;
+    let reversed = flip(x, axis as i32)?;
+    let period = if symmetric {
+        concatenate(&[x.clone(), reversed], axis as i32)?
+    } else if n == 1 {
+        x.clone()
+    } else {
+        concatenate(
+            &[x.clone(), slice_axis(&reversed, axis, 1, n - 1)?],
+            axis as i32,
+        )?
+    };
+    let p = period.shape()[axis] as i64;
+    let start = (-lo).rem_euclid(p);
+    let end = start + lo + n + hi;
+    let copies = ((end + p - 1) / p) as usize;
+    let repeated = concatenate(&vec![period; copies], axis as i32)?;
+    slice_axis(&repeated, axis, start, end)
+}
+
+fn check_counts(op: &str, what: &str, values: &[i64]) -> Result<()> {
+    if let Some(v) = values.iter().find(|&&v| v < 0) {
+        return Err(Error::value(format!(
+            "[{op}] {what} cannot be negative, got {v}."
+        )));
+    }
+    Ok(())
+}
+
+/// `a` repeated `reps[i]` times along each axis (NumPy's `tile`; shorter `reps` apply to
+/// the last axes, longer ones add leading axes).
+///
+/// ```
+/// use lazulite::{tile, Array};
+/// let a = Array::from_slice(&[1i32, 2], &[2]).unwrap();
+/// let t = tile(&a, &[2, 2]).unwrap();
+/// assert_eq!(t.to_vec::<i32>().unwrap(), vec![1, 2, 1, 2, 1, 2, 1, 2]);
+/// ```
+pub fn tile(a: &Array, reps: &[i64]) -> Result<Array> {
+    check_counts("tile", "Repetitions", reps)?;
+    let ndim = a.ndim().max(reps.len());
+    let pad_front = |v: &[usize]| -> Vec<usize> {
+        let mut out = vec![1; ndim - v.len()];
+        out.extend_from_slice(v);
+        out
+    };
+    let shape = pad_front(a.shape());
+    let reps = pad_front(&reps.iter().map(|&r| r as usize).collect::<Vec<_>>());
+    let interleaved: Vec<usize> = shape.iter().flat_map(|&d| [1, d]).collect();
+    let target: Vec<usize> = reps
+        .iter()
+        .zip(&shape)
+        .flat_map(|(&r, &d)| [r, d])
+        .collect();
+    sized("tile", &target)?;
+    let out: Vec<usize> = reps.iter().zip(&shape).map(|(&r, &d)| r * d).collect();
+    let expanded = broadcast_to(&reshaped(a, &interleaved)?, &target)?;
+    reshaped(&expanded, &out)
+}
+
+/// Each element of `a` repeated `repeats` times along `axis` (`None`: of `a` flattened).
+///
+/// ```
+/// use lazulite::{repeat, Array};
+/// let a = Array::from_slice(&[1i32, 2, 3, 4], &[2, 2]).unwrap();
+/// assert_eq!(repeat(&a, 2, None).unwrap().to_vec::<i32>().unwrap(), vec![1, 1, 2, 2, 3, 3, 4, 4]);
+/// assert_eq!(repeat(&a, 2, 0).unwrap().shape(), &[4, 2]);
+/// ```
+pub fn repeat(a: &Array, repeats: i64, axis: impl Into<Option<i32>>) -> Result<Array> {
+    if repeats < 0 {
+        return Err(Error::value(
+            "[repeat] Number of repeats cannot be negative",
+        ));
+    }
+    let Some(axis) = axis.into() else {
+        return repeat(&reshape(a, &[-1])?, repeats, 0);
+    };
+    let ax = axis_index("repeat", axis, a.ndim())?;
+    let mut target = a.shape().to_vec();
+    target.insert(ax + 1, repeats as usize);
+    sized("repeat", &target)?;
+    let mut out = a.shape().to_vec();
+    out[ax] *= repeats as usize;
+    let expanded = broadcast_to(&expand_dims(a, ax as i32 + 1)?, &target)?;
+    reshaped(&expanded, &out)
+}
+
+/// The shift amounts of [`roll`]: one for every axis, or one per listed axis.
+///
+/// ```
+/// use lazulite::Shifts;
+/// let one: Shifts = 2.into();
+/// let two: Shifts = [1, -1].into();
+/// # let _ = (one, two);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shifts(pub Vec<i64>);
+
+impl From<i32> for Shifts {
+    fn from(s: i32) -> Self {
+        Shifts(vec![s as i64])
+    }
+}
+impl From<i64> for Shifts {
+    fn from(s: i64) -> Self {
+        Shifts(vec![s])
+    }
+}
+impl From<Vec<i64>> for Shifts {
+    fn from(v: Vec<i64>) -> Self {
+        Shifts(v)
+    }
+}
+impl From<&[i64]> for Shifts {
+    fn from(v: &[i64]) -> Self {
+        Shifts(v.to_vec())
+    }
+}
+impl<const N: usize> From<[i64; N]> for Shifts {
+    fn from(v: [i64; N]) -> Self {
+        Shifts(v.to_vec())
+    }
+}
+
+/// `a` with elements shifted along `axis`, wrapping around (`Axes::All`/`None`: over `a`
+/// flattened). Shifts and axes pair up as in NumPy: a single value applies to every
+/// entry of the other list, and shifts of a repeated axis add up.
+///
+/// ```
+/// use lazulite::{arange, roll, DType};
+/// let a = arange(0.0, 5.0, 1.0, DType::Int32).unwrap();
+/// assert_eq!(roll(&a, 2, None).unwrap().to_vec::<i32>().unwrap(), vec![3, 4, 0, 1, 2]);
+/// assert_eq!(roll(&a, -7, 0).unwrap().to_vec::<i32>().unwrap(), vec![2, 3, 4, 0, 1]);
+/// ```
+pub fn roll(a: &Array, shift: impl Into<Shifts>, axis: impl Into<Axes>) -> Result<Array> {
+    let shifts = shift.into().0;
+    if shifts.is_empty() {
+        return Err(Error::value("[roll] At least one shift is required."));
+    }
+    let axes = match axis.into() {
+        Axes::All => {
+            let n = a.size().max(1) as i128;
+            let total = shifts
+                .iter()
+                .map(|&s| s as i128)
+                .sum::<i128>()
+                .rem_euclid(n);
+            let flat = roll(&reshape(a, &[-1])?, total as i64, 0)?;
+            return reshaped(&flat, a.shape());
+        }
+        Axes::List(axes) => axes,
+    };
+    let pairs: Vec<(i64, i32)> = match (shifts.len(), axes.len()) {
+        (s, x) if s == x => shifts.into_iter().zip(axes).collect(),
+        (1, _) => axes.into_iter().map(|x| (shifts[0], x)).collect(),
+        (_, 1) => shifts.into_iter().map(|s| (s, axes[0])).collect(),
+        (s, x) => {
+            return Err(Error::value(format!(
+                "[roll] Got {s} shifts for {x} axes; they must match or one must be a single value."
+            )))
+        }
+    };
+    let mut per_axis = vec![0i64; a.ndim()];
+    for (s, axis) in pairs {
+        let ax = axis_index("roll", axis, a.ndim()).map_err(|_| {
+            Error::index(format!(
+                "[roll] Invalid axis {axis} for array with {} dimensions.",
+                a.ndim()
+            ))
+        })?;
+        let n = a.shape()[ax].max(1) as i64;
+        per_axis[ax] = (per_axis[ax] + s.rem_euclid(n)) % n;
+    }
+    let mut x = a.clone();
+    for (ax, &s) in per_axis.iter().enumerate() {
+        if s == 0 {
+            continue;
+        }
+        let n = x.shape()[ax] as i64;
+        let parts = [slice_axis(&x, ax, n - s, n)?, slice_axis(&x, ax, 0, n - s)?];
+        x = concatenate(&parts, ax as i32)?;
+    }
+    Ok(x)
+}
+
+/// `a` reversed along `axes` (`Axes::All`: every axis): a view with negative strides.
+///
+/// ```
+/// use lazulite::{flip, Array, Axes};
+/// let a = Array::from_slice(&[1i32, 2, 3, 4], &[2, 2]).unwrap();
+/// assert_eq!(flip(&a, Axes::All).unwrap().to_vec::<i32>().unwrap(), vec![4, 3, 2, 1]);
+/// assert_eq!(flip(&a, 0).unwrap().to_vec::<i32>().unwrap(), vec![3, 4, 1, 2]);
+/// ```
+pub fn flip(a: &Array, axes: impl Into<Axes>) -> Result<Array> {
+    let ndim = a.ndim();
+    let flipped: Vec<usize> = match axes.into() {
+        Axes::All => (0..ndim).collect(),
+        Axes::List(axes) => axes
+            .iter()
+            .map(|&x| axis_index("flip", x, ndim))
+            .collect::<Result<_>>()?,
+    };
+    if flipped.is_empty() {
+        return Ok(a.clone());
+    }
+    let mut start = vec![0i64; ndim];
+    let mut stop = as_i64(a.shape());
+    let mut step = vec![1i64; ndim];
+    for &d in &flipped {
+        (start[d], stop[d], step[d]) = (-1, i64::MIN, -1);
+    }
+    slice(a, &start, &stop, &step)
+}
+
+pub(crate) struct AsStrided {
+    pub strides: Vec<isize>,
+    pub offset: usize,
+}
+
+impl Primitive for AsStrided {
+    fn name(&self) -> &'static str {
+        "as_strided"
+    }
+
+    fn params(&self) -> String {
+        format!("strides={:?}, offset={}", self.strides, self.offset)
+    }
+
+    fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        let mut t = make_contiguous(inputs.pop().expect("one input"))?;
+        t.shape = outputs[0].shape.clone();
+        t.strides = self.strides.clone();
+        t.offset += self.offset;
+        Ok(vec![t])
+    }
+}
+
+/// A view of the elements of `a` (in row-major order) with the given `shape`, `strides`
+/// (in elements; may be zero or negative) and starting `offset`. `None` keeps `a`'s
+/// shape / uses row-major strides. Unlike MLX, every element the view can reach must
+/// lie inside `a`: anything else is an error, never an out-of-bounds read.
+///
+/// ```
+/// use lazulite::{arange, as_strided, DType};
+/// let a = arange(0.0, 6.0, 1.0, DType::Int32).unwrap();
+/// let w = as_strided(&a, Some(&[3, 2]), Some(&[1, 1]), 0).unwrap();
+/// assert_eq!(w.to_vec::<i32>().unwrap(), vec![0, 1, 1, 2, 2, 3]);
+/// assert!(as_strided(&a, Some(&[3, 2]), Some(&[3, 1]), 0).is_err());
+/// ```
+pub fn as_strided(
+    a: &Array,
+    shape: Option<&[usize]>,
+    strides: Option<&[i64]>,
+    offset: i64,
+) -> Result<Array> {
+    let shape = shape.unwrap_or(a.shape()).to_vec();
+    let size = sized("as_strided", &shape)?;
+    let strides: Vec<i64> = match strides {
+        Some(s) => s.to_vec(),
+        None => contiguous_strides(&shape)
+            .iter()
+            .map(|&s| s as i64)
+            .collect(),
+    };
+    if strides.len() != shape.len() {
+        return Err(Error::value(format!(
+            "[as_strided] Got {} strides for a shape of {} dimensions.",
+            strides.len(),
+            shape.len()
+        )));
+    }
+    if size == 0 {
+        let prim = AsStrided {
+            strides: contiguous_strides(&shape),
+            offset: 0,
+        };
+        return Ok(Array::from_op(prim, vec![a.clone()], shape, a.dtype()));
+    }
+    let (mut lowest, mut highest) = (offset as i128, offset as i128);
+    for (&d, &s) in shape.iter().zip(&strides) {
+        let reach = (d as i128 - 1) * s as i128;
+        if reach < 0 {
+            lowest += reach;
+        } else {
+            highest += reach;
+        }
+    }
+    if lowest < 0 || highest >= a.size() as i128 {
+        return Err(Error::value(format!(
+            "[as_strided] shape {shape:?}, strides {strides:?} and offset {offset} reach \
+             elements {lowest}..={highest}, outside the {} elements of the input.",
+            a.size()
+        )));
+    }
+    let prim = AsStrided {
+        strides: strides.iter().map(|&s| s as isize).collect(),
+        offset: offset as usize,
+    };
+    Ok(Array::from_op(prim, vec![a.clone()], shape, a.dtype()))
+}
+
+pub(crate) struct View(pub DType);
+
+impl Primitive for View {
+    fn name(&self) -> &'static str {
+        "view"
+    }
+
+    fn params(&self) -> String {
+        format!("dtype={}", self.0)
+    }
+
+    fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        let mut t = make_contiguous(inputs.pop().expect("one input"))?;
+        let (from, to) = (t.dtype.size(), self.0.size());
+        if (t.offset * from) % to != 0 {
+            // The first byte is not aligned to the new element size: move the data.
+            t = dispatch!(t.dtype, T => crate::backend::cpu::elementwise::map1::<T, T>(t, |v| v))?;
+        }
+        t.offset = t.offset * from / to;
+        t.dtype = self.0;
+        t.shape = outputs[0].shape.clone();
+        t.strides = contiguous_strides(&t.shape);
+        Ok(vec![t])
+    }
+}
+
+/// The bytes of `a` (in row-major order) read as `dtype`. With a different element size
+/// the last axis shrinks or grows accordingly (its byte size must divide evenly); a 0-d
+/// array can only change to a dtype of the same size.
+///
+/// ```
+/// use lazulite::{view, Array, DType};
+/// let a = Array::from_slice(&[1.0f32], &[1]).unwrap();
+/// assert_eq!(view(&a, DType::Int32).unwrap().to_vec::<i32>().unwrap(), vec![0x3f80_0000]);
+/// assert_eq!(view(&a, DType::UInt8).unwrap().shape(), &[4]);
+/// ```
+pub fn view(a: &Array, dtype: DType) -> Result<Array> {
+    let (from, to) = (a.dtype().size(), dtype.size());
+    let mut shape = a.shape().to_vec();
+    if from != to {
+        let Some(last) = shape.last_mut() else {
+            return Err(Error::value(
+                "[view] Changing the type of a scalar is only allowed for types with the same size.",
+            ));
+        };
+        if (*last * from) % to != 0 {
+            return Err(Error::value(
+                "[view] When viewing as a larger dtype, the size in bytes of the last axis must \
+                 be a multiple of the requested type size.",
+            ));
+        }
+        *last = *last * from / to;
+    }
+    if dtype == a.dtype() {
+        return Ok(a.clone());
+    }
+    Ok(Array::from_op(View(dtype), vec![a.clone()], shape, dtype))
+}
+
+pub(crate) struct Contiguous {
+    pub allow_col_major: bool,
+}
+
+impl Primitive for Contiguous {
+    fn name(&self) -> &'static str {
+        "contiguous"
+    }
+
+    fn params(&self) -> String {
+        format!("allow_col_major={}", self.allow_col_major)
+    }
+
+    fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        let t = inputs.pop().expect("one input");
+        if self.allow_col_major && is_col_major(&t) {
+            return Ok(vec![t]);
+        }
+        Ok(vec![make_contiguous(t)?])
+    }
+}
+
+fn is_col_major(t: &Tensor) -> bool {
+    let mut expected = 1isize;
+    for (&d, &s) in t.shape.iter().zip(&t.strides) {
+        if d != 1 && s != expected {
+            return false;
+        }
+        expected *= d as isize;
+    }
+    true
+}
+
+/// `a` with its elements in row-major order without gaps (copied only if they are not
+/// already; with `allow_col_major`, a column-major layout is kept too).
+///
+/// ```
+/// use lazulite::{contiguous, Array};
+/// let a = Array::from_slice(&[0i32, 1, 2, 3], &[2, 2]).unwrap();
+/// let c = contiguous(&a.t().unwrap(), false).unwrap();
+/// assert_eq!(c.to_vec::<i32>().unwrap(), vec![0, 2, 1, 3]);
+/// ```
+pub fn contiguous(a: &Array, allow_col_major: bool) -> Result<Array> {
+    Ok(Array::from_op(
+        Contiguous { allow_col_major },
+        vec![a.clone()],
+        a.shape().to_vec(),
+        a.dtype(),
+    ))
+}
+
+/// Combines the last axis of `x` pairwise with `combine` down to one element, dropping
+/// that axis; `empty` is the result for a zero-length axis. Builds `log2(n)` steps, for
+/// reductions (trace, allclose) until a reduction family provides them.
+pub(crate) fn fold_last_axis(
+    x: &Array,
+    combine: fn(&Array, &Array) -> Result<Array>,
+    empty: Scalar,
+) -> Result<Array> {
+    let ax = x.ndim() - 1;
+    let outer = x.shape()[..ax].to_vec();
+    let mut x = x.clone();
+    if x.shape()[ax] == 0 {
+        return full(&outer, empty, Some(x.dtype()));
+    }
+    while x.shape()[ax] > 1 {
+        let n = x.shape()[ax] as i64;
+        let half = n / 2;
+        let merged = combine(
+            &slice_axis(&x, ax, 0, half)?,
+            &slice_axis(&x, ax, half, 2 * half)?,
+        )?;
+        x = if n % 2 == 1 {
+            concatenate(&[merged, slice_axis(&x, ax, n - 1, n)?], ax as i32)?
+        } else {
+            merged
+        };
+    }
+    reshaped(&x, &outer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::creation::diagonal;
+    use std::sync::Arc;
+
+    fn shares_buffer(a: &Array, b: &Array) -> bool {
+        Arc::ptr_eq(&a.tensor().unwrap().buf, &b.tensor().unwrap().buf)
+    }
+
+    #[test]
+    fn views_share_the_input_buffer() {
+        let data: Vec<f32> = (0..24).map(|i| i as f32).collect();
+        let x = Array::from_slice(&data, &[2, 3, 4]).unwrap();
+        let t = swapaxes(&x, 0, 2).unwrap();
+        let views = [
+            flip(&x, Axes::All).unwrap(),
+            flip(&t, 1).unwrap(),
+            diagonal(&x, 1, 2, 0).unwrap(),
+            diagonal(&t, -1, 0, 1).unwrap(),
+            t.clone(),
+            moveaxis(&x, 0, -1).unwrap(),
+            expand_dims(&t, [0, -1]).unwrap(),
+            squeeze(&expand_dims(&t, 1).unwrap(), Axes::All).unwrap(),
+            flatten(&x, 0, 1).unwrap(),
+            flatten(&flip(&x, 2).unwrap(), 0, 1).unwrap(),
+            unflatten(&t, 0, &[2, 2]).unwrap(),
+            split(&x, 3, 1).unwrap()[2].clone(),
+            unstack(&t, 0).unwrap()[3].clone(),
+            atleast_3d(&flatten(&x, 0, -1).unwrap()).unwrap(),
+            as_strided(&x, Some(&[3, 3]), Some(&[5, -2]), 6).unwrap(),
+            view(&x, DType::UInt8).unwrap(),
+            broadcast_arrays(&[x.clone(), Array::zeros(&[5, 1, 1, 1], DType::Int8).unwrap()])
+                .unwrap()[0]
+                .clone(),
+            contiguous(&x, false).unwrap(),
+            contiguous(&permute_dims(&x, None).unwrap(), true).unwrap(),
+        ];
+        for (i, v) in views.iter().enumerate() {
+            assert!(shares_buffer(&x, v), "view {i} copied its input");
+        }
+        // Merging axes that are not contiguous with each other needs a copy.
+        assert!(!shares_buffer(&x, &flatten(&t, 0, 1).unwrap()));
+        assert!(!shares_buffer(&x, &contiguous(&t, false).unwrap()));
+    }
+
+    #[test]
+    fn reshape_strides_follow_numpy() {
+        use crate::ops::view::reshape_strides;
+        // A transposed (3, 4) array: splitting an axis keeps a view, merging does not.
+        assert_eq!(
+            reshape_strides(&[4, 3], &[1, 4], &[2, 2, 3]),
+            Some(vec![2, 1, 4])
+        );
+        assert_eq!(reshape_strides(&[4, 3], &[1, 4], &[12]), None);
+        assert_eq!(
+            reshape_strides(&[4, 1, 3], &[-3, 7, -1], &[12, 1]),
+            Some(vec![-1, -1])
+        );
+        assert_eq!(reshape_strides(&[1, 1], &[5, 9], &[1]), Some(vec![1]));
+        assert_eq!(reshape_strides(&[0, 3], &[3, 1], &[3, 0]), Some(vec![1, 1]));
+    }
+}
