@@ -95,3 +95,31 @@ impl Array {
         broadcast_to(self, shape)
     }
 }
+
+impl Array {
+    /// Method form of [`cumsum`](crate::cumsum) (`a.cumsum(axis, reverse=, inclusive=)`
+    /// in MLX, which has no `dtype` here).
+    pub fn cumsum(&self, axis: Option<i32>, reverse: bool, inclusive: bool) -> Result<Array> {
+        cumsum(self, axis, reverse, inclusive, None)
+    }
+
+    /// Method form of [`cumprod`](crate::cumprod).
+    pub fn cumprod(&self, axis: Option<i32>, reverse: bool, inclusive: bool) -> Result<Array> {
+        cumprod(self, axis, reverse, inclusive, None)
+    }
+
+    /// Method form of [`cummax`](crate::cummax).
+    pub fn cummax(&self, axis: Option<i32>, reverse: bool, inclusive: bool) -> Result<Array> {
+        cummax(self, axis, reverse, inclusive)
+    }
+
+    /// Method form of [`cummin`](crate::cummin).
+    pub fn cummin(&self, axis: Option<i32>, reverse: bool, inclusive: bool) -> Result<Array> {
+        cummin(self, axis, reverse, inclusive)
+    }
+
+    /// Method form of [`logcumsumexp`](crate::logcumsumexp).
+    pub fn logcumsumexp(&self, axis: Option<i32>, reverse: bool, inclusive: bool) -> Result<Array> {
+        logcumsumexp(self, axis, reverse, inclusive)
+    }
+}

@@ -7,6 +7,8 @@ pub mod creation;
 pub mod methods;
 pub mod operand;
 pub mod operators;
+pub mod scan;
+pub mod sort;
 pub mod unary;
 pub mod view;
 
@@ -14,5 +16,7 @@ pub use binary::*;
 pub use cast::astype;
 pub use creation::*;
 pub use operand::Operand;
+pub use scan::{cummax, cummin, cumprod, cumsum, logcumsumexp};
+pub use sort::{argpartition, argsort, diff, partition, searchsorted, sort, topk};
 pub use unary::*;
 pub use view::{broadcast_to, reshape, slice, transpose};

@@ -3,5 +3,7 @@
 pub mod binary;
 pub mod elementwise;
 pub mod math;
+pub mod scan;
+pub mod sort;
 pub mod strided;
 pub mod unary;
