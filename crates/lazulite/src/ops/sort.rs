@@ -173,7 +173,9 @@ pub fn topk(a: &Array, k: i64, axis: Option<i32>) -> Result<Array> {
     }
     let axis = Some(ax as i32);
     // Select the k largest in linear time, then sort only those.
-    let largest = if k == n {
+    let largest = if k == 0 {
+        return slice_axis(&a, ax, 0, 0);
+    } else if k == n {
         a
     } else {
         slice_axis(&partition(&a, n - k, axis)?, ax, n - k, n)?
