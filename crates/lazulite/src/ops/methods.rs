@@ -99,6 +99,11 @@ impl Array {
 impl Array {
     /// Method form of [`cumsum`](crate::cumsum) (`a.cumsum(axis, reverse=, inclusive=)`
     /// in MLX, which has no `dtype` here).
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1u8, 2, 3], &[3]).unwrap();
+    /// assert_eq!(a.cumsum(None, true, false).unwrap().to_vec::<u8>().unwrap(), [5, 3, 0]);
+    /// ```
     pub fn cumsum(&self, axis: Option<i32>, reverse: bool, inclusive: bool) -> Result<Array> {
         cumsum(self, axis, reverse, inclusive, None)
     }
