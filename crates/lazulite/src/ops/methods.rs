@@ -140,4 +140,35 @@ impl Array {
     pub fn view(&self, dtype: DType) -> Result<Array> {
         view(self, dtype)
     }
+
+    /// Method form of [`cumsum`](crate::cumsum) (`a.cumsum(axis, reverse=, inclusive=)`
+    /// in MLX, which has no `dtype` here).
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1u8, 2, 3], &[3]).unwrap();
+    /// assert_eq!(a.cumsum(None, true, false).unwrap().to_vec::<u8>().unwrap(), [5, 3, 0]);
+    /// ```
+    pub fn cumsum(&self, axis: Option<i32>, reverse: bool, inclusive: bool) -> Result<Array> {
+        cumsum(self, axis, reverse, inclusive, None)
+    }
+
+    /// Method form of [`cumprod`](crate::cumprod).
+    pub fn cumprod(&self, axis: Option<i32>, reverse: bool, inclusive: bool) -> Result<Array> {
+        cumprod(self, axis, reverse, inclusive, None)
+    }
+
+    /// Method form of [`cummax`](crate::cummax).
+    pub fn cummax(&self, axis: Option<i32>, reverse: bool, inclusive: bool) -> Result<Array> {
+        cummax(self, axis, reverse, inclusive)
+    }
+
+    /// Method form of [`cummin`](crate::cummin).
+    pub fn cummin(&self, axis: Option<i32>, reverse: bool, inclusive: bool) -> Result<Array> {
+        cummin(self, axis, reverse, inclusive)
+    }
+
+    /// Method form of [`logcumsumexp`](crate::logcumsumexp).
+    pub fn logcumsumexp(&self, axis: Option<i32>, reverse: bool, inclusive: bool) -> Result<Array> {
+        logcumsumexp(self, axis, reverse, inclusive)
+    }
 }

@@ -1,0 +1,288 @@
+//! Sorting ops: the `Sort` and `SearchSorted` primitives, sort, argsort, partition,
+//! argpartition, topk, searchsorted, and `diff` (composed of slices and a subtraction).
+//!
+//! Order (MLX's): NaN after everything, `-0.0` equal to `0.0`, complex numbers by real
+//! part then imaginary part. Index results are uint32, as in MLX.
+
+use super::binary::subtract;
+use super::cast::astype;
+use super::scan::{checked_axis, flatten_for_axis};
+use super::view::slice;
+use crate::array::Array;
+use crate::backend::cpu::sort::{
+    searchsorted as searchsorted_kernel, sort as sort_kernel, SortKind,
+};
+use crate::backend::Tensor;
+use crate::dtype::{promote_types, DType};
+use crate::error::{Error, Result};
+use crate::primitive::{OutputSpec, Primitive};
+
+/// Sorts, argsorts or partitions every line along `axis`.
+pub(crate) struct Sort {
+    pub kind: SortKind,
+    pub axis: usize,
+}
+
+impl Primitive for Sort {
+    fn name(&self) -> &'static str {
+        match self.kind {
+            SortKind::Sort => "sort",
+            SortKind::ArgSort => "argsort",
+            SortKind::Partition(_) => "partition",
+            SortKind::ArgPartition(_) => "argpartition",
+        }
+    }
+
+    fn params(&self) -> String {
+        match self.kind {
+            SortKind::Partition(kth) | SortKind::ArgPartition(kth) => {
+                format!("kth={kth}, axis={}", self.axis)
+            }
+            SortKind::Sort | SortKind::ArgSort => format!("axis={}", self.axis),
+        }
+    }
+
+    fn eval(&self, inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        Ok(vec![sort_kernel(self.kind, &inputs[0], self.axis)?])
+    }
+}
+
+/// MLX's way of printing a shape in messages: `(2,3)`.
+fn shape_text(shape: &[usize]) -> String {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    format!("({})", dims.join(","))
+}
+
+/// Records a sort (`kth: None`) or partition of `a` along `axis`, of values or of
+/// their indices.
+fn record_sort(
+    op: &str,
+    a: &Array,
+    axis: Option<i32>,
+    kth: Option<i64>,
+    indices: bool,
+) -> Result<Array> {
+    let (a, ax) = flatten_for_axis(op, a, axis)?;
+    let n = a.shape()[ax];
+    let kind = match kth {
+        None if indices => SortKind::ArgSort,
+        None => SortKind::Sort,
+        Some(k) => {
+            let len = n as i64;
+            if k < -len || k >= len {
+                let axis_text = axis.map_or("None".to_string(), |x| x.to_string());
+                return Err(Error::value(format!(
+                    "[{op}] Received invalid kth {k} along axis {axis_text} for array with shape: {}",
+                    shape_text(a.shape())
+                )));
+            }
+            let kth = if k < 0 { k + len } else { k } as usize;
+            if indices {
+                SortKind::ArgPartition(kth)
+            } else {
+                SortKind::Partition(kth)
+            }
+        }
+    };
+    if indices && n > u32::MAX as usize {
+        return Err(Error::value(format!(
+            "[{op}] Axis of length {n} is too long for uint32 indices."
+        )));
+    }
+    let dtype = if indices { DType::UInt32 } else { a.dtype() };
+    let shape = a.shape().to_vec();
+    Ok(Array::from_op(
+        Sort { kind, axis: ax },
+        vec![a],
+        shape,
+        dtype,
+    ))
+}
+
+/// The elements of `a` sorted along `axis` (MLX's default is `Some(-1)`; `None` sorts the
+/// flattened array). NaN sorts last.
+///
+/// ```
+/// use lazulite::{sort, Array};
+/// let a = Array::from_slice(&[3.0f32, f32::NAN, 1.0, 2.0], &[4]).unwrap();
+/// let s = sort(&a, Some(-1)).unwrap().to_vec::<f32>().unwrap();
+/// assert_eq!(&s[..3], [1.0, 2.0, 3.0]);
+/// assert!(s[3].is_nan());
+/// ```
+pub fn sort(a: &Array, axis: Option<i32>) -> Result<Array> {
+    record_sort("sort", a, axis, None, false)
+}
+
+/// The uint32 indices that sort `a` along `axis` (`None`: the flattened array). The sort
+/// is stable: equal elements keep their order.
+///
+/// ```
+/// use lazulite::{argsort, Array};
+/// let a = Array::from_slice(&[1i32, 0, 1, 0], &[4]).unwrap();
+/// assert_eq!(argsort(&a, Some(0)).unwrap().to_vec::<u32>().unwrap(), [1, 3, 0, 2]);
+/// ```
+pub fn argsort(a: &Array, axis: Option<i32>) -> Result<Array> {
+    record_sort("argsort", a, axis, None, true)
+}
+
+/// `a` rearranged along `axis` (`None`: flattened) so that position `kth` (negative counts
+/// from the end) holds the element a sort would put there, no greater element comes
+/// before it and no smaller one after it. The order within each side is unspecified.
+///
+/// ```
+/// use lazulite::{partition, Array};
+/// let a = Array::from_slice(&[5i32, 1, 4, 2, 3], &[5]).unwrap();
+/// let p = partition(&a, 2, Some(-1)).unwrap().to_vec::<i32>().unwrap();
+/// assert_eq!(p[2], 3);
+/// assert!(p[..2].iter().all(|&v| v <= 3) && p[3..].iter().all(|&v| v >= 3));
+/// ```
+pub fn partition(a: &Array, kth: i64, axis: Option<i32>) -> Result<Array> {
+    record_sort("partition", a, axis, Some(kth), false)
+}
+
+/// The uint32 indices of the arrangement [`partition`] makes.
+///
+/// ```
+/// use lazulite::{argpartition, Array};
+/// let a = Array::from_slice(&[5i32, 1, 4, 2, 3], &[5]).unwrap();
+/// let i = argpartition(&a, -1, Some(0)).unwrap().to_vec::<u32>().unwrap();
+/// assert_eq!(i[4], 0);
+/// ```
+pub fn argpartition(a: &Array, kth: i64, axis: Option<i32>) -> Result<Array> {
+    record_sort("argpartition", a, axis, Some(kth), true)
+}
+
+/// The `k` largest elements of `a` along `axis` (`None`: flattened), in ascending order.
+/// (MLX documents its order as unspecified; for small inputs it is ascending too.)
+///
+/// ```
+/// use lazulite::{topk, Array};
+/// let a = Array::from_slice(&[5i32, 1, 4, 2, 3, 9, 0], &[7]).unwrap();
+/// assert_eq!(topk(&a, 3, Some(-1)).unwrap().to_vec::<i32>().unwrap(), [4, 5, 9]);
+/// assert!(topk(&a, 8, Some(-1)).is_err());
+/// ```
+pub fn topk(a: &Array, k: i64, axis: Option<i32>) -> Result<Array> {
+    let (a, ax) = flatten_for_axis("topk", a, axis)?;
+    let n = a.shape()[ax] as i64;
+    if k < 0 || k > n {
+        let axis_text = axis.map_or("None".to_string(), |x| x.to_string());
+        return Err(Error::value(format!(
+            "[topk] Received invalid k={k} along axis {axis_text} for array with shape: {}",
+            shape_text(a.shape())
+        )));
+    }
+    let axis = Some(ax as i32);
+    // Select the k largest in linear time, then sort only those.
+    let largest = if k == 0 {
+        return slice_axis(&a, ax, 0, 0);
+    } else if k == n {
+        a
+    } else {
+        slice_axis(&partition(&a, n - k, axis)?, ax, n - k, n)?
+    };
+    sort(&largest, axis)
+}
+
+/// Elements `start..stop` of `a` along `axis`, all of the other axes.
+fn slice_axis(a: &Array, axis: usize, start: i64, stop: i64) -> Result<Array> {
+    let ndim = a.ndim();
+    let mut starts = vec![0; ndim];
+    let mut stops: Vec<i64> = a.shape().iter().map(|&d| d as i64).collect();
+    starts[axis] = start;
+    stops[axis] = stop;
+    slice(a, &starts, &stops, &vec![1; ndim])
+}
+
+/// Binary search for each element of `values` in the sorted 1-D `sorted_sequence`.
+pub(crate) struct SearchSorted {
+    pub right: bool,
+}
+
+impl Primitive for SearchSorted {
+    fn name(&self) -> &'static str {
+        "searchsorted"
+    }
+
+    fn params(&self) -> String {
+        format!("side={}", if self.right { "right" } else { "left" })
+    }
+
+    fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        let values = inputs.pop().expect("searchsorted has two inputs");
+        let sequence = inputs.pop().expect("searchsorted has two inputs");
+        Ok(vec![searchsorted_kernel(&sequence, values, self.right)?])
+    }
+}
+
+/// For each element of `values`, the uint32 position in the sorted 1-D `sorted_sequence`
+/// where it would be inserted to keep it sorted: before equal elements for
+/// `side == "left"`, after them for `"right"`. Both are compared in their promoted dtype.
+///
+/// ```
+/// use lazulite::{searchsorted, Array};
+/// let s = Array::from_slice(&[1i32, 2, 2, 3], &[4]).unwrap();
+/// let v = Array::from_slice(&[2i32, 0, 5], &[3]).unwrap();
+/// assert_eq!(searchsorted(&s, &v, "left").unwrap().to_vec::<u32>().unwrap(), [1, 0, 4]);
+/// assert_eq!(searchsorted(&s, &v, "right").unwrap().to_vec::<u32>().unwrap(), [3, 0, 4]);
+/// ```
+pub fn searchsorted(sorted_sequence: &Array, values: &Array, side: &str) -> Result<Array> {
+    let right = match side {
+        "left" => false,
+        "right" => true,
+        _ => {
+            return Err(Error::value(format!(
+                "[searchsorted] Invalid side '{side}'. Expected 'left' or 'right'."
+            )))
+        }
+    };
+    if sorted_sequence.ndim() != 1 {
+        return Err(Error::value(format!(
+            "[searchsorted] The sorted sequence must be 1-D but has {} dimensions.",
+            sorted_sequence.ndim()
+        )));
+    }
+    if sorted_sequence.size() > u32::MAX as usize {
+        return Err(Error::value(format!(
+            "[searchsorted] A sequence of length {} is too long for uint32 indices.",
+            sorted_sequence.size()
+        )));
+    }
+    let dtype = promote_types(sorted_sequence.dtype(), values.dtype());
+    let inputs = vec![astype(sorted_sequence, dtype)?, astype(values, dtype)?];
+    Ok(Array::from_op(
+        SearchSorted { right },
+        inputs,
+        values.shape().to_vec(),
+        DType::UInt32,
+    ))
+}
+
+/// The `n`-th discrete difference along `axis`: `a[1:] - a[:-1]`, `n` times. Bool arrays
+/// give bool (`!=`); integers wrap. `n` at least the axis length gives an empty axis.
+///
+/// ```
+/// use lazulite::{diff, Array};
+/// let a = Array::from_slice(&[1i32, 4, 9, 16], &[4]).unwrap();
+/// assert_eq!(diff(&a, 1, -1).unwrap().to_vec::<i32>().unwrap(), [3, 5, 7]);
+/// assert_eq!(diff(&a, 2, 0).unwrap().to_vec::<i32>().unwrap(), [2, 2]);
+/// ```
+pub fn diff(a: &Array, n: i64, axis: i32) -> Result<Array> {
+    let ax = checked_axis("diff", axis, a.ndim())?;
+    if n < 0 {
+        return Err(Error::value(format!(
+            "[diff] Order `n` must be non-negative but got {n}."
+        )));
+    }
+    let mut out = a.clone();
+    for _ in 0..n {
+        let len = out.shape()[ax] as i64;
+        if len == 0 {
+            break;
+        }
+        out = subtract(
+            &slice_axis(&out, ax, 1, len)?,
+            &slice_axis(&out, ax, 0, len - 1)?,
+        )?;
+    }
+    Ok(out)
+}
