@@ -7,6 +7,7 @@ pub mod creation;
 pub mod methods;
 pub mod operand;
 pub mod operators;
+pub mod reduce;
 pub mod unary;
 pub mod view;
 
@@ -14,5 +15,6 @@ pub use binary::*;
 pub use cast::astype;
 pub use creation::*;
 pub use operand::Operand;
+pub use reduce::*;
 pub use unary::*;
 pub use view::{broadcast_to, reshape, slice, transpose};
