@@ -64,6 +64,7 @@ impl Tensor {
     /// Whether the elements sit in row-major order with no gaps (always, when there are
     /// no elements).
     pub fn is_contiguous(&self) -> bool {
+        // An empty tensor has no elements out of order (its strides are arbitrary).
         if self.shape.contains(&0) {
             return true;
         }

@@ -172,3 +172,54 @@ impl Array {
         logcumsumexp(self, axis, reverse, inclusive)
     }
 }
+
+macro_rules! reduce_methods {
+    ($($name:ident),*) => {
+        impl Array {$(
+            #[doc = concat!("Method form of [`", stringify!($name), "`](crate::", stringify!($name), ").")]
+            pub fn $name(&self, axes: impl Into<crate::Axes>, keepdims: bool) -> Result<Array> {
+                $name(self, axes, keepdims)
+            }
+        )*}
+    };
+}
+
+reduce_methods!(
+    sum,
+    prod,
+    max,
+    min,
+    all,
+    any,
+    mean,
+    logsumexp,
+    count_nonzero,
+    median
+);
+
+impl Array {
+    /// Method form of [`var`](crate::var).
+    pub fn var(&self, axes: impl Into<crate::Axes>, keepdims: bool, ddof: i32) -> Result<Array> {
+        var(self, axes, keepdims, ddof)
+    }
+
+    /// Method form of [`std`](crate::std()).
+    pub fn std(&self, axes: impl Into<crate::Axes>, keepdims: bool, ddof: i32) -> Result<Array> {
+        std(self, axes, keepdims, ddof)
+    }
+
+    /// Method form of [`argmax`](crate::argmax).
+    pub fn argmax(&self, axis: Option<i32>, keepdims: bool) -> Result<Array> {
+        argmax(self, axis, keepdims)
+    }
+
+    /// Method form of [`argmin`](crate::argmin).
+    pub fn argmin(&self, axis: Option<i32>, keepdims: bool) -> Result<Array> {
+        argmin(self, axis, keepdims)
+    }
+
+    /// Method form of [`softmax`](crate::softmax).
+    pub fn softmax(&self, axes: impl Into<crate::Axes>, precise: bool) -> Result<Array> {
+        softmax(self, axes, precise)
+    }
+}

@@ -1,0 +1,582 @@
+//! Kernels of the reductions: sum, prod, max, min, all and any over any set of axes of
+//! any strided tensor, argmax/argmin along one axis, and the median along one axis.
+//!
+//! Every reduction walks its input once, in the order of decreasing input stride, so the
+//! innermost loop reads memory with the smallest step. The two common cases then fall out
+//! of one walk: reducing a contiguous last axis gives long rows folded into one value
+//! (with several independent accumulators, so the compiler can vectorise), and reducing
+//! leading axes gives rows added elementwise into a row of accumulators.
+//!
+//! Sums and products of floating inputs accumulate in float64 and round once at the end
+//! (float16 and bfloat16 too, where MLX accumulates in the input type); integer sums and
+//! products wrap in 64 bits and are truncated to the output type, which gives the same
+//! bits as wrapping in the output type.
+
+use super::strided::for_each_row;
+use crate::backend::{contiguous_strides, Tensor};
+use crate::dtype::DType;
+use crate::element::{dispatch, Complex, Element};
+use crate::error::Result;
+use half::{bf16, f16};
+use std::cmp::Ordering;
+
+/// The reductions over a set of axes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    Sum,
+    Prod,
+    Max,
+    Min,
+    All,
+    Any,
+}
+
+impl ReduceOp {
+    /// The MLX function name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Prod => "prod",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+            ReduceOp::All => "all",
+            ReduceOp::Any => "any",
+        }
+    }
+
+    /// MLX's result dtype: sums and products of small integers widen to 32 bits
+    /// (bool, int8, int16 to int32; uint8, uint16 to uint32); all/any give bool.
+    pub fn output_dtype(self, dtype: DType) -> DType {
+        use DType::*;
+        match self {
+            ReduceOp::Sum | ReduceOp::Prod => match dtype {
+                Bool | Int8 | Int16 => Int32,
+                UInt8 | UInt16 => UInt32,
+                other => other,
+            },
+            ReduceOp::Max | ReduceOp::Min => dtype,
+            ReduceOp::All | ReduceOp::Any => Bool,
+        }
+    }
+}
+
+/// The reductions along one axis that return positions.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ArgReduceOp {
+    ArgMax,
+    ArgMin,
+}
+
+impl ArgReduceOp {
+    /// The MLX function name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ArgReduceOp::ArgMax => "argmax",
+            ArgReduceOp::ArgMin => "argmin",
+        }
+    }
+}
+
+/// Independent accumulators per contiguous row: enough for the compiler to fill several
+/// vector registers and hide the latency of each add.
+const LANES: usize = 32;
+
+/// Shape of the output with the reduced axes kept as size 1.
+fn keepdims_shape(shape: &[usize], axes: &[usize]) -> Vec<usize> {
+    shape
+        .iter()
+        .enumerate()
+        .map(|(d, &n)| if axes.contains(&d) { 1 } else { n })
+        .collect()
+}
+
+/// Visits every element of `x` once, as rows `row(in_start, out_index, len, in_step,
+/// out_step)`, where `out_index` is the flat position in the row-major output (the input
+/// shape with `axes` removed) and `out_step` is 0 along reduced axes. Dimensions are
+/// ordered by decreasing input stride (broadcast dimensions outermost), so rows read
+/// memory with the smallest step.
+fn for_each_reduction_row(
+    x: &Tensor,
+    axes: &[usize],
+    mut row: impl FnMut(isize, usize, usize, isize, isize),
+) {
+    let out_strides = contiguous_strides(&keepdims_shape(&x.shape, axes));
+    let mut dims: Vec<usize> = (0..x.ndim()).collect();
+    dims.sort_by_key(|&d| {
+        let s = x.strides[d].unsigned_abs();
+        (s != 0, std::cmp::Reverse(s))
+    });
+    let shape: Vec<usize> = dims.iter().map(|&d| x.shape[d]).collect();
+    let in_strides: Vec<isize> = dims.iter().map(|&d| x.strides[d]).collect();
+    let out_strides: Vec<isize> = dims
+        .iter()
+        .map(|&d| if axes.contains(&d) { 0 } else { out_strides[d] })
+        .collect();
+    for_each_row(
+        &shape,
+        [&in_strides, &out_strides],
+        [x.offset as isize, 0],
+        |[si, so], len, [ti, to]| row(si, so as usize, len, ti, to),
+    );
+}
+
+/// Reads element `offset` of a buffer of `T`.
+///
+/// # Safety
+/// `offset` must address an element inside the buffer starting at `base`.
+#[inline(always)]
+unsafe fn read<T: Element>(base: *const T::Storage, offset: isize) -> T {
+    T::load(std::ptr::read_unaligned(base.offset(offset)))
+}
+
+/// Folds a contiguous run of elements with `LANES` independent accumulators.
+#[inline(always)]
+fn fold_contiguous<I: Element, A: Copy>(
+    data: &[I::Storage],
+    init: A,
+    load: &impl Fn(I) -> A,
+    combine: &impl Fn(A, A) -> A,
+) -> A {
+    let mut lanes = [init; LANES];
+    let chunks = data.chunks_exact(LANES);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for (lane, &v) in lanes.iter_mut().zip(chunk) {
+            *lane = combine(*lane, load(I::load(v)));
+        }
+    }
+    let mut acc = lanes.into_iter().fold(init, combine);
+    for &v in rest {
+        acc = combine(acc, load(I::load(v)));
+    }
+    acc
+}
+
+/// Reduces `x` over `axes` into one accumulator per output element: each element is
+/// turned into an accumulator by `load` and merged by `combine`, an associative and
+/// commutative operation with identity `init`.
+fn fold<I: Element, A: Copy>(
+    x: &Tensor,
+    axes: &[usize],
+    init: A,
+    load: impl Fn(I) -> A,
+    combine: impl Fn(A, A) -> A,
+) -> Vec<A> {
+    let out_size = keepdims_shape(&x.shape, axes).iter().product();
+    let mut acc = vec![init; out_size];
+    let base = x.buf.as_ptr() as *const I::Storage;
+    for_each_reduction_row(x, axes, |si, so, len, ti, to| {
+        if to == 0 {
+            let folded = if ti == 1 {
+                // SAFETY: the row's `len` elements are contiguous inside x's buffer, whose
+                // allocation is aligned for the element type.
+                let data = unsafe { std::slice::from_raw_parts(base.offset(si), len) };
+                fold_contiguous(data, init, &load, &combine)
+            } else {
+                (0..len as isize).fold(init, |a, k| {
+                    // SAFETY: the layout addresses elements inside x's buffer.
+                    combine(a, load(unsafe { read::<I>(base, si + k * ti) }))
+                })
+            };
+            acc[so] = combine(acc[so], folded);
+        } else if ti == 1 && to == 1 {
+            // SAFETY: as above.
+            let data = unsafe { std::slice::from_raw_parts(base.offset(si), len) };
+            for (a, &v) in acc[so..so + len].iter_mut().zip(data) {
+                *a = combine(*a, load(I::load(v)));
+            }
+        } else {
+            for k in 0..len {
+                let o = so + k * to as usize;
+                // SAFETY: the layout addresses elements inside x's buffer.
+                acc[o] = combine(
+                    acc[o],
+                    load(unsafe { read::<I>(base, si + (k as isize) * ti) }),
+                );
+            }
+        }
+    });
+    acc
+}
+
+/// A contiguous tensor of `shape` holding `finish(a)` for each accumulator.
+fn write<A: Copy, O: Element>(
+    acc: Vec<A>,
+    shape: &[usize],
+    finish: impl Fn(A) -> O,
+) -> Result<Tensor> {
+    let mut out = Tensor::uninit(O::DTYPE, shape)?;
+    for (o, a) in out.slice_mut::<O>().iter_mut().zip(acc) {
+        *o = finish(a).store();
+    }
+    Ok(out)
+}
+
+/// Values with the total order the max/min/arg reductions use. NaN (for complex: a NaN
+/// in either part) is reported separately: it wins every comparison, as in NumPy.
+trait Ordered: Copy {
+    const LOWEST: Self;
+    const HIGHEST: Self;
+    fn is_nan(self) -> bool;
+    fn greater(self, other: Self) -> bool;
+}
+
+macro_rules! ordered_int {
+    ($($t:ty),*) => {$(
+        impl Ordered for $t {
+            const LOWEST: $t = <$t>::MIN;
+            const HIGHEST: $t = <$t>::MAX;
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                false
+            }
+            #[inline(always)]
+            fn greater(self, other: $t) -> bool {
+                self > other
+            }
+        }
+    )*};
+}
+ordered_int!(u8, u16, u32, u64, i8, i16, i32, i64);
+
+impl Ordered for bool {
+    const LOWEST: bool = false;
+    const HIGHEST: bool = true;
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        false
+    }
+    #[inline(always)]
+    fn greater(self, other: bool) -> bool {
+        self & !other
+    }
+}
+
+macro_rules! ordered_float {
+    ($($t:ty),*) => {$(
+        impl Ordered for $t {
+            const LOWEST: $t = <$t>::NEG_INFINITY;
+            const HIGHEST: $t = <$t>::INFINITY;
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                self.is_nan()
+            }
+            #[inline(always)]
+            fn greater(self, other: $t) -> bool {
+                self > other
+            }
+        }
+    )*};
+}
+ordered_float!(f32, f64);
+
+/// Complex numbers order by real part, then imaginary part (as in NumPy and MLX).
+impl Ordered for Complex {
+    const LOWEST: Complex = Complex {
+        re: f32::NEG_INFINITY,
+        im: f32::NEG_INFINITY,
+    };
+    const HIGHEST: Complex = Complex {
+        re: f32::INFINITY,
+        im: f32::INFINITY,
+    };
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        self.re.is_nan() || self.im.is_nan()
+    }
+    #[inline(always)]
+    fn greater(self, other: Complex) -> bool {
+        self.re > other.re || (self.re == other.re && self.im > other.im)
+    }
+}
+
+/// The larger of two values; a NaN wins.
+#[inline(always)]
+fn max_nan<T: Ordered>(a: T, b: T) -> T {
+    if !a.is_nan() && (b.is_nan() || b.greater(a)) {
+        b
+    } else {
+        a
+    }
+}
+
+/// The smaller of two values; a NaN wins.
+#[inline(always)]
+fn min_nan<T: Ordered>(a: T, b: T) -> T {
+    if !a.is_nan() && (b.is_nan() || a.greater(b)) {
+        b
+    } else {
+        a
+    }
+}
+
+/// Max or min of elements loaded as `A` (half floats compare as float32, exactly).
+fn extremum<I: Element, A: Ordered, O: Element>(
+    x: &Tensor,
+    axes: &[usize],
+    is_max: bool,
+    load: impl Fn(I) -> A,
+    finish: impl Fn(A) -> O,
+) -> Result<Tensor> {
+    let shape = keepdims_shape(&x.shape, axes);
+    let acc = if is_max {
+        fold(x, axes, A::LOWEST, load, max_nan)
+    } else {
+        fold(x, axes, A::HIGHEST, load, min_nan)
+    };
+    write(acc, &shape, finish)
+}
+
+fn complex_mul(a: [f64; 2], b: [f64; 2]) -> [f64; 2] {
+    [a[0] * b[0] - a[1] * b[1], a[0] * b[1] + a[1] * b[0]]
+}
+
+/// Sum or product of `x` over `axes` as `out`: an integer dtype (wrapping), a floating
+/// dtype (accumulated in float64) or complex64 (accumulated in pairs of float64).
+fn sum_prod(is_sum: bool, x: &Tensor, axes: &[usize], out: DType) -> Result<Tensor> {
+    let shape = keepdims_shape(&x.shape, axes);
+    if out.is_complex() {
+        let load = |z: Complex| [z.re as f64, z.im as f64];
+        let acc = if is_sum {
+            fold(x, axes, [0.0; 2], load, |a, b| [a[0] + b[0], a[1] + b[1]])
+        } else {
+            fold(x, axes, [1.0, 0.0], load, complex_mul)
+        };
+        return write(acc, &shape, |a| Complex::new(a[0] as f32, a[1] as f32));
+    }
+    if out.is_floating() {
+        let acc = dispatch!(x.dtype, I => if is_sum {
+            fold(x, axes, 0.0, |v: I| v.to_f64(), |a, b| a + b)
+        } else {
+            fold(x, axes, 1.0, |v: I| v.to_f64(), |a, b| a * b)
+        });
+        return dispatch!(out, O => write(acc, &shape, O::from_f64));
+    }
+    let acc = dispatch!(x.dtype, I => if is_sum {
+        fold(x, axes, 0i64, |v: I| v.to_i64(), i64::wrapping_add)
+    } else {
+        fold(x, axes, 1i64, |v: I| v.to_i64(), i64::wrapping_mul)
+    });
+    // `as` truncates to the output width: wrapping in 64 bits then truncating gives the
+    // bits wrapping in the output width would.
+    dispatch!(out, O => write(acc, &shape, |a: i64| O::from_elem(a)))
+}
+
+/// Reduces `x` over `axes` (sorted, distinct) with `op`, producing `out` (the dtype
+/// [`ReduceOp::output_dtype`] gives, or for sums a floating dtype to accumulate a mean
+/// in). The result is contiguous, with the reduced axes kept as size 1.
+pub fn reduce(op: ReduceOp, x: &Tensor, axes: &[usize], out: DType) -> Result<Tensor> {
+    match op {
+        ReduceOp::Sum | ReduceOp::Prod => sum_prod(op == ReduceOp::Sum, x, axes, out),
+        ReduceOp::All | ReduceOp::Any => {
+            let shape = keepdims_shape(&x.shape, axes);
+            let acc = dispatch!(x.dtype, I => if op == ReduceOp::All {
+                fold(x, axes, true, |v: I| v.to_bool(), |a, b| a & b)
+            } else {
+                fold(x, axes, false, |v: I| v.to_bool(), |a, b| a | b)
+            });
+            write(acc, &shape, |a| a)
+        }
+        ReduceOp::Max | ReduceOp::Min => {
+            let is_max = op == ReduceOp::Max;
+            match x.dtype {
+                DType::Float16 => extremum(x, axes, is_max, f16::to_f32, f16::from_f32),
+                DType::BFloat16 => extremum(x, axes, is_max, bf16::to_f32, bf16::from_f32),
+                DType::Bool => extremum(x, axes, is_max, |v: bool| v, |v| v),
+                DType::UInt8 => extremum(x, axes, is_max, |v: u8| v, |v| v),
+                DType::UInt16 => extremum(x, axes, is_max, |v: u16| v, |v| v),
+                DType::UInt32 => extremum(x, axes, is_max, |v: u32| v, |v| v),
+                DType::UInt64 => extremum(x, axes, is_max, |v: u64| v, |v| v),
+                DType::Int8 => extremum(x, axes, is_max, |v: i8| v, |v| v),
+                DType::Int16 => extremum(x, axes, is_max, |v: i16| v, |v| v),
+                DType::Int32 => extremum(x, axes, is_max, |v: i32| v, |v| v),
+                DType::Int64 => extremum(x, axes, is_max, |v: i64| v, |v| v),
+                DType::Float32 => extremum(x, axes, is_max, |v: f32| v, |v| v),
+                DType::Float64 => extremum(x, axes, is_max, |v: f64| v, |v| v),
+                DType::Complex64 => extremum(x, axes, is_max, |v: Complex| v, |v| v),
+            }
+        }
+    }
+}
+
+/// Calls `visit(in_start, out_index, len, in_step)` for rows of the positions of `x` with
+/// `axis` removed (row-major output order).
+fn for_each_kept_row(x: &Tensor, axis: usize, visit: impl FnMut(isize, usize, usize, isize)) {
+    let mut shape = x.shape.clone();
+    let mut strides = x.strides.clone();
+    shape.remove(axis);
+    strides.remove(axis);
+    let out_strides = contiguous_strides(&shape);
+    let mut visit = visit;
+    for_each_row(
+        &shape,
+        [&strides, &out_strides],
+        [x.offset as isize, 0],
+        |[si, so], len, [ti, _]| visit(si, so as usize, len, ti),
+    );
+}
+
+/// Whether `candidate` replaces `best` (met earlier): a NaN is never replaced and always
+/// replaces, so the first NaN wins; otherwise only a strictly better value replaces,
+/// so the first occurrence wins.
+#[inline(always)]
+fn better<A: Ordered>(candidate: A, best: A, is_max: bool) -> bool {
+    !best.is_nan()
+        && (candidate.is_nan()
+            || if is_max {
+                candidate.greater(best)
+            } else {
+                best.greater(candidate)
+            })
+}
+
+fn arg_extremum<I: Element, A: Ordered>(
+    x: &Tensor,
+    axis: usize,
+    is_max: bool,
+    load: impl Fn(I) -> A,
+) -> Result<Tensor> {
+    let shape = keepdims_shape(&x.shape, &[axis]);
+    let out_size: usize = shape.iter().product();
+    let n = x.shape[axis];
+    let step = x.strides[axis];
+    let base = x.buf.as_ptr() as *const I::Storage;
+    let mut out = Tensor::uninit(DType::UInt32, &shape)?;
+    let index = out.slice_mut::<u32>();
+    let smallest_other = (0..x.ndim())
+        .filter(|&d| d != axis && x.shape[d] > 1 && x.strides[d] != 0)
+        .map(|d| x.strides[d].unsigned_abs())
+        .min();
+    if smallest_other.is_none_or(|s| step.unsigned_abs() <= s) {
+        // The axis is the innermost in memory: scan each slice along it.
+        for_each_kept_row(x, axis, |si, so, len, ti| {
+            for k in 0..len {
+                let start = si + k as isize * ti;
+                // SAFETY: the layout addresses elements inside x's buffer.
+                let mut best = load(unsafe { read::<I>(base, start) });
+                let mut best_at = 0;
+                for j in 1..n {
+                    // SAFETY: as above.
+                    let v = load(unsafe { read::<I>(base, start + j as isize * step) });
+                    if better(v, best, is_max) {
+                        best = v;
+                        best_at = j;
+                    }
+                }
+                index[so + k] = best_at as u32;
+            }
+        });
+    } else {
+        // Other axes are denser: sweep whole slices across the axis, keeping the best
+        // value so far for every output position.
+        let mut best = vec![if is_max { A::LOWEST } else { A::HIGHEST }; out_size];
+        index.fill(0);
+        for j in 0..n {
+            let shifted = Tensor {
+                offset: (x.offset as isize + j as isize * step) as usize,
+                ..x.clone()
+            };
+            for_each_kept_row(&shifted, axis, |si, so, len, ti| {
+                for k in 0..len {
+                    // SAFETY: the layout addresses elements inside x's buffer.
+                    let v = load(unsafe { read::<I>(base, si + k as isize * ti) });
+                    if j == 0 || better(v, best[so + k], is_max) {
+                        best[so + k] = v;
+                        index[so + k] = j as u32;
+                    }
+                }
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Positions (uint32) of the first maximum or minimum of `x` along `axis`, NaN counting
+/// as the extreme value. `x` has at least one element along `axis` and fewer than 2^32.
+/// The result is contiguous, with `axis` kept as size 1.
+pub fn arg_reduce(op: ArgReduceOp, x: &Tensor, axis: usize) -> Result<Tensor> {
+    let is_max = op == ArgReduceOp::ArgMax;
+    match x.dtype {
+        DType::Float16 => arg_extremum(x, axis, is_max, f16::to_f32),
+        DType::BFloat16 => arg_extremum(x, axis, is_max, bf16::to_f32),
+        DType::Bool => arg_extremum(x, axis, is_max, |v: bool| v),
+        DType::UInt8 => arg_extremum(x, axis, is_max, |v: u8| v),
+        DType::UInt16 => arg_extremum(x, axis, is_max, |v: u16| v),
+        DType::UInt32 => arg_extremum(x, axis, is_max, |v: u32| v),
+        DType::UInt64 => arg_extremum(x, axis, is_max, |v: u64| v),
+        DType::Int8 => arg_extremum(x, axis, is_max, |v: i8| v),
+        DType::Int16 => arg_extremum(x, axis, is_max, |v: i16| v),
+        DType::Int32 => arg_extremum(x, axis, is_max, |v: i32| v),
+        DType::Int64 => arg_extremum(x, axis, is_max, |v: i64| v),
+        DType::Float32 => arg_extremum(x, axis, is_max, |v: f32| v),
+        DType::Float64 => arg_extremum(x, axis, is_max, |v: f64| v),
+        DType::Complex64 => arg_extremum(x, axis, is_max, |v: Complex| v),
+    }
+}
+
+/// The middle value of `values` (the mean of the two middle ones for an even count),
+/// NaN if any value is NaN. `values` is reordered.
+fn middle<A: Ordered>(values: &mut [A], mean: impl Fn(A, A) -> A) -> A {
+    if let Some(&nan) = values.iter().find(|v| v.is_nan()) {
+        return nan;
+    }
+    let order = |a: &A, b: &A| {
+        if a.greater(*b) {
+            Ordering::Greater
+        } else if b.greater(*a) {
+            Ordering::Less
+        } else {
+            Ordering::Equal
+        }
+    };
+    let (half, odd) = (values.len() / 2, values.len() % 2 == 1);
+    let (lower, &mut upper, _) = values.select_nth_unstable_by(half, order);
+    if odd {
+        return upper;
+    }
+    let below = lower
+        .iter()
+        .copied()
+        .fold(A::LOWEST, |a, b| if b.greater(a) { b } else { a });
+    mean(below, upper)
+}
+
+/// The median along `axis` of `x`, one value per output position (row-major).
+fn median_rows<I: Element, A: Ordered>(
+    x: &Tensor,
+    axis: usize,
+    load: impl Fn(I) -> A,
+    mean: impl Fn(A, A) -> A,
+) -> Vec<A> {
+    let (n, step) = (x.shape[axis], x.strides[axis]);
+    let base = x.buf.as_ptr() as *const I::Storage;
+    let out_size = keepdims_shape(&x.shape, &[axis]).iter().product();
+    let mut out = vec![A::LOWEST; out_size];
+    let mut values: Vec<A> = Vec::with_capacity(n);
+    for_each_kept_row(x, axis, |si, so, len, ti| {
+        for k in 0..len {
+            let start = si + k as isize * ti;
+            values.clear();
+            // SAFETY: the layout addresses elements inside x's buffer.
+            values.extend(
+                (0..n).map(|j| load(unsafe { read::<I>(base, start + j as isize * step) })),
+            );
+            out[so + k] = middle(&mut values, &mean);
+        }
+    });
+    out
+}
+
+/// The median of `x` along `axis` (non-empty) as `out`: float32 for integer and bool
+/// inputs, the input dtype otherwise. Complex values order by real, then imaginary part.
+/// The result is contiguous, with `axis` kept as size 1.
+pub fn median(x: &Tensor, axis: usize, out: DType) -> Result<Tensor> {
+    let shape = keepdims_shape(&x.shape, &[axis]);
+    if x.dtype.is_complex() {
+        let mean = |a: Complex, b: Complex| Complex::new((a.re + b.re) / 2.0, (a.im + b.im) / 2.0);
+        return write(median_rows(x, axis, |v: Complex| v, mean), &shape, |v| v);
+    }
+    let mean = |a: f64, b: f64| (a + b) / 2.0;
+    let values = dispatch!(x.dtype, I => median_rows(x, axis, |v: I| v.to_f64(), mean));
+    dispatch!(out, O => write(values, &shape, O::from_f64))
+}

@@ -1,0 +1,505 @@
+//! Reductions: the `Reduce` (sum, prod, max, min, all, any over a set of axes),
+//! `ArgReduce` (argmax, argmin along one axis) and `Median` primitives, and the
+//! composites built on them (mean, var, std, logsumexp, softmax, count_nonzero).
+//!
+//! Result dtypes follow MLX: sums and products of bool/int8/int16 are int32, of
+//! uint8/uint16 uint32; argmax/argmin give uint32; means, variances, medians and
+//! softmax of integers are float32. Where lazulite is more accurate than MLX: sums of
+//! float16/bfloat16 accumulate in float64 and round once (MLX accumulates in the half
+//! type, so `mean(ones(70000, float16))` is `inf` there and 1 here), and mean, var and
+//! std of half inputs are computed in float32 and rounded once; var subtracts the mean
+//! before squaring (MLX uses `E[x²] - E[x]²`).
+
+use super::cast::astype;
+use super::view::{reshape, transpose};
+use crate::array::Array;
+use crate::backend::cpu::reduce::{
+    arg_reduce as arg_reduce_kernel, median as median_kernel, reduce as reduce_kernel, ArgReduceOp,
+    ReduceOp,
+};
+use crate::backend::{contiguous_strides, Tensor};
+use crate::dtype::{finfo, DType};
+use crate::error::{Error, Result};
+use crate::primitive::{OutputSpec, Primitive};
+use crate::shape::Axes;
+use crate::{abs, divide, exp, log, maximum, minimum, sqrt, square, stop_gradient, subtract};
+
+/// Gives `t` (contiguous) the shape of the node's output.
+fn shaped_as(mut t: Tensor, spec: &OutputSpec) -> Tensor {
+    t.shape = spec.shape.clone();
+    t.strides = contiguous_strides(&t.shape);
+    t
+}
+
+/// A reduction of the input over `axes` (sorted, distinct). The output dtype may be
+/// wider than [`ReduceOp::output_dtype`] for sums that feed a mean.
+pub(crate) struct Reduce {
+    pub op: ReduceOp,
+    pub axes: Vec<usize>,
+}
+
+impl Primitive for Reduce {
+    fn name(&self) -> &'static str {
+        self.op.name()
+    }
+
+    fn params(&self) -> String {
+        format!("axes={:?}", self.axes)
+    }
+
+    fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        let x = inputs.pop().expect("reductions have one input");
+        let t = reduce_kernel(self.op, &x, &self.axes, outputs[0].dtype)?;
+        Ok(vec![shaped_as(t, &outputs[0])])
+    }
+}
+
+/// The position of the first maximum or minimum along `axis`.
+pub(crate) struct ArgReduce {
+    pub op: ArgReduceOp,
+    pub axis: usize,
+}
+
+impl Primitive for ArgReduce {
+    fn name(&self) -> &'static str {
+        self.op.name()
+    }
+
+    fn params(&self) -> String {
+        format!("axis={}", self.axis)
+    }
+
+    fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        let x = inputs.pop().expect("arg reductions have one input");
+        let t = arg_reduce_kernel(self.op, &x, self.axis)?;
+        Ok(vec![shaped_as(t, &outputs[0])])
+    }
+}
+
+/// The median along `axis` (the public `median` moves all its axes into one).
+pub(crate) struct Median {
+    pub axis: usize,
+}
+
+impl Primitive for Median {
+    fn name(&self) -> &'static str {
+        "median"
+    }
+
+    fn params(&self) -> String {
+        format!("axis={}", self.axis)
+    }
+
+    fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        let x = inputs.pop().expect("median has one input");
+        let t = median_kernel(&x, self.axis, outputs[0].dtype)?;
+        Ok(vec![shaped_as(t, &outputs[0])])
+    }
+}
+
+/// Normalises one axis; out of range is an `IndexError` as in MLX.
+fn resolve_axis(op: &str, axis: i32, ndim: usize) -> Result<usize> {
+    let n = ndim as i64;
+    let a = axis as i64;
+    if a < -n || a >= n {
+        return Err(Error::index(format!(
+            "[{op}] Invalid axis {axis} for array with {ndim} dimensions."
+        )));
+    }
+    Ok(if a < 0 { a + n } else { a } as usize)
+}
+
+/// Normalised, sorted axes; duplicates (also after normalisation) are a `ValueError`.
+fn resolve_axes(op: &str, axes: &Axes, ndim: usize) -> Result<Vec<usize>> {
+    let list = match axes {
+        Axes::All => return Ok((0..ndim).collect()),
+        Axes::List(list) => list,
+    };
+    let mut out = list
+        .iter()
+        .map(|&a| resolve_axis(op, a, ndim))
+        .collect::<Result<Vec<_>>>()?;
+    out.sort_unstable();
+    if out.windows(2).any(|w| w[0] == w[1]) {
+        return Err(Error::value(format!(
+            "[{op}] Duplicate axes detected in reduction: {list:?}."
+        )));
+    }
+    Ok(out)
+}
+
+/// `shape` with `axes` removed, or set to 1 with `keepdims`.
+fn reduced_shape(shape: &[usize], axes: &[usize], keepdims: bool) -> Vec<usize> {
+    shape
+        .iter()
+        .enumerate()
+        .filter_map(|(d, &n)| match (axes.contains(&d), keepdims) {
+            (false, _) => Some(n),
+            (true, true) => Some(1),
+            (true, false) => None,
+        })
+        .collect()
+}
+
+/// Number of elements each output element of a reduction over `axes` combines.
+fn reduced_count(shape: &[usize], axes: &[usize]) -> usize {
+    axes.iter().map(|&d| shape[d]).product()
+}
+
+/// Records a `Reduce` node producing `dtype`.
+fn record(op: ReduceOp, a: &Array, axes: &[usize], keepdims: bool, dtype: DType) -> Array {
+    Array::from_op(
+        Reduce {
+            op,
+            axes: axes.to_vec(),
+        },
+        vec![a.clone()],
+        reduced_shape(a.shape(), axes, keepdims),
+        dtype,
+    )
+}
+
+/// The dtype sums accumulate in for a floating result: float32 for half types.
+fn accumulation_dtype(dtype: DType) -> DType {
+    match dtype {
+        DType::Float16 | DType::BFloat16 => DType::Float32,
+        other => other,
+    }
+}
+
+/// Checks and records `op`. An explicit empty axis list returns `a` unchanged for the
+/// arithmetic reductions, as MLX does.
+fn reduction(op: ReduceOp, a: &Array, axes: Axes, keepdims: bool) -> Result<Array> {
+    let name = op.name();
+    let axes_list = resolve_axes(name, &axes, a.ndim())?;
+    if axes == Axes::List(vec![]) && !matches!(op, ReduceOp::All | ReduceOp::Any) {
+        return Ok(a.clone());
+    }
+    if matches!(op, ReduceOp::Max | ReduceOp::Min) {
+        if let Some(&axis) = axes_list.iter().find(|&&d| a.shape()[d] == 0) {
+            return Err(Error::value(format!(
+                "[{name}] Cannot {name} reduce over axis {axis} with size 0."
+            )));
+        }
+    }
+    let dtype = op.output_dtype(a.dtype());
+    Ok(record(op, a, &axes_list, keepdims, dtype))
+}
+
+/// Sum over `axes` (`Axes::All` for every axis); bool, int8 and int16 sum to int32,
+/// uint8 and uint16 to uint32 (integers wrap on overflow). Empty sums are 0.
+///
+/// ```
+/// use lazulite::{sum, Array, Axes, DType};
+/// let a = Array::from_slice(&[1i8, 2, 3, 4, 5, 6], &[2, 3]).unwrap();
+/// let s = sum(&a, 1, false).unwrap();
+/// assert_eq!((s.dtype(), s.to_vec::<i32>().unwrap()), (DType::Int32, vec![6, 15]));
+/// assert_eq!(sum(&a, Axes::All, true).unwrap().shape(), &[1, 1]);
+/// ```
+pub fn sum(a: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
+    reduction(ReduceOp::Sum, a, axes.into(), keepdims)
+}
+
+/// Product over `axes`; result dtypes as for [`sum`]. Empty products are 1.
+///
+/// ```
+/// let a = lazulite::Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+/// let p = lazulite::prod(&a, 0, false).unwrap();
+/// assert_eq!(p.to_vec::<f32>().unwrap(), vec![3.0, 8.0]);
+/// ```
+pub fn prod(a: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
+    reduction(ReduceOp::Prod, a, axes.into(), keepdims)
+}
+
+/// Maximum over `axes` (NaN propagates; complex values order by real, then imaginary
+/// part). Reducing an axis of size 0 is an error.
+///
+/// ```
+/// use lazulite::{max, Array, Axes};
+/// let a = Array::from_slice(&[1.0f32, 5.0, f32::NAN, 2.0], &[2, 2]).unwrap();
+/// let m = max(&a, -1, false).unwrap().to_vec::<f32>().unwrap();
+/// assert_eq!(m[0], 5.0);
+/// assert!(m[1].is_nan());
+/// assert!(max(&Array::from_slice::<f32>(&[], &[0]).unwrap(), Axes::All, false).is_err());
+/// ```
+pub fn max(a: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
+    reduction(ReduceOp::Max, a, axes.into(), keepdims)
+}
+
+/// Minimum over `axes` (NaN propagates). Reducing an axis of size 0 is an error.
+///
+/// ```
+/// let a = lazulite::Array::from_slice(&[3i32, 1, 2], &[3]).unwrap();
+/// assert_eq!(lazulite::min(&a, lazulite::Axes::All, false).unwrap().item::<i32>().unwrap(), 1);
+/// ```
+pub fn min(a: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
+    reduction(ReduceOp::Min, a, axes.into(), keepdims)
+}
+
+/// Whether every element over `axes` is nonzero (NaN counts as nonzero); bool result.
+///
+/// ```
+/// let a = lazulite::Array::from_slice(&[1i32, 0, 2, 3], &[2, 2]).unwrap();
+/// assert_eq!(lazulite::all(&a, 1, false).unwrap().to_vec::<bool>().unwrap(), vec![false, true]);
+/// ```
+pub fn all(a: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
+    reduction(ReduceOp::All, a, axes.into(), keepdims)
+}
+
+/// Whether any element over `axes` is nonzero; bool result.
+///
+/// ```
+/// let a = lazulite::Array::from_slice(&[0.0f32, 0.0, 0.5, 0.0], &[2, 2]).unwrap();
+/// assert_eq!(lazulite::any(&a, 1, false).unwrap().to_vec::<bool>().unwrap(), vec![false, true]);
+/// ```
+pub fn any(a: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
+    reduction(ReduceOp::Any, a, axes.into(), keepdims)
+}
+
+fn arg_reduction(op: ArgReduceOp, a: &Array, axis: Option<i32>, keepdims: bool) -> Result<Array> {
+    let name = op.name();
+    let (x, axis, shape) = match axis {
+        None => {
+            let shape = if keepdims { vec![1; a.ndim()] } else { vec![] };
+            (reshape(a, &[a.size() as i64])?, 0, shape)
+        }
+        Some(axis) => {
+            let axis = resolve_axis(name, axis, a.ndim())?;
+            (a.clone(), axis, reduced_shape(a.shape(), &[axis], keepdims))
+        }
+    };
+    if a.size() == 0 {
+        return Err(Error::value(format!(
+            "[{name}] Cannot {name} reduce zero size array."
+        )));
+    }
+    if x.shape()[axis] > u32::MAX as usize {
+        return Err(Error::value(format!(
+            "[{name}] Axis {axis} has {} elements; positions past 2^32 do not fit the uint32 result.",
+            x.shape()[axis]
+        )));
+    }
+    Ok(Array::from_op(
+        ArgReduce { op, axis },
+        vec![x],
+        shape,
+        DType::UInt32,
+    ))
+}
+
+/// Position (uint32) of the first maximum along `axis`, or in the flattened array for
+/// `None`. A NaN counts as the maximum (the first NaN wins). Empty arrays are an error.
+///
+/// ```
+/// let a = lazulite::Array::from_slice(&[1.0f32, 3.0, 3.0, 0.0], &[2, 2]).unwrap();
+/// assert_eq!(lazulite::argmax(&a, Some(1), false).unwrap().to_vec::<u32>().unwrap(), vec![1, 0]);
+/// assert_eq!(lazulite::argmax(&a, None, false).unwrap().item::<u32>().unwrap(), 1);
+/// ```
+pub fn argmax(a: &Array, axis: Option<i32>, keepdims: bool) -> Result<Array> {
+    arg_reduction(ArgReduceOp::ArgMax, a, axis, keepdims)
+}
+
+/// Position (uint32) of the first minimum along `axis` (flattened for `None`); a NaN
+/// counts as the minimum.
+///
+/// ```
+/// let a = lazulite::Array::from_slice(&[2i32, 1, 1], &[3]).unwrap();
+/// assert_eq!(lazulite::argmin(&a, Some(0), false).unwrap().item::<u32>().unwrap(), 1);
+/// ```
+pub fn argmin(a: &Array, axis: Option<i32>, keepdims: bool) -> Result<Array> {
+    arg_reduction(ArgReduceOp::ArgMin, a, axis, keepdims)
+}
+
+/// Mean over `axes`: float32 for integer and bool inputs, the input dtype otherwise.
+/// The mean of nothing is NaN. Half inputs are summed in float32 and rounded once.
+///
+/// ```
+/// use lazulite::{mean, Array, DType};
+/// let a = Array::from_slice(&[1i32, 2, 3, 4], &[2, 2]).unwrap();
+/// let m = mean(&a, 0, false).unwrap();
+/// assert_eq!((m.dtype(), m.to_vec::<f32>().unwrap()), (DType::Float32, vec![2.0, 3.0]));
+/// let big = lazulite::ones(&[70000], DType::Float16).unwrap();
+/// assert_eq!(mean(&big, lazulite::Axes::All, false).unwrap().item::<f32>().unwrap(), 1.0);
+/// ```
+pub fn mean(a: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
+    let axes = resolve_axes("mean", &axes.into(), a.ndim())?;
+    let out = a.dtype().to_inexact();
+    let total = record(ReduceOp::Sum, a, &axes, keepdims, accumulation_dtype(out));
+    let count = reduced_count(a.shape(), &axes) as f64;
+    astype(&divide(&total, count)?, out)
+}
+
+fn variance(op: &str, a: &Array, axes: Axes, keepdims: bool, ddof: i32) -> Result<Array> {
+    let axes = resolve_axes(op, &axes, a.ndim())?;
+    let is_complex = a.dtype().is_complex();
+    let out = if is_complex {
+        DType::Float32
+    } else {
+        a.dtype().to_inexact()
+    };
+    let compute = if is_complex {
+        DType::Complex64
+    } else {
+        accumulation_dtype(out)
+    };
+    let x = astype(a, compute)?;
+    let count = reduced_count(a.shape(), &axes);
+    let mu = divide(
+        record(ReduceOp::Sum, &x, &axes, true, compute),
+        count as f64,
+    )?;
+    let deviation = subtract(&x, &mu)?;
+    let squared = if is_complex {
+        square(&abs(&deviation)?)?
+    } else {
+        square(&deviation)?
+    };
+    let total = record(ReduceOp::Sum, &squared, &axes, keepdims, squared.dtype());
+    // NumPy divides by max(n - ddof, 0): inf (or NaN for a zero sum) when ddof >= n.
+    let divisor = (count as i64 - ddof as i64).max(0) as f64;
+    astype(&divide(&total, divisor)?, out)
+}
+
+/// Variance over `axes` with `ddof` delta degrees of freedom (divides by `n - ddof`;
+/// `ddof >= n` gives inf, or NaN for a zero sum). Float32 for integer, bool and complex
+/// inputs (complex: mean squared magnitude of the deviations).
+///
+/// ```
+/// let a = lazulite::Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
+/// let v = lazulite::var(&a, lazulite::Axes::All, false, 0).unwrap();
+/// assert_eq!(v.item::<f32>().unwrap(), 1.25);
+/// ```
+pub fn var(a: &Array, axes: impl Into<Axes>, keepdims: bool, ddof: i32) -> Result<Array> {
+    variance("var", a, axes.into(), keepdims, ddof)
+}
+
+/// Standard deviation: the square root of [`var`].
+///
+/// ```
+/// let a = lazulite::Array::from_slice(&[1.0f64, 3.0], &[2]).unwrap();
+/// let s = lazulite::std(&a, 0, false, 1).unwrap();
+/// assert!((s.item::<f64>().unwrap() - 2f64.sqrt()).abs() < 1e-15);
+/// ```
+pub fn std(a: &Array, axes: impl Into<Axes>, keepdims: bool, ddof: i32) -> Result<Array> {
+    sqrt(&variance("std", a, axes.into(), keepdims, ddof)?)
+}
+
+/// `log(sum(exp(a)))` over `axes`, computed stably by shifting by the maximum. Rows of
+/// all `-inf` give `-inf`, a `+inf` gives `+inf`. Integers compute in float32. An empty
+/// array is an error.
+///
+/// ```
+/// let a = lazulite::Array::from_slice(&[1000.0f32, 1000.0, f32::NEG_INFINITY, f32::NEG_INFINITY], &[2, 2]).unwrap();
+/// let l = lazulite::logsumexp(&a, 1, false).unwrap().to_vec::<f32>().unwrap();
+/// assert!((l[0] - (1000.0 + 2f32.ln())).abs() < 1e-3);
+/// assert_eq!(l[1], f32::NEG_INFINITY);
+/// ```
+pub fn logsumexp(a: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
+    let axes = resolve_axes("logsumexp", &axes.into(), a.ndim())?;
+    if a.size() == 0 {
+        return Err(Error::value("[logsumexp] Received empty array."));
+    }
+    let dtype = a.dtype().to_inexact();
+    let x = astype(a, dtype)?;
+    let mut shift = record(ReduceOp::Max, &x, &axes, true, dtype);
+    if let (false, Some(info)) = (dtype.is_complex(), finfo(dtype)) {
+        // A shift clamped to the finite range keeps rows of -inf (exp gives 0, log -inf)
+        // and of +inf (inf - finite) free of inf - inf.
+        shift = minimum(&maximum(&shift, info.min)?, info.max)?;
+    }
+    let shift = stop_gradient(&shift)?;
+    let summed = record(
+        ReduceOp::Sum,
+        &exp(&subtract(&x, &shift)?)?,
+        &axes,
+        true,
+        dtype,
+    );
+    let out = crate::add(&log(&summed)?, &shift)?;
+    if keepdims {
+        return Ok(out);
+    }
+    let shape: Vec<i64> = reduced_shape(a.shape(), &axes, false)
+        .iter()
+        .map(|&d| d as i64)
+        .collect();
+    reshape(&out, &shape)
+}
+
+/// `exp(a) / sum(exp(a))` over `axes`, shifted by the maximum for stability. Integers
+/// compute in float32; with `precise`, float16 and bfloat16 compute in float32 and round
+/// once. A row of all `-inf` gives NaN (as in MLX and NumPy).
+///
+/// ```
+/// use lazulite::{softmax, Array, Axes};
+/// let a = Array::from_slice(&[0.0f32, 0.0, 1000.0, 1000.0], &[2, 2]).unwrap();
+/// assert_eq!(softmax(&a, -1, false).unwrap().to_vec::<f32>().unwrap(), vec![0.5; 4]);
+/// assert_eq!(softmax(&a, Axes::All, false).unwrap().to_vec::<f32>().unwrap(), vec![0.0, 0.0, 0.5, 0.5]);
+/// ```
+pub fn softmax(a: &Array, axes: impl Into<Axes>, precise: bool) -> Result<Array> {
+    let axes = resolve_axes("softmax", &axes.into(), a.ndim())?;
+    let out = a.dtype().to_inexact();
+    if a.size() == 0 {
+        return astype(a, out);
+    }
+    let compute = if precise {
+        accumulation_dtype(out)
+    } else {
+        out
+    };
+    let x = astype(a, compute)?;
+    let shift = stop_gradient(&record(ReduceOp::Max, &x, &axes, true, compute))?;
+    let e = exp(&subtract(&x, &shift)?)?;
+    let total = record(ReduceOp::Sum, &e, &axes, true, compute);
+    astype(&divide(&e, &total)?, out)
+}
+
+/// Number of nonzero elements over `axes` (NaN counts as nonzero), as int32.
+///
+/// ```
+/// let a = lazulite::Array::from_slice(&[0i32, 3, 0, 1, 2, 0], &[2, 3]).unwrap();
+/// let c = lazulite::count_nonzero(&a, 1, false).unwrap();
+/// assert_eq!(c.to_vec::<i32>().unwrap(), vec![1, 2]);
+/// ```
+pub fn count_nonzero(a: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
+    let axes = resolve_axes("count_nonzero", &axes.into(), a.ndim())?;
+    let nonzero = astype(a, DType::Bool)?;
+    Ok(record(
+        ReduceOp::Sum,
+        &nonzero,
+        &axes,
+        keepdims,
+        DType::Int32,
+    ))
+}
+
+/// Median over `axes` (several axes are taken together): float32 for integer and bool
+/// inputs, the input dtype otherwise; the mean of the two middle values for an even
+/// count; NaN if the slice holds a NaN. Reducing an axis of size 0 is an error.
+///
+/// ```
+/// let a = lazulite::Array::from_slice(&[3i32, 1, 2, 4, 8, 6], &[2, 3]).unwrap();
+/// let m = lazulite::median(&a, 1, false).unwrap();
+/// assert_eq!(m.to_vec::<f32>().unwrap(), vec![2.0, 6.0]);
+/// let all = lazulite::median(&a, lazulite::Axes::All, false).unwrap();
+/// assert_eq!(all.item::<f32>().unwrap(), 3.5);
+/// ```
+pub fn median(a: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
+    let axes = resolve_axes("median", &axes.into(), a.ndim())?;
+    if axes.iter().any(|&d| a.shape()[d] == 0) {
+        return Err(Error::value(
+            "[median] Cannot take median along empty axis.",
+        ));
+    }
+    let kept: Vec<usize> = (0..a.ndim()).filter(|d| !axes.contains(d)).collect();
+    let order: Vec<i32> = kept.iter().chain(&axes).map(|&d| d as i32).collect();
+    let mut rows_shape: Vec<i64> = kept.iter().map(|&d| a.shape()[d] as i64).collect();
+    rows_shape.push(reduced_count(a.shape(), &axes) as i64);
+    let rows = reshape(&transpose(a, &order)?, &rows_shape)?;
+    Ok(Array::from_op(
+        Median { axis: kept.len() },
+        vec![rows],
+        reduced_shape(a.shape(), &axes, keepdims),
+        a.dtype().to_inexact(),
+    ))
+}
