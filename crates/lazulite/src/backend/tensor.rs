@@ -61,8 +61,12 @@ impl Tensor {
         self.shape.len()
     }
 
-    /// Whether the elements sit in row-major order with no gaps.
+    /// Whether the elements sit in row-major order with no gaps (always, when there are
+    /// no elements).
     pub fn is_contiguous(&self) -> bool {
+        if self.shape.contains(&0) {
+            return true;
+        }
         let mut expected = 1isize;
         for (&d, &s) in self.shape.iter().zip(&self.strides).rev() {
             if d != 1 && s != expected {

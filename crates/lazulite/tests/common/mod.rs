@@ -102,7 +102,10 @@ pub fn assert_matches(actual: &Array, expected: &Value, rtol: f64, atol: f64, co
     if matches!(dtype, DType::Int64 | DType::UInt64) {
         let got = actual.to_vec::<i64>().expect("evaluates");
         for (i, (g, e)) in got.iter().zip(data).enumerate() {
-            let e = e.as_i64().or_else(|| e.as_u64().map(|u| u as i64)).expect("integer");
+            let e = e
+                .as_i64()
+                .or_else(|| e.as_u64().map(|u| u as i64))
+                .expect("integer");
             assert_eq!(*g, e, "{context}: element {i}");
         }
         return;
@@ -110,6 +113,9 @@ pub fn assert_matches(actual: &Array, expected: &Value, rtol: f64, atol: f64, co
     let got = actual.to_vec::<f64>().expect("evaluates");
     for (i, (g, e)) in got.iter().zip(data).enumerate() {
         let e = json_f64(e);
-        assert!(close(*g, e), "{context}: element {i}: got {g}, expected {e}");
+        assert!(
+            close(*g, e),
+            "{context}: element {i}: got {g}, expected {e}"
+        );
     }
 }
