@@ -689,7 +689,7 @@ fn arange_and_full() {
 fn documented_integer_semantics() {
     let i = |v: &[i32]| Array::from_slice(v, &[v.len()]).unwrap();
     // Negative integer powers: the integer part of the exact result.
-    let p = lazulite::power(&i(&[2, 1, -1, -1, 0, -3]), &i(&[-1, -5, -1, -2, -1, -2])).unwrap();
+    let p = lazulite::power(i(&[2, 1, -1, -1, 0, -3]), i(&[-1, -5, -1, -2, -1, -2])).unwrap();
     assert_eq!(p.to_vec::<i32>().unwrap(), vec![0, 1, -1, 1, 0, 0]);
     // Division by zero gives 0 for // and % (NumPy; MLX's % gives the dividend).
     let a = i(&[7, -7, 0, i32::MIN]);
@@ -736,15 +736,15 @@ fn operand_errors_leave_inputs_intact() {
         assert_eq!(e.kind(), ErrorKind::Value);
         assert!(e.to_string().contains("would result in overflow"), "{e}");
     }
-    let e = lazulite::equal(&Array::from_slice(&[1i8], &[1]).unwrap(), 1000).expect_err("eq");
+    let e = lazulite::equal(Array::from_slice(&[1i8], &[1]).unwrap(), 1000).expect_err("eq");
     assert!(e.to_string().contains("Converting 1000 to int8"), "{e}");
     let f = Array::from_slice(&[1.0f32], &[1]).unwrap();
     for r in [
         lazulite::bitwise_and(&f, 1),
         lazulite::left_shift(&f, 1),
         lazulite::add(
-            &Array::from_slice(&[1.0f32; 2], &[2]).unwrap(),
-            &Array::from_slice(&[1.0f32; 3], &[3]).unwrap(),
+            Array::from_slice(&[1.0f32; 2], &[2]).unwrap(),
+            Array::from_slice(&[1.0f32; 3], &[3]).unwrap(),
         ),
     ] {
         assert_eq!(r.expect_err("rejected").kind(), ErrorKind::Value);

@@ -61,7 +61,7 @@ pub fn reshape(a: &Array, shape: &[i64]) -> Result<Array> {
     }
     let mut out: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
     if let Some(i) = inferred {
-        if known == 0 || size % known != 0 {
+        if known == 0 || !size.is_multiple_of(known) {
             return Err(Error::value(format!(
                 "[reshape] Cannot infer the shape of an array of size {size} into shape {shape:?}."
             )));
