@@ -308,6 +308,31 @@ fn unary_ops_in_every_layout() {
     assert!(checked > 500, "only {checked} unary cases");
 }
 
+/// Complex functions checked per component (relative to the component, not the modulus),
+/// on inputs where naive formulas lose a component: sqrt(1 + 1e-8i), log near |z| = 1,
+/// expm1/log1p near 0, tan/tanh with a large imaginary/real part, exp(800 + 0i).
+#[test]
+fn complex_functions_keep_small_components() {
+    let tol = Tol {
+        rtol: 4e-6,
+        atol: 1e-37,
+        zero_sign: false,
+    };
+    for case in cases("complex_precise") {
+        let op = case["op"].as_str().unwrap();
+        let got = unary_fn(op)(&array_from_json(&case["x"])).unwrap();
+        let got = got.to_vec::<Complex>().unwrap();
+        let want = array_from_json(&case["expected"])
+            .to_vec::<Complex>()
+            .unwrap();
+        for (i, (g, e)) in got.iter().zip(&want).enumerate() {
+            let ok = close(g.re as f64, e.re as f64, e.re.abs() as f64, tol)
+                && close(g.im as f64, e.im as f64, e.im.abs() as f64, tol);
+            assert!(ok, "{op}: element {i}: got {g:?}, expected {e:?}");
+        }
+    }
+}
+
 // ----------------------------------------------------------------------------------------
 // Binary
 

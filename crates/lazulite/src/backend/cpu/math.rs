@@ -295,9 +295,15 @@ pub mod complex {
         let (r, i) = parts(a);
         let m = r.hypot(i);
         let re = if (0.5..2.0).contains(&m) {
-            // Near |z| = 1, ln|z| = ln1p(|z|^2 - 1) / 2 with |z|^2 - 1 = (r - 1)(r + 1) + i^2,
-            // whose terms are exact in f64 for f32 parts.
-            0.5 * ((r - 1.0) * (r + 1.0) + i * i).ln_1p()
+            // Near |z| = 1, ln|z| = ln1p(|z|^2 - 1) / 2 with |z|^2 - 1 = (a - 1)(a + 1) + b^2
+            // for a the larger of |r|, |i| (so a > 0.35): both terms are exact in f64 for
+            // f32 parts, and the sum rounds once.
+            let (a, b) = if r.abs() >= i.abs() {
+                (r.abs(), i)
+            } else {
+                (i.abs(), r)
+            };
+            0.5 * ((a - 1.0) * (a + 1.0) + b * b).ln_1p()
         } else {
             m.ln()
         };
