@@ -93,7 +93,7 @@ fn vectors_and_number_formats() {
         "array([1e+10, 1], dtype=float32)",
     );
     check(
-        &f32s(&[123456.789, 1.0], &[2]),
+        &f32s(&[123_456.79, 1.0], &[2]),
         "array([123457, 1], dtype=float32)",
     );
     let nan_inf = [f32::NAN, f32::INFINITY, -f32::INFINITY];
@@ -161,7 +161,7 @@ fn vectors_and_number_formats() {
         "array([0.0001234], dtype=float32)",
     );
     check(
-        &f32s(&[1.123456789, 2.0], &[2]),
+        &f32s(&[1.123_456_8, 2.0], &[2]),
         "array([1.12346, 2], dtype=float32)",
     );
     let mut row = vec![0.5f32; 30];
@@ -298,7 +298,7 @@ fn summarisation() {
         "array([0, 1, 2, ..., 17, 18, 19], dtype=float32)",
     );
     let sevenths = lazulite::divide(
-        &lazulite::arange(0.0, 10000.0, 1.0, DType::Float32).unwrap(),
+        lazulite::arange(0.0, 10000.0, 1.0, DType::Float32).unwrap(),
         7.0,
     )
     .unwrap();
@@ -360,7 +360,7 @@ fn summarising_a_large_array_is_fast() {
 #[test]
 fn precision_option() {
     let _g = lock();
-    let v = f32s(&[1.0 / 3.0, 2.0, 123456.789, 1e-8], &[4]);
+    let v = f32s(&[1.0 / 3.0, 2.0, 123_456.79, 1e-8], &[4]);
     let third = Array::scalar(1.0f64 / 3.0);
     let z = Array::from_slice(&[Complex::new(1.5, -1.0 / 3.0)], &[1]).unwrap();
     let rows = [
