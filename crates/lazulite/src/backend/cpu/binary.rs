@@ -96,14 +96,9 @@ impl BinaryOp {
                     "[{name}] Bitwise operations only allowed on integer types."
                 )))
             }
-            FloorDivide | Remainder | Maximum | Minimum | Less | LessEqual | Greater
-            | GreaterEqual
-                if t.is_complex() =>
-            {
-                Err(Error::value(format!(
-                    "[{name}] Not supported for complex64 inputs."
-                )))
-            }
+            FloorDivide | Remainder if t.is_complex() => Err(Error::value(format!(
+                "[{name}] Not supported for complex64 inputs."
+            ))),
             _ => Ok(t),
         }
     }
@@ -481,11 +476,20 @@ impl Arith for Complex {
         }
         complex::exp(complex::mul(o, complex::log(self)))
     }
-    fn max(self, _: Complex) -> Complex {
-        unreachable!("rejected when recorded")
+    /// As NumPy: the lexicographic maximum; NaN in either part of either input wins.
+    fn max(self, o: Complex) -> Complex {
+        if o.le(self) || self.re.is_nan() || self.im.is_nan() {
+            self
+        } else {
+            o
+        }
     }
-    fn min(self, _: Complex) -> Complex {
-        unreachable!("rejected when recorded")
+    fn min(self, o: Complex) -> Complex {
+        if self.le(o) || self.re.is_nan() || self.im.is_nan() {
+            self
+        } else {
+            o
+        }
     }
     fn atan2(self, _: Complex) -> Complex {
         unreachable!("rejected when recorded")
@@ -493,11 +497,15 @@ impl Arith for Complex {
     fn logaddexp(self, _: Complex) -> Complex {
         unreachable!("rejected when recorded")
     }
-    fn lt(self, _: Complex) -> bool {
-        unreachable!("rejected when recorded")
+    /// Lexicographic order (real part first), false whenever a NaN is involved, as NumPy
+    /// (MLX orders the same way).
+    fn lt(self, o: Complex) -> bool {
+        let no_nan_im = !self.im.is_nan() && !o.im.is_nan();
+        (self.re < o.re && no_nan_im) || (self.re == o.re && self.im < o.im)
     }
-    fn le(self, _: Complex) -> bool {
-        unreachable!("rejected when recorded")
+    fn le(self, o: Complex) -> bool {
+        let no_nan_im = !self.im.is_nan() && !o.im.is_nan();
+        (self.re < o.re && no_nan_im) || (self.re == o.re && self.im <= o.im)
     }
     fn bitand(self, _: Complex) -> Complex {
         unreachable!("rejected when recorded")

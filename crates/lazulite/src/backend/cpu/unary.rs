@@ -169,6 +169,7 @@ impl UnaryOp {
             Sign => complex::sign,
             Square => |z| complex::mul(z, z),
             Conjugate => complex::conj,
+            Round => |z| Complex::new(z.re.round_ties_even(), z.im.round_ties_even()),
             StopGradient => |z| z,
             _ => return None,
         })
