@@ -91,7 +91,10 @@ macro_rules! int_element {
             }
             #[inline(always)]
             fn from_elem<T: Element>(x: T) -> $t {
-                if T::DTYPE.is_inexact() {
+                if T::DTYPE.is_inexact() && <$t as Element>::DTYPE == DType::UInt64 {
+                    // Values in [2^63, 2^64) fit uint64 but not the i64 used below.
+                    x.to_u64() as $t
+                } else if T::DTYPE.is_inexact() {
                     // Through i64 so that out-of-range values wrap like a C cast would.
                     x.to_f64() as i64 as $t
                 } else if T::DTYPE == DType::UInt64 {
@@ -113,8 +116,50 @@ int_element!(i16, Int16);
 int_element!(i32, Int32);
 int_element!(i64, Int64);
 
+/// `v` rounded to f32 toward zero, with the lowest mantissa bit set when anything was cut
+/// off ("round to odd"). Rounding that result to a format with at most 22 significant bits
+/// (f16, bf16) gives the correctly rounded value, free of double-rounding errors.
+fn f64_to_f32_odd(v: f64) -> f32 {
+    let t = v as f32;
+    if t as f64 == v || !v.is_finite() {
+        return t;
+    }
+    // `t` is the nearest f32; step back toward zero if it rounded away (also from inf).
+    let truncated = if (t as f64).abs() > v.abs() {
+        f32::from_bits(t.to_bits() - 1)
+    } else {
+        t
+    };
+    f32::from_bits(truncated.to_bits() | 1)
+}
+
+/// An integer `sign * magnitude` as f64, rounded to odd (see [`f64_to_f32_odd`]), so that a
+/// further round-to-odd to f32 and a final rounding to f16/bf16 are correct.
+fn int_to_f64_odd(negative: bool, magnitude: u64) -> f64 {
+    let bits = 64 - magnitude.leading_zeros();
+    let v = if bits <= 53 {
+        magnitude as f64
+    } else {
+        let shift = bits - 53;
+        let sticky = magnitude & ((1u64 << shift) - 1) != 0;
+        ((magnitude >> shift) | sticky as u64) as f64 * (shift as f64).exp2()
+    };
+    if negative {
+        -v
+    } else {
+        v
+    }
+}
+
+fn f16_from_f64(v: f64) -> f16 {
+    f16::from_f32(f64_to_f32_odd(v))
+}
+fn bf16_from_f64(v: f64) -> bf16 {
+    bf16::from_f32(f64_to_f32_odd(v))
+}
+
 macro_rules! float_element {
-    ($t:ty, $d:ident, $to:expr, $from:expr) => {
+    ($t:ty, $d:ident, $to:expr, $from:expr, $from_i64:expr, $from_u64:expr) => {
         impl Element for $t {
             const DTYPE: DType = DType::$d;
             type Storage = $t;
@@ -157,10 +202,11 @@ macro_rules! float_element {
             }
             #[inline(always)]
             fn from_elem<T: Element>(x: T) -> $t {
+                // Integers convert directly, rounding once (not through f64 first).
                 if T::DTYPE == DType::UInt64 {
-                    $from(x.to_u64() as f64)
+                    $from_u64(x.to_u64())
                 } else if T::DTYPE.is_integer() {
-                    $from(x.to_i64() as f64)
+                    $from_i64(x.to_i64())
                 } else {
                     $from(x.to_f64())
                 }
@@ -169,10 +215,40 @@ macro_rules! float_element {
     };
 }
 
-float_element!(f32, Float32, |v: f32| v as f64, |v: f64| v as f32);
-float_element!(f64, Float64, |v: f64| v, |v: f64| v);
-float_element!(f16, Float16, f64::from, f16::from_f64);
-float_element!(bf16, BFloat16, f64::from, bf16::from_f64);
+// half's own `from_f64` ignores the low 32 bits of the mantissa when rounding, so f64
+// values convert through `f64_to_f32_odd`.
+float_element!(
+    f32,
+    Float32,
+    |v: f32| v as f64,
+    |v: f64| v as f32,
+    |v: i64| v as f32,
+    |v: u64| v as f32
+);
+float_element!(
+    f64,
+    Float64,
+    |v: f64| v,
+    |v: f64| v,
+    |v: i64| v as f64,
+    |v: u64| v as f64
+);
+float_element!(
+    f16,
+    Float16,
+    f64::from,
+    f16_from_f64,
+    |v: i64| f16_from_f64(int_to_f64_odd(v < 0, v.unsigned_abs())),
+    |v: u64| f16_from_f64(int_to_f64_odd(false, v))
+);
+float_element!(
+    bf16,
+    BFloat16,
+    f64::from,
+    bf16_from_f64,
+    |v: i64| bf16_from_f64(int_to_f64_odd(v < 0, v.unsigned_abs())),
+    |v: u64| bf16_from_f64(int_to_f64_odd(false, v))
+);
 
 impl Element for bool {
     const DTYPE: DType = DType::Bool;
@@ -241,7 +317,7 @@ impl Element for Complex {
     }
     #[inline(always)]
     fn to_u64(self) -> u64 {
-        self.re as u64
+        self.re.to_u64()
     }
     #[inline(always)]
     fn to_bool(self) -> bool {

@@ -98,24 +98,29 @@ fn format_element<T: Element>(v: T) -> String {
     }
 }
 
-/// Writes the nested-list body of `t` (without `array(` and the dtype).
+/// Writes the nested-list body of `t` (without `array(` and the dtype). Only the elements
+/// shown are formatted, so summarising a large array is cheap.
 fn write_body(out: &mut String, t: &Tensor) {
-    let strs: Vec<String> = dispatch!(t.dtype, T => {
-        (0..t.size()).map(|i| format_element(t.get::<T>(i))).collect()
-    });
-    if t.ndim() == 0 {
-        out.push_str(&strs[0]);
-        return;
-    }
-    if t.shape[0] == 0 {
-        out.push_str("[]");
-        return;
-    }
-    write_axis(out, &t.shape, &strs, 0, 0);
+    dispatch!(t.dtype, T => {
+        let element = |i: usize| format_element(t.get::<T>(i));
+        if t.ndim() == 0 {
+            out.push_str(&element(0));
+        } else if t.shape[0] == 0 {
+            out.push_str("[]");
+        } else {
+            write_axis(out, &t.shape, &element, 0, 0);
+        }
+    })
 }
 
 /// Writes the sub-array starting at flat position `start` of dimension `depth`.
-fn write_axis(out: &mut String, shape: &[usize], strs: &[String], depth: usize, start: usize) {
+fn write_axis(
+    out: &mut String,
+    shape: &[usize],
+    element: &dyn Fn(usize) -> String,
+    depth: usize,
+    start: usize,
+) {
     let n = shape[depth];
     let inner: usize = shape[depth + 1..].iter().product();
     let last = depth + 1 == shape.len();
@@ -140,8 +145,8 @@ fn write_axis(out: &mut String, shape: &[usize], strs: &[String], depth: usize, 
         }
         match i {
             None => out.push_str("..."),
-            Some(i) if last => out.push_str(&strs[start + i]),
-            Some(i) => write_axis(out, shape, strs, depth + 1, start + i * inner),
+            Some(i) if last => out.push_str(&element(start + i)),
+            Some(i) => write_axis(out, shape, element, depth + 1, start + i * inner),
         }
     }
     out.push(']');

@@ -169,7 +169,7 @@ binary_fns! {
     equal => Equal;
     /// Elementwise `a != b`.
     not_equal => NotEqual;
-    /// Elementwise `a < b`.
+    /// Elementwise `a < b`; complex numbers compare lexicographically (real part first).
     less => Less;
     /// Elementwise `a <= b`.
     less_equal => LessEqual;

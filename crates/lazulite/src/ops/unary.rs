@@ -3,6 +3,7 @@
 use crate::array::Array;
 use crate::backend::cpu::unary::{unary as unary_kernel, UnaryOp};
 use crate::backend::Tensor;
+use crate::dtype::DType;
 use crate::error::Result;
 use crate::ops::{add, divide, multiply, subtract, zeros_like};
 use crate::primitive::{OutputSpec, Primitive};
@@ -219,8 +220,10 @@ pub fn positive(a: &Array) -> Result<Array> {
     Ok(a.clone())
 }
 
-/// Rounds to `decimals` decimal places, halves to even (NumPy's `round`). Integer arrays
-/// are returned unchanged for `decimals >= 0`.
+/// Rounds to `decimals` decimal places, halves to even (NumPy's `round`): `a * 10^d` is
+/// rounded and divided back (for `decimals < 0`, `a / 10^-d` rounded and multiplied back,
+/// so the scale is exact). Integer arrays are returned unchanged for `decimals >= 0` and
+/// otherwise rounded through float64, keeping their dtype.
 ///
 /// ```
 /// let a = lazulite::Array::from_slice(&[0.5f32, 1.5, 2.5, 1.234], &[4]).unwrap();
@@ -228,17 +231,29 @@ pub fn positive(a: &Array) -> Result<Array> {
 /// assert_eq!(r, vec![0.0, 2.0, 2.0, 1.0]);
 /// let r = lazulite::round(&a, 2).unwrap().to_vec::<f32>().unwrap();
 /// assert_eq!(r[3], 1.23);
+/// let i = lazulite::Array::from_slice(&[15i32, 25, -15], &[3]).unwrap();
+/// let r = lazulite::round(&i, -1).unwrap();
+/// assert_eq!(r.to_vec::<i32>().unwrap(), vec![20, 20, -20]);
 /// ```
 pub fn round(a: &Array, decimals: i32) -> Result<Array> {
-    if !a.dtype().is_inexact() && decimals >= 0 {
-        return Ok(a.clone());
+    if !a.dtype().is_inexact() {
+        if decimals >= 0 {
+            return Ok(a.clone());
+        }
+        let rounded = round(&crate::astype(a, DType::Float64)?, decimals)?;
+        return crate::astype(&rounded, a.dtype());
     }
     if decimals == 0 {
         return unary(UnaryOp::Round, a);
     }
-    let scale = 10f64.powi(decimals);
-    let scaled = crate::multiply(a, scale)?;
-    crate::divide(&unary(UnaryOp::Round, &scaled)?, scale)
+    let scale = 10f64.powf(decimals.unsigned_abs() as f64);
+    if decimals > 0 {
+        let scaled = crate::multiply(a, scale)?;
+        crate::divide(&unary(UnaryOp::Round, &scaled)?, scale)
+    } else {
+        let scaled = crate::divide(a, scale)?;
+        crate::multiply(&unary(UnaryOp::Round, &scaled)?, scale)
+    }
 }
 
 /// Radians to degrees.

@@ -135,7 +135,9 @@ pub fn reshape(a: &Array, shape: &[i64]) -> Result<Array> {
     for (i, &d) in shape.iter().enumerate() {
         if d == -1 {
             if inferred.replace(i).is_some() {
-                return Err(Error::value("[reshape] Can only infer one dimension."));
+                return Err(Error::value(
+                    "[reshape] Reshape can only infer one dimension.",
+                ));
             }
         } else if d < 0 {
             return Err(Error::value(format!(

@@ -89,19 +89,16 @@ impl BinaryOp {
             ))),
             Divide | Arctan2 | LogAddExp => Ok(t.to_inexact()),
             LogicalAnd | LogicalOr => Ok(DType::Bool),
+            // MLX shifts bools as uint8: `True << True` is 2.
+            LeftShift | RightShift if t.is_bool() => Ok(DType::UInt8),
             BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift if t.is_inexact() => {
                 Err(Error::value(format!(
                     "[{name}] Bitwise operations only allowed on integer types."
                 )))
             }
-            FloorDivide | Remainder | Maximum | Minimum | Less | LessEqual | Greater
-            | GreaterEqual
-                if t.is_complex() =>
-            {
-                Err(Error::value(format!(
-                    "[{name}] Not supported for complex64 inputs."
-                )))
-            }
+            FloorDivide | Remainder if t.is_complex() => Err(Error::value(format!(
+                "[{name}] Not supported for complex64 inputs."
+            ))),
             _ => Ok(t),
         }
     }
@@ -114,6 +111,14 @@ impl BinaryOp {
             t
         }
     }
+}
+
+/// Floor division and remainder of floats together, as NumPy's `divmod`: the remainder
+/// has the sign of the divisor (+0 or -0 likewise), the quotient is exact floor division
+/// (so `1.0 // 0.1` is 9, as `1.0 == 9 * 0.1 + 0.1` up to rounding), and a zero divisor
+/// gives `self / 0` and NaN.
+trait FloatDivMod: Sized {
+    fn divmod(self, o: Self) -> (Self, Self);
 }
 
 /// Arithmetic every element type supports, with NumPy's semantics for its kind.
@@ -181,7 +186,7 @@ macro_rules! int_arith {
             fn max(self, o: $t) -> $t { Ord::max(self, o) }
             fn min(self, o: $t) -> $t { Ord::min(self, o) }
             fn atan2(self, o: $t) -> $t { (self as f64).atan2(o as f64) as $t }
-            fn logaddexp(self, o: $t) -> $t { logaddexp_f64(self as f64, o as f64) as $t }
+            fn logaddexp(self, o: $t) -> $t { Arith::logaddexp(self as f64, o as f64) as $t }
             fn lt(self, o: $t) -> bool { self < o }
             fn le(self, o: $t) -> bool { self <= o }
             fn bitand(self, o: $t) -> $t { self & o }
@@ -202,19 +207,40 @@ macro_rules! int_arith {
 }
 int_arith!(u8, u16, u32, u64, i8, i16, i32, i64);
 
-fn logaddexp_f64(a: f64, b: f64) -> f64 {
-    if a.is_nan() || b.is_nan() {
-        return f64::NAN;
-    }
-    let m = a.max(b);
-    if m == f64::NEG_INFINITY {
-        return m;
-    }
-    m + ((a - m).exp() + (b - m).exp()).ln()
-}
-
 macro_rules! float_arith {
     ($t:ty) => {
+        impl FloatDivMod for $t {
+            fn divmod(self, o: $t) -> ($t, $t) {
+                let m = self % o;
+                if o == 0.0 {
+                    return (self / o, m);
+                }
+                // `self - m` is very nearly a multiple of `o`; the quotient is snapped to
+                // the nearest integer below.
+                let mut div = (self - m) / o;
+                let mut m = m;
+                if m != 0.0 {
+                    if (o < 0.0) != (m < 0.0) {
+                        m += o;
+                        div -= 1.0;
+                    }
+                } else {
+                    m = (0.0 as $t).copysign(o);
+                }
+                let q = if div != 0.0 {
+                    let f = div.floor();
+                    if div - f > 0.5 {
+                        f + 1.0
+                    } else {
+                        f
+                    }
+                } else {
+                    (0.0 as $t).copysign(self / o)
+                };
+                (q, m)
+            }
+        }
+
         impl Arith for $t {
             fn add(self, o: $t) -> $t {
                 self + o
@@ -229,15 +255,10 @@ macro_rules! float_arith {
                 self / o
             }
             fn floor_div(self, o: $t) -> $t {
-                (self / o).floor()
+                self.divmod(o).0
             }
             fn rem(self, o: $t) -> $t {
-                let r = self % o;
-                if r != 0.0 && ((r < 0.0) != (o < 0.0)) {
-                    r + o
-                } else {
-                    r
-                }
+                self.divmod(o).1
             }
             fn pow(self, o: $t) -> $t {
                 self.powf(o)
@@ -260,14 +281,18 @@ macro_rules! float_arith {
                 self.atan2(o)
             }
             fn logaddexp(self, o: $t) -> $t {
-                if self.is_nan() || o.is_nan() {
-                    return <$t>::NAN;
+                if self == o {
+                    // Also for two infinities of the same sign, where self - o is NaN.
+                    return self + std::f64::consts::LN_2 as $t;
                 }
-                let m = self.max(o);
-                if m == <$t>::NEG_INFINITY {
-                    return m;
+                let d = self - o;
+                if d > 0.0 {
+                    self + (-d).exp().ln_1p()
+                } else if d <= 0.0 {
+                    o + d.exp().ln_1p()
+                } else {
+                    d
                 }
-                m + (-(self - o).abs()).exp().ln_1p()
             }
             fn lt(self, o: $t) -> bool {
                 self < o
@@ -410,11 +435,11 @@ impl Arith for bool {
     fn bitxor(self, o: bool) -> bool {
         self ^ o
     }
-    fn shl(self, o: bool) -> bool {
-        self & !o
+    fn shl(self, _: bool) -> bool {
+        unreachable!("computed in uint8")
     }
-    fn shr(self, o: bool) -> bool {
-        self & !o
+    fn shr(self, _: bool) -> bool {
+        unreachable!("computed in uint8")
     }
 }
 
@@ -438,20 +463,33 @@ impl Arith for Complex {
         unreachable!("rejected when recorded")
     }
     fn pow(self, o: Complex) -> Complex {
+        if o == Complex::default() {
+            return Complex::new(1.0, 0.0);
+        }
         if self == Complex::default() {
-            return if o == Complex::default() {
-                Complex::new(1.0, 0.0)
+            // As NumPy: 0 to a positive real power is 0; to any other power, NaN.
+            return if o.re > 0.0 && o.im == 0.0 {
+                Complex::default()
             } else {
-                self
+                Complex::new(f32::NAN, f32::NAN)
             };
         }
         complex::exp(complex::mul(o, complex::log(self)))
     }
-    fn max(self, _: Complex) -> Complex {
-        unreachable!("rejected when recorded")
+    /// As NumPy: the lexicographic maximum; NaN in either part of either input wins.
+    fn max(self, o: Complex) -> Complex {
+        if o.le(self) || self.re.is_nan() || self.im.is_nan() {
+            self
+        } else {
+            o
+        }
     }
-    fn min(self, _: Complex) -> Complex {
-        unreachable!("rejected when recorded")
+    fn min(self, o: Complex) -> Complex {
+        if self.le(o) || self.re.is_nan() || self.im.is_nan() {
+            self
+        } else {
+            o
+        }
     }
     fn atan2(self, _: Complex) -> Complex {
         unreachable!("rejected when recorded")
@@ -459,11 +497,15 @@ impl Arith for Complex {
     fn logaddexp(self, _: Complex) -> Complex {
         unreachable!("rejected when recorded")
     }
-    fn lt(self, _: Complex) -> bool {
-        unreachable!("rejected when recorded")
+    /// Lexicographic order (real part first), false whenever a NaN is involved, as NumPy
+    /// (MLX orders the same way).
+    fn lt(self, o: Complex) -> bool {
+        let no_nan_im = !self.im.is_nan() && !o.im.is_nan();
+        (self.re < o.re && no_nan_im) || (self.re == o.re && self.im < o.im)
     }
-    fn le(self, _: Complex) -> bool {
-        unreachable!("rejected when recorded")
+    fn le(self, o: Complex) -> bool {
+        let no_nan_im = !self.im.is_nan() && !o.im.is_nan();
+        (self.re < o.re && no_nan_im) || (self.re == o.re && self.im <= o.im)
     }
     fn bitand(self, _: Complex) -> Complex {
         unreachable!("rejected when recorded")

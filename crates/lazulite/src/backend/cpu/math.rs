@@ -36,7 +36,7 @@ pub trait Float:
     fn round_even(self) -> Self;
     fn trunc(self) -> Self;
     fn abs(self) -> Self;
-    /// -1, 0 or 1 by sign; NaN and signed zeros are returned unchanged.
+    /// -1, 0 or 1 by sign (+0 for both zeros, as NumPy and MLX); NaN stays NaN.
     fn sign(self) -> Self;
     fn recip(self) -> Self;
 }
@@ -96,13 +96,32 @@ macro_rules! float_impl {
                 $t::tanh(self)
             }
             fn asinh(self) -> $t {
-                $t::asinh(self)
+                // std's asinh and acosh overflow in an intermediate near the type's maximum;
+                // past 2^28 both equal ln(2|x|) to working precision.
+                if self.abs() > LARGE as $t {
+                    (self.abs().ln() + std::f64::consts::LN_2 as $t).copysign(self)
+                } else {
+                    $t::asinh(self)
+                }
             }
             fn acosh(self) -> $t {
-                $t::acosh(self)
+                // glibc's split: std's `ln(x + sqrt(x^2 - 1))` loses digits near x = 1.
+                if self.is_nan() || self < 1.0 {
+                    <$t>::NAN
+                } else if self > LARGE as $t {
+                    self.ln() + std::f64::consts::LN_2 as $t
+                } else if self < 2.0 {
+                    let t = self - 1.0;
+                    (t + (2.0 * t + t * t).sqrt()).ln_1p()
+                } else {
+                    (2.0 * self - 1.0 / (self + (self * self - 1.0).sqrt())).ln()
+                }
             }
             fn atanh(self) -> $t {
-                $t::atanh(self)
+                // Computed on |x| (std uses x itself, where for x near -1 the ln_1p argument
+                // nears -1 and the result loses digits).
+                let a = self.abs();
+                (0.5 * ((2.0 * a) / (1.0 - a)).ln_1p()).copysign(self)
             }
             fn sigmoid(self) -> $t {
                 if self >= 0.0 {
@@ -138,8 +157,10 @@ macro_rules! float_impl {
                     1.0
                 } else if self < 0.0 {
                     -1.0
-                } else {
+                } else if self.is_nan() {
                     self
+                } else {
+                    0.0
                 }
             }
             fn recip(self) -> $t {
@@ -148,6 +169,9 @@ macro_rules! float_impl {
         }
     };
 }
+
+/// Above this, `asinh(x)` and `acosh(x)` are `ln(2x)` to f64 precision.
+const LARGE: f64 = 268_435_456.0;
 
 float_impl!(f32, libm::erff);
 float_impl!(f64, libm::erf);
@@ -235,6 +259,10 @@ pub mod complex {
     pub fn div(a: Complex, b: Complex) -> Complex {
         let ((ar, ai), (br, bi)) = (parts(a), parts(b));
         let d = br * br + bi * bi;
+        if d == 0.0 {
+            // Division by zero gives infinities (or NaN for 0/0) per part, as NumPy.
+            return c(ar / br.abs(), ai / br.abs());
+        }
         c((ar * br + ai * bi) / d, (ai * br - ar * bi) / d)
     }
     pub fn neg(a: Complex) -> Complex {
@@ -249,19 +277,62 @@ pub mod complex {
     }
     pub fn exp(a: Complex) -> Complex {
         let (r, i) = parts(a);
+        if i == 0.0 {
+            // exp(x + 0i) = exp(x) + 0i, also where exp(x) overflows (inf * 0 is NaN).
+            return c(r.exp(), i);
+        }
         let m = r.exp();
         c(m * i.cos(), m * i.sin())
     }
+    /// `exp(z) - 1` without the cancellation of subtracting 1 near z = 0:
+    /// the real part is `expm1(x) cos(y) - 2 sin^2(y / 2)`.
+    pub fn expm1(a: Complex) -> Complex {
+        let (r, i) = parts(a);
+        let half = (i / 2.0).sin();
+        c(r.exp_m1() * i.cos() - 2.0 * half * half, r.exp() * i.sin())
+    }
     pub fn log(a: Complex) -> Complex {
         let (r, i) = parts(a);
-        c(r.hypot(i).ln(), i.atan2(r))
+        let m = r.hypot(i);
+        let re = if (0.5..2.0).contains(&m) {
+            // Near |z| = 1, ln|z| = ln1p(|z|^2 - 1) / 2 with |z|^2 - 1 = (a - 1)(a + 1) + b^2
+            // for a the larger of |r|, |i| (so a > 0.35): both terms are exact in f64 for
+            // f32 parts, and the sum rounds once.
+            let (a, b) = if r.abs() >= i.abs() {
+                (r.abs(), i)
+            } else {
+                (i.abs(), r)
+            };
+            0.5 * ((a - 1.0) * (a + 1.0) + b * b).ln_1p()
+        } else {
+            m.ln()
+        };
+        c(re, i.atan2(r))
+    }
+    /// `log(1 + z)` accurate near z = 0: `ln|1 + z| = ln1p(2x + x^2 + y^2) / 2`.
+    pub fn log1p(a: Complex) -> Complex {
+        let (r, i) = parts(a);
+        let m = (1.0 + r).hypot(i);
+        let re = if (0.5..2.0).contains(&m) {
+            0.5 * (2.0 * r + r * r + i * i).ln_1p()
+        } else {
+            m.ln()
+        };
+        c(re, i.atan2(1.0 + r))
     }
     pub fn sqrt(a: Complex) -> Complex {
         let (r, i) = parts(a);
-        let m = r.hypot(i);
-        let re = ((m + r) / 2.0).sqrt();
-        let im = ((m - r) / 2.0).sqrt();
-        c(re, if i < 0.0 { -im } else { im })
+        if r == 0.0 && i == 0.0 {
+            return c(0.0, i);
+        }
+        // The larger part of the root from sqrt((|z| + |x|) / 2), the other by division:
+        // computing both from |z| +- x loses the small one to cancellation.
+        let t = ((r.hypot(i) + r.abs()) / 2.0).sqrt();
+        if r >= 0.0 {
+            c(t, i / (2.0 * t))
+        } else {
+            c(i.abs() / (2.0 * t), t.copysign(i))
+        }
     }
     pub fn sin(a: Complex) -> Complex {
         let (r, i) = parts(a);
@@ -273,16 +344,35 @@ pub mod complex {
     }
     pub fn sinh(a: Complex) -> Complex {
         let (r, i) = parts(a);
+        if i == 0.0 {
+            return c(r.sinh(), i);
+        }
         c(r.sinh() * i.cos(), r.cosh() * i.sin())
     }
     pub fn cosh(a: Complex) -> Complex {
         let (r, i) = parts(a);
+        if i == 0.0 {
+            return c(r.cosh(), r.signum() * i);
+        }
         c(r.cosh() * i.cos(), r.sinh() * i.sin())
     }
+    /// Beyond this |imaginary part| (|real part| for tanh), tan (tanh) is +-i (+-1) to f64
+    /// precision plus an exponentially small other part; sin/cos would overflow to inf/inf.
+    const SATURATED: f64 = 20.0;
     pub fn tan(a: Complex) -> Complex {
+        let (r, i) = parts(a);
+        if i.abs() > SATURATED {
+            let e = (-2.0 * i.abs()).exp();
+            return c(2.0 * (2.0 * r).sin() * e, 1f64.copysign(i));
+        }
         div(sin(a), cos(a))
     }
     pub fn tanh(a: Complex) -> Complex {
+        let (r, i) = parts(a);
+        if r.abs() > SATURATED {
+            let e = (-2.0 * r.abs()).exp();
+            return c(1f64.copysign(r), 2.0 * (2.0 * i).sin() * e);
+        }
         div(sinh(a), cosh(a))
     }
     /// Sign of a complex number: z / |z| (0 for 0), as NumPy 2.

@@ -146,9 +146,9 @@ impl UnaryOp {
             Rsqrt => |z| complex::div(Complex::new(1.0, 0.0), complex::sqrt(z)),
             Reciprocal => |z| complex::div(Complex::new(1.0, 0.0), z),
             Exp => complex::exp,
-            Expm1 => |z| complex::sub(complex::exp(z), Complex::new(1.0, 0.0)),
+            Expm1 => complex::expm1,
             Log => complex::log,
-            Log1p => |z| complex::log(complex::add(z, Complex::new(1.0, 0.0))),
+            Log1p => complex::log1p,
             Log2 => |z| {
                 let l = complex::log(z);
                 let k = std::f32::consts::LOG2_E;
@@ -169,6 +169,7 @@ impl UnaryOp {
             Sign => complex::sign,
             Square => |z| complex::mul(z, z),
             Conjugate => complex::conj,
+            Round => |z| Complex::new(z.re.round_ties_even(), z.im.round_ties_even()),
             StopGradient => |z| z,
             _ => return None,
         })
@@ -191,7 +192,7 @@ impl UnaryOp {
         match self {
             _ if self.is_transcendental() => Ok(dtype.to_inexact()),
             Negative if dtype.is_bool() => Err(Error::value(format!(
-                "[{name}] The argument cannot be boolean."
+                "[{name}] Not supported for bool, use logical_not instead."
             ))),
             IsNan | IsInf | IsPosInf | IsNegInf | IsFinite | LogicalNot => Ok(DType::Bool),
             BitwiseInvert if dtype.is_inexact() => Err(Error::value(format!(
@@ -271,7 +272,12 @@ macro_rules! int_unary {
                 let f: fn($t) -> $t = match $op {
                     UnaryOp::Abs => if $signed { |v: $t| (v as i64).wrapping_abs() as $t } else { |v| v },
                     UnaryOp::Negative => |v: $t| v.wrapping_neg(),
-                    UnaryOp::Sign => |v: $t| (v > 0) as $t - ((v as i64) < 0) as $t,
+                    UnaryOp::Sign => if $signed {
+                        |v: $t| (v > 0) as $t - ((v as i64) < 0) as $t
+                    } else {
+                        // Not through i64: uint64 values from 2^63 would look negative.
+                        |v: $t| (v > 0) as $t
+                    },
                     UnaryOp::Square => |v: $t| v.wrapping_mul(v),
                     UnaryOp::BitwiseInvert => |v: $t| !v,
                     _ => |v| v,
