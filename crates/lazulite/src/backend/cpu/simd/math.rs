@@ -14,6 +14,28 @@ use super::Function;
 /// one vector of any of them).
 pub(super) const MAX_LANES: usize = 16;
 
+/// `dst[i] = $f(src[i])` a vector at a time; the tail goes through a padded stack buffer.
+/// A macro rather than a function taking `impl Fn`, so that `$f` is called directly and
+/// inlined into the `#[target_feature]` caller (a function item passed as a value goes
+/// through a call shim that is not).
+macro_rules! each {
+    ($V:ty, $src:expr, $dst:expr, $n:expr, $f:expr) => {{
+        let (src, dst, n) = ($src, $dst, $n);
+        let lanes = <$V>::LANES;
+        let mut i = 0;
+        while i + lanes <= n {
+            $f(<$V>::load(src.add(i))).store(dst.add(i));
+            i += lanes;
+        }
+        if i < n {
+            let mut buf = [0.0f32; MAX_LANES];
+            std::ptr::copy_nonoverlapping(src.add(i), buf.as_mut_ptr(), n - i);
+            $f(<$V>::load(buf.as_ptr())).store(buf.as_mut_ptr());
+            std::ptr::copy_nonoverlapping(buf.as_ptr(), dst.add(i), n - i);
+        }
+    }};
+}
+
 /// Applies `f` to `n` values from `src` into `dst` (which may be `src`). Inlined into each
 /// instruction set's `#[target_feature]` entry point.
 ///
@@ -23,49 +45,43 @@ pub(super) const MAX_LANES: usize = 16;
 pub(super) unsafe fn run<V: Vector>(f: Function, src: *const f32, dst: *mut f32, n: usize) {
     use Function::*;
     match f {
-        Exp => each(src, dst, n, exp::<V>),
-        Expm1 => each(src, dst, n, expm1::<V>),
-        Log => each(src, dst, n, log::<V>),
-        Log1p => each(src, dst, n, log1p::<V>),
-        Log2 => each(src, dst, n, log2::<V>),
-        Log10 => each(src, dst, n, log10::<V>),
-        Sin => each(src, dst, n, sin::<V>),
-        Cos => each(src, dst, n, cos::<V>),
-        Tan => each(src, dst, n, tan::<V>),
-        Tanh => each(src, dst, n, tanh::<V>),
-        Sinh => each(src, dst, n, sinh::<V>),
-        Cosh => each(src, dst, n, cosh::<V>),
-        Arctan => each(src, dst, n, arctan::<V>),
-        Arcsin => each(src, dst, n, arcsin::<V>),
-        Arccos => each(src, dst, n, arccos::<V>),
-        Erf => each(src, dst, n, erf::<V>),
-        Sigmoid => each(src, dst, n, sigmoid::<V>),
-        Sqrt => each(src, dst, n, V::sqrt),
-        Rsqrt => each(src, dst, n, |x: V| V::splat(1.0) / x.sqrt()),
-        Floor => each(src, dst, n, V::floor),
-        Ceil => each(src, dst, n, V::ceil),
-        Round => each(src, dst, n, V::round),
-        Trunc => each(src, dst, n, V::trunc),
-        Abs => each(src, dst, n, V::abs),
-        Negative => each(src, dst, n, V::neg),
-        Square => each(src, dst, n, |x: V| x * x),
+        Exp => each!(V, src, dst, n, exp::<V>),
+        Expm1 => each!(V, src, dst, n, expm1::<V>),
+        Log => each!(V, src, dst, n, log::<V>),
+        Log1p => each!(V, src, dst, n, log1p::<V>),
+        Log2 => each!(V, src, dst, n, log2::<V>),
+        Log10 => each!(V, src, dst, n, log10::<V>),
+        Sin => each!(V, src, dst, n, sin::<V>),
+        Cos => each!(V, src, dst, n, cos::<V>),
+        Tan => each!(V, src, dst, n, tan::<V>),
+        Tanh => each!(V, src, dst, n, tanh::<V>),
+        Sinh => each!(V, src, dst, n, sinh::<V>),
+        Cosh => each!(V, src, dst, n, cosh::<V>),
+        Arctan => each!(V, src, dst, n, arctan::<V>),
+        Arcsin => each!(V, src, dst, n, arcsin::<V>),
+        Arccos => each!(V, src, dst, n, arccos::<V>),
+        Erf => each!(V, src, dst, n, erf::<V>),
+        Sigmoid => each!(V, src, dst, n, sigmoid::<V>),
+        Sqrt => each!(V, src, dst, n, V::sqrt),
+        Rsqrt => each!(V, src, dst, n, rsqrt::<V>),
+        Floor => each!(V, src, dst, n, V::floor),
+        Ceil => each!(V, src, dst, n, V::ceil),
+        Round => each!(V, src, dst, n, V::round),
+        Trunc => each!(V, src, dst, n, V::trunc),
+        Abs => each!(V, src, dst, n, V::abs),
+        Negative => each!(V, src, dst, n, V::neg),
+        Square => each!(V, src, dst, n, square::<V>),
     }
 }
 
-/// `dst[i] = f(src[i])` a vector at a time; the tail goes through a padded stack buffer.
 #[inline(always)]
-unsafe fn each<V: Vector>(src: *const f32, dst: *mut f32, n: usize, f: impl Fn(V) -> V) {
-    let mut i = 0;
-    while i + V::LANES <= n {
-        f(V::load(src.add(i))).store(dst.add(i));
-        i += V::LANES;
-    }
-    if i < n {
-        let mut buf = [0.0f32; MAX_LANES];
-        std::ptr::copy_nonoverlapping(src.add(i), buf.as_mut_ptr(), n - i);
-        f(V::load(buf.as_ptr())).store(buf.as_mut_ptr());
-        std::ptr::copy_nonoverlapping(buf.as_ptr(), dst.add(i), n - i);
-    }
+fn rsqrt<V: Vector>(x: V) -> V {
+    V::splat(1.0) / x.sqrt()
+}
+
+#[inline(always)]
+fn square<V: Vector>(x: V) -> V {
+    x * x
 }
 
 /// Horner evaluation; `c` from the highest degree down.
@@ -276,19 +292,22 @@ const TAN_P: [f32; 7] = [
     3.333_335e-1,
 ];
 
+/// `(q, r)` with w = q pi/2 + r, |r| <= pi/4.
+#[inline(always)]
+fn reduce_quadrant<W: Wide>(w: W) -> (W, W) {
+    let q = (w * W::splat(std::f64::consts::FRAC_2_PI)).round();
+    let r = q.mul_add(W::splat(-PIO2_P1), w);
+    let r = q.mul_add(W::splat(-PIO2_P2), r);
+    (q, q.mul_add(W::splat(-PIO2_P3), r))
+}
+
 /// For `a` = |x| <= TRIG_LIMIT: `(q, r_hi, r_lo)` with a = q pi/2 + r, |r| <= pi/4,
 /// r = r_hi + r_lo (the reduction runs in f64, so large arguments keep full accuracy).
 #[inline(always)]
 fn trig_reduce<V: Vector>(a: V) -> (V, V, V) {
-    let reduce = |w: V::Wide| {
-        let q = (w * V::Wide::splat(std::f64::consts::FRAC_2_PI)).round();
-        let r = q.mul_add(V::Wide::splat(-PIO2_P1), w);
-        let r = q.mul_add(V::Wide::splat(-PIO2_P2), r);
-        (q, q.mul_add(V::Wide::splat(-PIO2_P3), r))
-    };
     let (lo, hi) = a.widen();
-    let (q_lo, r_lo) = reduce(lo);
-    let (q_hi, r_hi) = reduce(hi);
+    let (q_lo, r_lo) = reduce_quadrant(lo);
+    let (q_hi, r_hi) = reduce_quadrant(hi);
     let r = V::narrow(r_lo, r_hi);
     let (r_back_lo, r_back_hi) = r.widen();
     let tail = V::narrow(r_lo - r_back_lo, r_hi - r_back_hi);

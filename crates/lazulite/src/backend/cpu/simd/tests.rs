@@ -213,3 +213,20 @@ fn tails_and_in_place_match_whole_vectors() {
         }
     }
 }
+
+#[test]
+fn threaded_split_matches_one_pass() {
+    use super::{apply, apply_in_place, PARALLEL_MIN};
+    let n = 2 * PARALLEL_MIN + 37;
+    let xs: Vec<f32> = (0..n).map(|i| (i as f32 * 1e-4).sin() * 30.0).collect();
+    for f in [Function::Exp, Function::Sin, Function::Sqrt] {
+        let mut one = vec![0.0; n];
+        apply_with(Isa::active(), f, &xs, &mut one);
+        let mut split = vec![0.0; n];
+        apply(f, &xs, &mut split);
+        let mut in_place = xs.clone();
+        apply_in_place(f, &mut in_place);
+        let same = |v: &[f32]| v.iter().zip(&one).all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(same(&split) && same(&in_place), "{f:?}");
+    }
+}
