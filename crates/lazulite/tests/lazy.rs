@@ -69,10 +69,21 @@ fn control_flow_on_array_values() {
             h.cos().unwrap()
         }
     };
-    let up = fun(&vector(&[2.0, 3.0])).to_vec::<f32>().unwrap();
-    assert_eq!(up, vec![2f32.exp().sin(), 3f32.exp().sin()]);
-    let down = fun(&vector(&[0.0])).to_vec::<f32>().unwrap();
-    assert_eq!(down, vec![1f32.cos()]);
+    // The vectorised kernels are within 2 ulp of std, not bit-identical to it.
+    let close = |got: Vec<f32>, expected: Vec<f32>| {
+        assert_eq!(got.len(), expected.len());
+        for (g, e) in got.into_iter().zip(expected) {
+            assert!((g - e).abs() <= 2.0 * f32::EPSILON * e.abs(), "{g} vs {e}");
+        }
+    };
+    close(
+        fun(&vector(&[2.0, 3.0])).to_vec::<f32>().unwrap(),
+        vec![2f32.exp().sin(), 3f32.exp().sin()],
+    );
+    close(
+        fun(&vector(&[0.0])).to_vec::<f32>().unwrap(),
+        vec![1f32.cos()],
+    );
 }
 
 /// After evaluation a node drops its inputs: the graph behind it is freed.

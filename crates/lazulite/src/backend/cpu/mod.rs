@@ -7,6 +7,7 @@ pub mod math;
 pub mod reduce;
 pub mod scan;
 pub mod shape;
+pub mod simd;
 pub mod sort;
 pub mod strided;
 pub mod ternary;

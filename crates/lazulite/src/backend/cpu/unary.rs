@@ -2,6 +2,7 @@
 
 use super::elementwise::map1;
 use super::math::{complex, Float};
+use super::simd;
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::{dispatch, Complex, Element};
@@ -245,8 +246,47 @@ fn float_fn<T: Float>(op: UnaryOp) -> fn(T) -> T {
     }
 }
 
+/// The vectorised kernel computing `op`, if there is one.
+fn simd_function(op: UnaryOp) -> Option<simd::Function> {
+    use simd::Function as F;
+    use UnaryOp::*;
+    Some(match op {
+        Exp => F::Exp,
+        Expm1 => F::Expm1,
+        Log => F::Log,
+        Log1p => F::Log1p,
+        Log2 => F::Log2,
+        Log10 => F::Log10,
+        Sin => F::Sin,
+        Cos => F::Cos,
+        Tan => F::Tan,
+        Tanh => F::Tanh,
+        Sinh => F::Sinh,
+        Cosh => F::Cosh,
+        Arctan => F::Arctan,
+        Arcsin => F::Arcsin,
+        Arccos => F::Arccos,
+        Erf => F::Erf,
+        Sigmoid => F::Sigmoid,
+        Sqrt => F::Sqrt,
+        Rsqrt => F::Rsqrt,
+        Floor => F::Floor,
+        Ceil => F::Ceil,
+        Round => F::Round,
+        Trunc => F::Trunc,
+        Abs => F::Abs,
+        Negative => F::Negative,
+        Square => F::Square,
+        _ => return None,
+    })
+}
+
 /// Float math on a real float or (through float32) integer input.
 fn float_unary(op: UnaryOp, x: Tensor) -> Result<Tensor> {
+    let f32_based = matches!(x.dtype, DType::Float32 | DType::Float16 | DType::BFloat16);
+    if let (true, Some(f)) = (f32_based, simd_function(op)) {
+        return simd::map(x, f);
+    }
     match x.dtype {
         DType::Float32 => map1::<f32, f32>(x, float_fn::<f32>(op)),
         DType::Float64 => map1::<f64, f64>(x, float_fn::<f64>(op)),

@@ -1,0 +1,252 @@
+//! The AVX2 + FMA path: 8 f32 lanes in a `__m256`.
+//!
+//! The vector types are only created inside [`run`], whose caller has checked that the CPU
+//! supports AVX2 and FMA; that is what makes the intrinsic calls below sound.
+
+use super::math;
+use super::vector::{Mask, Vector, Wide};
+use super::Function;
+use std::arch::x86_64::*;
+use std::ops::{Add, BitAnd, BitOr, Div, Mul, Not, Sub};
+
+/// Applies `f` to `n` values from `src` into `dst` (which may be `src`).
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; `src` and `dst` must be valid for `n` values.
+#[target_feature(enable = "avx2,fma")]
+pub(super) unsafe fn run(f: Function, src: *const f32, dst: *mut f32, n: usize) {
+    math::run::<F32x8>(f, src, dst, n)
+}
+
+#[derive(Copy, Clone)]
+pub(super) struct F32x8(__m256);
+
+#[derive(Copy, Clone)]
+pub(super) struct Mask8(__m256);
+
+#[derive(Copy, Clone)]
+pub(super) struct F64x4(__m256d);
+
+macro_rules! binary_ops {
+    ($t:ident: $($trait:ident $method:ident $intrinsic:ident),*) => {$(
+        impl $trait for $t {
+            type Output = $t;
+            #[inline(always)]
+            fn $method(self, b: $t) -> $t {
+                // SAFETY: see the module documentation.
+                $t(unsafe { $intrinsic(self.0, b.0) })
+            }
+        }
+    )*};
+}
+
+binary_ops!(F32x8: Add add _mm256_add_ps, Sub sub _mm256_sub_ps, Mul mul _mm256_mul_ps,
+    Div div _mm256_div_ps);
+binary_ops!(Mask8: BitAnd bitand _mm256_and_ps, BitOr bitor _mm256_or_ps);
+binary_ops!(F64x4: Sub sub _mm256_sub_pd, Mul mul _mm256_mul_pd);
+
+impl Not for Mask8 {
+    type Output = Mask8;
+    #[inline(always)]
+    fn not(self) -> Mask8 {
+        // SAFETY: see the module documentation.
+        Mask8(unsafe { _mm256_xor_ps(self.0, _mm256_castsi256_ps(_mm256_set1_epi32(-1))) })
+    }
+}
+
+impl Mask for Mask8 {
+    #[inline(always)]
+    fn any(self) -> bool {
+        // SAFETY: see the module documentation.
+        unsafe { _mm256_movemask_ps(self.0) != 0 }
+    }
+}
+
+/// 2^n as f32 bits for integer lanes `n` in [-126, 127].
+#[inline(always)]
+unsafe fn pow2(n: __m256i) -> __m256 {
+    _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_add_epi32(
+        n,
+        _mm256_set1_epi32(127),
+    )))
+}
+
+impl Vector for F32x8 {
+    const LANES: usize = 8;
+    type Mask = Mask8;
+    type Wide = F64x4;
+
+    #[inline(always)]
+    fn splat(v: f32) -> Self {
+        // SAFETY: see the module documentation.
+        F32x8(unsafe { _mm256_set1_ps(v) })
+    }
+    #[inline(always)]
+    unsafe fn load(ptr: *const f32) -> Self {
+        F32x8(_mm256_loadu_ps(ptr))
+    }
+    #[inline(always)]
+    unsafe fn store(self, ptr: *mut f32) {
+        _mm256_storeu_ps(ptr, self.0)
+    }
+    #[inline(always)]
+    fn mul_add(self, b: Self, c: Self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x8(unsafe { _mm256_fmadd_ps(self.0, b.0, c.0) })
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x8(unsafe { _mm256_sqrt_ps(self.0) })
+    }
+    #[inline(always)]
+    fn min(self, b: Self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x8(unsafe { _mm256_min_ps(self.0, b.0) })
+    }
+    #[inline(always)]
+    fn max(self, b: Self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x8(unsafe { _mm256_max_ps(self.0, b.0) })
+    }
+    #[inline(always)]
+    fn floor(self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x8(unsafe { _mm256_round_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(self.0) })
+    }
+    #[inline(always)]
+    fn ceil(self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x8(unsafe { _mm256_round_ps::<{ _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC }>(self.0) })
+    }
+    #[inline(always)]
+    fn round(self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x8(unsafe {
+            _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(self.0)
+        })
+    }
+    #[inline(always)]
+    fn trunc(self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x8(unsafe { _mm256_round_ps::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(self.0) })
+    }
+    #[inline(always)]
+    fn abs(self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x8(unsafe { _mm256_andnot_ps(_mm256_set1_ps(-0.0), self.0) })
+    }
+    #[inline(always)]
+    fn neg(self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x8(unsafe { _mm256_xor_ps(_mm256_set1_ps(-0.0), self.0) })
+    }
+    #[inline(always)]
+    fn sign_bit(self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x8(unsafe { _mm256_and_ps(_mm256_set1_ps(-0.0), self.0) })
+    }
+    #[inline(always)]
+    fn xor(self, b: Self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x8(unsafe { _mm256_xor_ps(self.0, b.0) })
+    }
+    #[inline(always)]
+    fn lt(self, b: Self) -> Mask8 {
+        // SAFETY: see the module documentation.
+        Mask8(unsafe { _mm256_cmp_ps::<_CMP_LT_OQ>(self.0, b.0) })
+    }
+    #[inline(always)]
+    fn le(self, b: Self) -> Mask8 {
+        // SAFETY: see the module documentation.
+        Mask8(unsafe { _mm256_cmp_ps::<_CMP_LE_OQ>(self.0, b.0) })
+    }
+    #[inline(always)]
+    fn gt(self, b: Self) -> Mask8 {
+        // SAFETY: see the module documentation.
+        Mask8(unsafe { _mm256_cmp_ps::<_CMP_GT_OQ>(self.0, b.0) })
+    }
+    #[inline(always)]
+    fn ge(self, b: Self) -> Mask8 {
+        // SAFETY: see the module documentation.
+        Mask8(unsafe { _mm256_cmp_ps::<_CMP_GE_OQ>(self.0, b.0) })
+    }
+    #[inline(always)]
+    fn eq(self, b: Self) -> Mask8 {
+        // SAFETY: see the module documentation.
+        Mask8(unsafe { _mm256_cmp_ps::<_CMP_EQ_OQ>(self.0, b.0) })
+    }
+    #[inline(always)]
+    fn is_nan(self) -> Mask8 {
+        // SAFETY: see the module documentation.
+        Mask8(unsafe { _mm256_cmp_ps::<_CMP_UNORD_Q>(self.0, self.0) })
+    }
+    #[inline(always)]
+    fn select(m: Mask8, a: Self, b: Self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x8(unsafe { _mm256_blendv_ps(b.0, a.0, m.0) })
+    }
+    #[inline(always)]
+    fn ldexp(self, n: Self) -> Self {
+        // Two factors 2^(n/2) and 2^(n - n/2) keep each power normal; the first product
+        // is exact, so the result is rounded once.
+        // SAFETY: see the module documentation.
+        unsafe {
+            let n = _mm256_cvtps_epi32(n.0);
+            let half = _mm256_srai_epi32::<1>(n);
+            let rest = _mm256_sub_epi32(n, half);
+            F32x8(_mm256_mul_ps(_mm256_mul_ps(self.0, pow2(half)), pow2(rest)))
+        }
+    }
+    #[inline(always)]
+    fn frexp(self) -> (Self, Self) {
+        // SAFETY: see the module documentation.
+        unsafe {
+            let bits = _mm256_castps_si256(self.0);
+            let exponent = _mm256_sub_epi32(_mm256_srli_epi32::<23>(bits), _mm256_set1_epi32(127));
+            let mantissa = _mm256_or_si256(
+                _mm256_and_si256(bits, _mm256_set1_epi32(0x007f_ffff)),
+                _mm256_set1_epi32(0x3f80_0000),
+            );
+            (
+                F32x8(_mm256_castsi256_ps(mantissa)),
+                F32x8(_mm256_cvtepi32_ps(exponent)),
+            )
+        }
+    }
+    #[inline(always)]
+    fn widen(self) -> (F64x4, F64x4) {
+        // SAFETY: see the module documentation.
+        unsafe {
+            (
+                F64x4(_mm256_cvtps_pd(_mm256_castps256_ps128(self.0))),
+                F64x4(_mm256_cvtps_pd(_mm256_extractf128_ps::<1>(self.0))),
+            )
+        }
+    }
+    #[inline(always)]
+    fn narrow(lo: F64x4, hi: F64x4) -> Self {
+        // SAFETY: see the module documentation.
+        F32x8(unsafe { _mm256_set_m128(_mm256_cvtpd_ps(hi.0), _mm256_cvtpd_ps(lo.0)) })
+    }
+}
+
+impl Wide for F64x4 {
+    #[inline(always)]
+    fn splat(v: f64) -> Self {
+        // SAFETY: see the module documentation.
+        F64x4(unsafe { _mm256_set1_pd(v) })
+    }
+    #[inline(always)]
+    fn mul_add(self, b: Self, c: Self) -> Self {
+        // SAFETY: see the module documentation.
+        F64x4(unsafe { _mm256_fmadd_pd(self.0, b.0, c.0) })
+    }
+    #[inline(always)]
+    fn round(self) -> Self {
+        // SAFETY: see the module documentation.
+        F64x4(unsafe {
+            _mm256_round_pd::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(self.0)
+        })
+    }
+}

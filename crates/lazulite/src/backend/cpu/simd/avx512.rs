@@ -1,0 +1,267 @@
+//! The AVX-512F path: 16 f32 lanes in a `__m512`, masks in a `__mmask16`.
+//!
+//! The vector types are only created inside [`run`], whose caller has checked that the CPU
+//! supports AVX-512F; that is what makes the intrinsic calls below sound.
+
+use super::math;
+use super::vector::{Mask, Vector, Wide};
+use super::Function;
+use std::arch::x86_64::*;
+use std::ops::{Add, BitAnd, BitOr, Div, Mul, Not, Sub};
+
+/// Applies `f` to `n` values from `src` into `dst` (which may be `src`).
+///
+/// # Safety
+/// The CPU must support AVX-512F; `src` and `dst` must be valid for `n` values.
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn run(f: Function, src: *const f32, dst: *mut f32, n: usize) {
+    math::run::<F32x16>(f, src, dst, n)
+}
+
+#[derive(Copy, Clone)]
+pub(super) struct F32x16(__m512);
+
+#[derive(Copy, Clone)]
+pub(super) struct Mask16(__mmask16);
+
+#[derive(Copy, Clone)]
+pub(super) struct F64x8(__m512d);
+
+macro_rules! binary_ops {
+    ($t:ident: $($trait:ident $method:ident $intrinsic:ident),*) => {$(
+        impl $trait for $t {
+            type Output = $t;
+            #[inline(always)]
+            fn $method(self, b: $t) -> $t {
+                // SAFETY: see the module documentation.
+                $t(unsafe { $intrinsic(self.0, b.0) })
+            }
+        }
+    )*};
+}
+
+binary_ops!(F32x16: Add add _mm512_add_ps, Sub sub _mm512_sub_ps, Mul mul _mm512_mul_ps,
+    Div div _mm512_div_ps);
+binary_ops!(F64x8: Sub sub _mm512_sub_pd, Mul mul _mm512_mul_pd);
+
+impl BitAnd for Mask16 {
+    type Output = Mask16;
+    #[inline(always)]
+    fn bitand(self, b: Mask16) -> Mask16 {
+        Mask16(self.0 & b.0)
+    }
+}
+
+impl BitOr for Mask16 {
+    type Output = Mask16;
+    #[inline(always)]
+    fn bitor(self, b: Mask16) -> Mask16 {
+        Mask16(self.0 | b.0)
+    }
+}
+
+impl Not for Mask16 {
+    type Output = Mask16;
+    #[inline(always)]
+    fn not(self) -> Mask16 {
+        Mask16(!self.0)
+    }
+}
+
+impl Mask for Mask16 {
+    #[inline(always)]
+    fn any(self) -> bool {
+        self.0 != 0
+    }
+}
+
+/// Bitwise `op` on the lanes' bit patterns (the float forms need AVX-512DQ).
+#[inline(always)]
+unsafe fn bits(a: __m512, b: __m512, op: unsafe fn(__m512i, __m512i) -> __m512i) -> __m512 {
+    _mm512_castsi512_ps(op(_mm512_castps_si512(a), _mm512_castps_si512(b)))
+}
+
+const SIGN: __m512i = unsafe { std::mem::transmute([i32::MIN; 16]) };
+
+impl Vector for F32x16 {
+    const LANES: usize = 16;
+    type Mask = Mask16;
+    type Wide = F64x8;
+
+    #[inline(always)]
+    fn splat(v: f32) -> Self {
+        // SAFETY: see the module documentation.
+        F32x16(unsafe { _mm512_set1_ps(v) })
+    }
+    #[inline(always)]
+    unsafe fn load(ptr: *const f32) -> Self {
+        F32x16(_mm512_loadu_ps(ptr))
+    }
+    #[inline(always)]
+    unsafe fn store(self, ptr: *mut f32) {
+        _mm512_storeu_ps(ptr, self.0)
+    }
+    #[inline(always)]
+    fn mul_add(self, b: Self, c: Self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x16(unsafe { _mm512_fmadd_ps(self.0, b.0, c.0) })
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x16(unsafe { _mm512_sqrt_ps(self.0) })
+    }
+    #[inline(always)]
+    fn min(self, b: Self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x16(unsafe { _mm512_min_ps(self.0, b.0) })
+    }
+    #[inline(always)]
+    fn max(self, b: Self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x16(unsafe { _mm512_max_ps(self.0, b.0) })
+    }
+    #[inline(always)]
+    fn floor(self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x16(unsafe {
+            _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(self.0)
+        })
+    }
+    #[inline(always)]
+    fn ceil(self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x16(unsafe {
+            _mm512_roundscale_ps::<{ _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC }>(self.0)
+        })
+    }
+    #[inline(always)]
+    fn round(self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x16(unsafe {
+            _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(self.0)
+        })
+    }
+    #[inline(always)]
+    fn trunc(self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x16(unsafe {
+            _mm512_roundscale_ps::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(self.0)
+        })
+    }
+    #[inline(always)]
+    fn abs(self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x16(unsafe { _mm512_abs_ps(self.0) })
+    }
+    #[inline(always)]
+    fn neg(self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x16(unsafe { bits(self.0, _mm512_castsi512_ps(SIGN), _mm512_xor_si512) })
+    }
+    #[inline(always)]
+    fn sign_bit(self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x16(unsafe { bits(self.0, _mm512_castsi512_ps(SIGN), _mm512_and_si512) })
+    }
+    #[inline(always)]
+    fn xor(self, b: Self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x16(unsafe { bits(self.0, b.0, _mm512_xor_si512) })
+    }
+    #[inline(always)]
+    fn lt(self, b: Self) -> Mask16 {
+        // SAFETY: see the module documentation.
+        Mask16(unsafe { _mm512_cmp_ps_mask::<_CMP_LT_OQ>(self.0, b.0) })
+    }
+    #[inline(always)]
+    fn le(self, b: Self) -> Mask16 {
+        // SAFETY: see the module documentation.
+        Mask16(unsafe { _mm512_cmp_ps_mask::<_CMP_LE_OQ>(self.0, b.0) })
+    }
+    #[inline(always)]
+    fn gt(self, b: Self) -> Mask16 {
+        // SAFETY: see the module documentation.
+        Mask16(unsafe { _mm512_cmp_ps_mask::<_CMP_GT_OQ>(self.0, b.0) })
+    }
+    #[inline(always)]
+    fn ge(self, b: Self) -> Mask16 {
+        // SAFETY: see the module documentation.
+        Mask16(unsafe { _mm512_cmp_ps_mask::<_CMP_GE_OQ>(self.0, b.0) })
+    }
+    #[inline(always)]
+    fn eq(self, b: Self) -> Mask16 {
+        // SAFETY: see the module documentation.
+        Mask16(unsafe { _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(self.0, b.0) })
+    }
+    #[inline(always)]
+    fn is_nan(self) -> Mask16 {
+        // SAFETY: see the module documentation.
+        Mask16(unsafe { _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(self.0, self.0) })
+    }
+    #[inline(always)]
+    fn select(m: Mask16, a: Self, b: Self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x16(unsafe { _mm512_mask_blend_ps(m.0, b.0, a.0) })
+    }
+    #[inline(always)]
+    fn ldexp(self, n: Self) -> Self {
+        // SAFETY: see the module documentation.
+        F32x16(unsafe { _mm512_scalef_ps(self.0, n.0) })
+    }
+    #[inline(always)]
+    fn frexp(self) -> (Self, Self) {
+        // SAFETY: see the module documentation.
+        unsafe {
+            (
+                F32x16(_mm512_getmant_ps::<_MM_MANT_NORM_1_2, _MM_MANT_SIGN_SRC>(
+                    self.0,
+                )),
+                F32x16(_mm512_getexp_ps(self.0)),
+            )
+        }
+    }
+    #[inline(always)]
+    fn widen(self) -> (F64x8, F64x8) {
+        // SAFETY: see the module documentation.
+        unsafe {
+            let high = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(self.0)));
+            (
+                F64x8(_mm512_cvtps_pd(_mm512_castps512_ps256(self.0))),
+                F64x8(_mm512_cvtps_pd(high)),
+            )
+        }
+    }
+    #[inline(always)]
+    fn narrow(lo: F64x8, hi: F64x8) -> Self {
+        // SAFETY: see the module documentation.
+        unsafe {
+            let lo = _mm256_castps_pd(_mm512_cvtpd_ps(lo.0));
+            let hi = _mm256_castps_pd(_mm512_cvtpd_ps(hi.0));
+            F32x16(_mm512_castpd_ps(_mm512_insertf64x4::<1>(
+                _mm512_castpd256_pd512(lo),
+                hi,
+            )))
+        }
+    }
+}
+
+impl Wide for F64x8 {
+    #[inline(always)]
+    fn splat(v: f64) -> Self {
+        // SAFETY: see the module documentation.
+        F64x8(unsafe { _mm512_set1_pd(v) })
+    }
+    #[inline(always)]
+    fn mul_add(self, b: Self, c: Self) -> Self {
+        // SAFETY: see the module documentation.
+        F64x8(unsafe { _mm512_fmadd_pd(self.0, b.0, c.0) })
+    }
+    #[inline(always)]
+    fn round(self) -> Self {
+        // SAFETY: see the module documentation.
+        F64x8(unsafe {
+            _mm512_roundscale_pd::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(self.0)
+        })
+    }
+}

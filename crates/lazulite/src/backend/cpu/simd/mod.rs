@@ -1,0 +1,220 @@
+//! Vectorised f32 math: slice kernels for the transcendental and rounding functions, with
+//! a path per instruction set (AVX-512F, AVX2 + FMA, scalar) chosen at run time.
+//!
+//! The vector paths share one implementation of each function ([`math`]) written over the
+//! [`vector::Vector`] trait; `avx2` and `avx512` implement that trait and provide the
+//! `#[target_feature]` entry points. The scalar path (any CPU, any architecture) calls
+//! `std`. Every path is within 2 ulp of the correctly rounded result.
+//!
+//! The path is the best the CPU supports, unless the environment variable
+//! `LAZULITE_SIMD` (`scalar`, `avx2` or `avx512`, read once) asks for a lower one.
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+#[cfg(target_arch = "x86_64")]
+mod math;
+mod tensor;
+#[cfg(test)]
+mod tests;
+#[cfg(target_arch = "x86_64")]
+mod vector;
+
+pub use tensor::map;
+
+use super::math::Float;
+use std::sync::OnceLock;
+
+/// The functions with slice kernels.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Function {
+    Exp,
+    Expm1,
+    Log,
+    Log1p,
+    Log2,
+    Log10,
+    Sin,
+    Cos,
+    Tan,
+    Tanh,
+    Sinh,
+    Cosh,
+    Arctan,
+    Arcsin,
+    Arccos,
+    Erf,
+    Sigmoid,
+    Sqrt,
+    Rsqrt,
+    Floor,
+    Ceil,
+    /// Round half to even.
+    Round,
+    Trunc,
+    Abs,
+    Negative,
+    Square,
+}
+
+impl Function {
+    /// The scalar implementation (the path used where no vector one is available).
+    pub fn scalar(self) -> fn(f32) -> f32 {
+        use Function::*;
+        match self {
+            Exp => f32::exp,
+            Expm1 => f32::exp_m1,
+            Log => f32::ln,
+            Log1p => f32::ln_1p,
+            Log2 => f32::log2,
+            Log10 => f32::log10,
+            Sin => f32::sin,
+            Cos => f32::cos,
+            Tan => f32::tan,
+            Tanh => f32::tanh,
+            Sinh => f32::sinh,
+            Cosh => f32::cosh,
+            Arctan => f32::atan,
+            Arcsin => f32::asin,
+            Arccos => f32::acos,
+            Erf => <f32 as Float>::erf,
+            Sigmoid => <f32 as Float>::sigmoid,
+            Sqrt => f32::sqrt,
+            Rsqrt => <f32 as Float>::rsqrt,
+            Floor => f32::floor,
+            Ceil => f32::ceil,
+            Round => f32::round_ties_even,
+            Trunc => f32::trunc,
+            Abs => f32::abs,
+            Negative => |x| -x,
+            Square => |x| x * x,
+        }
+    }
+}
+
+/// The kernel paths, in increasing order of capability.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Isa {
+    Scalar,
+    Avx2,
+    Avx512,
+}
+
+impl Isa {
+    /// The best path this CPU supports.
+    pub fn detected() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if is_x86_feature_detected!("avx512f") {
+                return Isa::Avx512;
+            }
+            if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+                return Isa::Avx2;
+            }
+        }
+        Isa::Scalar
+    }
+
+    /// The path in use: [`Isa::detected`], lowered by `LAZULITE_SIMD` (unknown values are
+    /// ignored). Read once.
+    pub fn active() -> Isa {
+        static ACTIVE: OnceLock<Isa> = OnceLock::new();
+        *ACTIVE.get_or_init(|| {
+            let requested = match std::env::var("LAZULITE_SIMD").as_deref() {
+                Ok("scalar") => Isa::Scalar,
+                Ok("avx2") => Isa::Avx2,
+                _ => Isa::Avx512,
+            };
+            requested.min(Isa::detected())
+        })
+    }
+}
+
+/// Below this many values a kernel runs on the calling thread alone (starting a thread
+/// costs about as much as computing this many of the cheapest functions).
+const PARALLEL_MIN: usize = 1 << 18;
+
+/// How many threads a kernel over `n` values uses.
+fn threads_for(n: usize) -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |c| c.get()));
+    (n / PARALLEL_MIN).clamp(1, cores)
+}
+
+/// Splits `n` values into `threads` chunks whose lengths are multiples of 64 (whole
+/// vectors and cache lines), except the last.
+fn chunk_len(n: usize, threads: usize) -> usize {
+    n.div_ceil(threads).next_multiple_of(64)
+}
+
+/// `dst[i] = f(src[i])` on the active path, split across threads for large slices.
+/// Panics if the lengths differ (an engine bug).
+pub fn apply(f: Function, src: &[f32], dst: &mut [f32]) {
+    let isa = Isa::active();
+    let threads = threads_for(src.len());
+    if threads == 1 {
+        return apply_with(isa, f, src, dst);
+    }
+    assert_eq!(src.len(), dst.len(), "slice kernel lengths differ");
+    let len = chunk_len(src.len(), threads);
+    std::thread::scope(|scope| {
+        let mut parts = src.chunks(len).zip(dst.chunks_mut(len));
+        let (first_src, first_dst) = parts.next().expect("threads > 1 means a non-empty slice");
+        for (s, d) in parts {
+            scope.spawn(move || apply_with(isa, f, s, d));
+        }
+        apply_with(isa, f, first_src, first_dst);
+    });
+}
+
+/// `buf[i] = f(buf[i])` on the active path, split across threads for large slices.
+pub fn apply_in_place(f: Function, buf: &mut [f32]) {
+    let isa = Isa::active();
+    let in_place = move |part: &mut [f32]| {
+        // SAFETY: the kernels read each vector before writing it, so src may equal dst;
+        // `isa` is the active path, which the CPU supports.
+        unsafe { run(isa, f, part.as_ptr(), part.as_mut_ptr(), part.len()) }
+    };
+    let threads = threads_for(buf.len());
+    if threads == 1 {
+        return in_place(buf);
+    }
+    let len = chunk_len(buf.len(), threads);
+    std::thread::scope(|scope| {
+        let mut parts = buf.chunks_mut(len);
+        let first = parts.next().expect("threads > 1 means a non-empty slice");
+        for part in parts {
+            scope.spawn(move || in_place(part));
+        }
+        in_place(first);
+    });
+}
+
+/// [`apply`] on a given path. Panics if the lengths differ or the CPU lacks `isa`.
+pub fn apply_with(isa: Isa, f: Function, src: &[f32], dst: &mut [f32]) {
+    assert_eq!(src.len(), dst.len(), "slice kernel lengths differ");
+    assert!(
+        isa <= Isa::detected(),
+        "{isa:?} is not supported by this CPU"
+    );
+    // SAFETY: lengths checked; `isa` is supported.
+    unsafe { run(isa, f, src.as_ptr(), dst.as_mut_ptr(), src.len()) }
+}
+
+/// # Safety
+/// `src` and `dst` valid for `n` values (they may be equal); the CPU supports `isa`.
+unsafe fn run(isa: Isa, f: Function, src: *const f32, dst: *mut f32, n: usize) {
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx512 => avx512::run(f, src, dst, n),
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => avx2::run(f, src, dst, n),
+        _ => {
+            let scalar = f.scalar();
+            for i in 0..n {
+                *dst.add(i) = scalar(*src.add(i));
+            }
+        }
+    }
+}

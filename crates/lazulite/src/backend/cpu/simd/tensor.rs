@@ -1,0 +1,123 @@
+//! Applying a slice kernel to a float32, float16 or bfloat16 tensor of any layout.
+
+use super::{apply, apply_in_place, Function};
+use crate::backend::cpu::strided::for_each_row;
+use crate::backend::Tensor;
+use crate::dtype::DType;
+use crate::element::Element;
+use crate::error::Result;
+use half::{bf16, f16};
+
+/// Values gathered from strided rows or converted from 16-bit floats go through a stack
+/// buffer of this many f32.
+const CHUNK: usize = 1024;
+
+/// A float type the kernels reach through f32.
+trait Lane: Element<Storage = Self> {
+    fn to_f32(self) -> f32;
+    fn from_f32(v: f32) -> Self;
+}
+
+impl Lane for f32 {
+    fn to_f32(self) -> f32 {
+        self
+    }
+    fn from_f32(v: f32) -> f32 {
+        v
+    }
+}
+
+impl Lane for f16 {
+    fn to_f32(self) -> f32 {
+        f16::to_f32(self)
+    }
+    fn from_f32(v: f32) -> f16 {
+        f16::from_f32(v)
+    }
+}
+
+impl Lane for bf16 {
+    fn to_f32(self) -> f32 {
+        bf16::to_f32(self)
+    }
+    fn from_f32(v: f32) -> bf16 {
+        bf16::from_f32(v)
+    }
+}
+
+/// `f` on every element of `x` (float32, float16 or bfloat16), into a new contiguous
+/// tensor of the same dtype or, when `x` is donatable, into `x`'s buffer.
+pub fn map(x: Tensor, f: Function) -> Result<Tensor> {
+    match x.dtype {
+        DType::Float32 => map_f32(x, f),
+        DType::Float16 => map_lanes::<f16>(x, f),
+        DType::BFloat16 => map_lanes::<bf16>(x, f),
+        other => unreachable!("no f32 slice kernels for {other:?}"),
+    }
+}
+
+fn map_f32(x: Tensor, f: Function) -> Result<Tensor> {
+    if x.is_donatable(DType::Float32) {
+        let mut out = x;
+        apply_in_place(f, out.slice_mut::<f32>());
+        return Ok(out);
+    }
+    let mut out = Tensor::uninit(DType::Float32, &x.shape)?;
+    if x.is_contiguous() {
+        apply(f, x.slice::<f32>(), out.slice_mut::<f32>());
+        return Ok(out);
+    }
+    map_strided::<f32>(&x, out.slice_mut::<f32>(), f);
+    Ok(out)
+}
+
+fn map_lanes<T: Lane>(x: Tensor, f: Function) -> Result<Tensor> {
+    let mut buf = [0.0f32; CHUNK];
+    if x.is_donatable(x.dtype) {
+        let mut out = x;
+        for chunk in out.slice_mut::<T>().chunks_mut(CHUNK) {
+            let buf = &mut buf[..chunk.len()];
+            for (b, v) in buf.iter_mut().zip(chunk.iter()) {
+                *b = v.to_f32();
+            }
+            apply_in_place(f, buf);
+            for (v, &b) in chunk.iter_mut().zip(buf.iter()) {
+                *v = T::from_f32(b);
+            }
+        }
+        return Ok(out);
+    }
+    let mut out = Tensor::uninit(x.dtype, &x.shape)?;
+    map_strided::<T>(&x, out.slice_mut::<T>(), f);
+    Ok(out)
+}
+
+/// `dst = f(x)` for `x` of any layout: rows are gathered into a stack buffer as f32, the
+/// kernel runs there, and the results are converted into `dst` in row-major order.
+fn map_strided<T: Lane>(x: &Tensor, dst: &mut [T], f: Function) {
+    let mut buf = [0.0f32; CHUNK];
+    let src = x.buf.as_ptr() as *const T;
+    let mut pos = 0;
+    for_each_row(
+        &x.shape,
+        [&x.strides],
+        [x.offset as isize],
+        |[start], len, [step]| {
+            let mut done = 0;
+            while done < len {
+                let n = CHUNK.min(len - done);
+                for (i, b) in buf[..n].iter_mut().enumerate() {
+                    let at = start + (done + i) as isize * step;
+                    // SAFETY: the layout addresses elements inside x's buffer.
+                    *b = unsafe { src.offset(at).read_unaligned() }.to_f32();
+                }
+                apply_in_place(f, &mut buf[..n]);
+                for (d, &b) in dst[pos..pos + n].iter_mut().zip(&buf[..n]) {
+                    *d = T::from_f32(b);
+                }
+                pos += n;
+                done += n;
+            }
+        },
+    );
+}

@@ -1,0 +1,232 @@
+//! Accuracy of every function on every path this CPU has, against f64 `std` (or `libm`)
+//! rounded to f32: dense grids over each function's interesting range, random bit
+//! patterns over all floats, and special values. Run with `--nocapture` for the table of
+//! measured maximum errors.
+
+use super::{apply_with, Function, Isa};
+
+const ALL: [Function; 26] = {
+    use Function::*;
+    [
+        Exp, Expm1, Log, Log1p, Log2, Log10, Sin, Cos, Tan, Tanh, Sinh, Cosh, Arctan, Arcsin,
+        Arccos, Erf, Sigmoid, Sqrt, Rsqrt, Floor, Ceil, Round, Trunc, Abs, Negative, Square,
+    ]
+};
+
+fn reference(f: Function) -> fn(f64) -> f64 {
+    use Function::*;
+    match f {
+        Exp => f64::exp,
+        Expm1 => f64::exp_m1,
+        Log => f64::ln,
+        Log1p => f64::ln_1p,
+        Log2 => f64::log2,
+        Log10 => f64::log10,
+        Sin => f64::sin,
+        Cos => f64::cos,
+        Tan => f64::tan,
+        Tanh => f64::tanh,
+        Sinh => f64::sinh,
+        Cosh => f64::cosh,
+        Arctan => f64::atan,
+        Arcsin => f64::asin,
+        Arccos => f64::acos,
+        Erf => libm::erf,
+        Sigmoid => |x| 1.0 / (1.0 + (-x).exp()),
+        Sqrt => f64::sqrt,
+        Rsqrt => |x| 1.0 / x.sqrt(),
+        Floor => f64::floor,
+        Ceil => f64::ceil,
+        Round => f64::round_ties_even,
+        Trunc => f64::trunc,
+        Abs => f64::abs,
+        Negative => |x| -x,
+        Square => |x| x * x,
+    }
+}
+
+/// The allowed error in ulp: exact for the rounding and sign functions, one rounding more
+/// for rsqrt (a division after a square root), 2 for the rest.
+fn tolerance(f: Function) -> u32 {
+    use Function::*;
+    match f {
+        Sqrt | Floor | Ceil | Round | Trunc | Abs | Negative | Square => 0,
+        Rsqrt => 1,
+        _ => 2,
+    }
+}
+
+/// The ranges sampled densely for `f`, beyond the random bit patterns.
+fn ranges(f: Function) -> &'static [(f32, f32)] {
+    use Function::*;
+    match f {
+        Exp | Expm1 => &[(-110.0, 95.0), (-1.0, 1.0), (-1e-3, 1e-3)],
+        Log | Log2 | Log10 => &[(0.0, 4.0), (0.5, 2.0), (0.0, 1e6), (0.0, 1e-37)],
+        Log1p => &[(-1.0, 4.0), (-1e-3, 1e-3), (0.0, 1e6)],
+        Sin | Cos | Tan => &[
+            (-10.0, 10.0),
+            (-1e5, 1e5),
+            (-2e6, 2e6),
+            (1e6, 1.1e6),
+            (-1e-3, 1e-3),
+        ],
+        Tanh => &[(-12.0, 12.0), (-1.0, 1.0), (-1e-3, 1e-3)],
+        Sinh | Cosh => &[(-92.0, 92.0), (-2.0, 2.0), (-1e-3, 1e-3)],
+        Arctan => &[(-50.0, 50.0), (-2.0, 2.0), (-1e-3, 1e-3)],
+        Arcsin | Arccos => &[(-1.1, 1.1), (0.99, 1.0), (-1.0, -0.99), (-1e-3, 1e-3)],
+        Erf => &[(-5.0, 5.0), (-1.5, 1.5), (-1e-3, 1e-3)],
+        Sigmoid => &[(-110.0, 110.0), (-20.0, 20.0)],
+        _ => &[(-1e3, 1e3), (-3.0, 3.0), (0.0, 1e-3)],
+    }
+}
+
+const SPECIALS: [f32; 22] = [
+    0.0,
+    -0.0,
+    f32::INFINITY,
+    f32::NEG_INFINITY,
+    f32::NAN,
+    1.0,
+    -1.0,
+    0.5,
+    -0.5,
+    1e-45,
+    -1e-45,
+    1e-40,
+    -3e-39,
+    f32::MIN_POSITIVE,
+    -f32::MIN_POSITIVE,
+    f32::MAX,
+    f32::MIN,
+    f32::EPSILON,
+    1e7,
+    -3.3e9,
+    1e30,
+    88.72284,
+];
+
+/// Inputs for `f`: specials, 20001 points per range and 50000 random bit patterns.
+fn inputs(f: Function) -> Vec<f32> {
+    let mut xs = SPECIALS.to_vec();
+    for &(lo, hi) in ranges(f) {
+        let n = 20_000;
+        xs.extend((0..=n).map(|i| lo + (hi - lo) * (i as f32 / n as f32)));
+    }
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    xs.extend((0..50_000).map(|_| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        f32::from_bits(state as u32)
+    }));
+    xs
+}
+
+/// Distance in representable f32 between `a` and `b` (0 for equal values; signed zeros
+/// and NaN handled by the caller).
+fn ulps(a: f32, b: f32) -> u32 {
+    let ordered = |v: f32| {
+        let bits = v.to_bits() as i64;
+        if bits & 0x8000_0000 != 0 {
+            -(bits & 0x7fff_ffff)
+        } else {
+            bits
+        }
+    };
+    (ordered(a) - ordered(b))
+        .unsigned_abs()
+        .min(u32::MAX as u64) as u32
+}
+
+fn paths() -> Vec<Isa> {
+    [Isa::Scalar, Isa::Avx2, Isa::Avx512]
+        .into_iter()
+        .filter(|&isa| isa <= Isa::detected())
+        .collect()
+}
+
+#[test]
+fn every_function_on_every_path_is_within_tolerance() {
+    let mut failures = vec![];
+    for f in ALL {
+        let xs = inputs(f);
+        let expected: Vec<f32> = xs.iter().map(|&x| reference(f)(x as f64) as f32).collect();
+        let mut line = format!("{f:>10?}:");
+        for isa in paths() {
+            let mut got = vec![0.0; xs.len()];
+            apply_with(isa, f, &xs, &mut got);
+            let mut worst = (0, 0.0f32);
+            for ((&x, &e), &g) in xs.iter().zip(&expected).zip(&got) {
+                let err = if e.is_nan() || g.is_nan() {
+                    if e.is_nan() == g.is_nan() {
+                        0
+                    } else {
+                        u32::MAX
+                    }
+                } else if e == 0.0 && e.to_bits() != g.to_bits() {
+                    // A zero of the wrong sign, or a non-zero where zero is exact.
+                    ulps(e, g).max(1) + 1000
+                } else {
+                    ulps(e, g)
+                };
+                if err > worst.0 {
+                    worst = (err, x);
+                }
+            }
+            line += &format!("  {isa:?} {} ulp", worst.0);
+            if worst.0 > tolerance(f) {
+                let x = worst.1;
+                let g = {
+                    let mut out = [0.0];
+                    apply_with(isa, f, &[x], &mut out);
+                    out[0]
+                };
+                failures.push(format!(
+                    "{f:?} on {isa:?}: {} ulp at x = {x:e} ({:#x}): got {g:e}, expected {:e}",
+                    worst.0,
+                    x.to_bits(),
+                    reference(f)(x as f64) as f32
+                ));
+            }
+        }
+        println!("{line}");
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn tails_and_in_place_match_whole_vectors() {
+    let xs: Vec<f32> = (0..53).map(|i| i as f32 * 0.37 - 9.0).collect();
+    for isa in paths() {
+        for f in ALL {
+            let mut whole = vec![0.0; xs.len()];
+            apply_with(isa, f, &xs, &mut whole);
+            for n in 0..xs.len() {
+                let mut part = vec![0.0; n];
+                apply_with(isa, f, &xs[..n], &mut part);
+                let same = part
+                    .iter()
+                    .zip(&whole)
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(same, "{f:?} on {isa:?}, length {n}");
+            }
+        }
+    }
+}
+
+#[test]
+fn threaded_split_matches_one_pass() {
+    use super::{apply, apply_in_place, PARALLEL_MIN};
+    let n = 2 * PARALLEL_MIN + 37;
+    let xs: Vec<f32> = (0..n).map(|i| (i as f32 * 1e-4).sin() * 30.0).collect();
+    for f in [Function::Exp, Function::Sin, Function::Sqrt] {
+        let mut one = vec![0.0; n];
+        apply_with(Isa::active(), f, &xs, &mut one);
+        let mut split = vec![0.0; n];
+        apply(f, &xs, &mut split);
+        let mut in_place = xs.clone();
+        apply_in_place(f, &mut in_place);
+        let same = |v: &[f32]| v.iter().zip(&one).all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(same(&split) && same(&in_place), "{f:?}");
+    }
+}

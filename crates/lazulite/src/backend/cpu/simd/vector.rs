@@ -1,0 +1,88 @@
+//! The lane abstraction the math kernels are written against: a vector of f32 lanes, its
+//! comparison masks and a vector of f64 lanes holding half of it. Each instruction set
+//! implements these traits with `#[inline(always)]` methods over its intrinsics, so a
+//! kernel written once compiles to that set's instructions when it is inlined into a
+//! function with the matching `#[target_feature]`.
+
+use std::ops::{Add, BitAnd, BitOr, Div, Mul, Not, Sub};
+
+/// Lane-wise comparison results.
+pub(super) trait Mask:
+    Copy + BitAnd<Output = Self> + BitOr<Output = Self> + Not<Output = Self>
+{
+    /// Whether any lane is set.
+    fn any(self) -> bool;
+}
+
+/// A vector of f32 lanes.
+pub(super) trait Vector:
+    Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self>
+{
+    const LANES: usize;
+    type Mask: Mask;
+    /// Half of the lanes, widened to f64.
+    type Wide: Wide;
+
+    fn splat(v: f32) -> Self;
+    /// Reads `LANES` values; `ptr` needs no alignment.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reading `LANES` f32 values.
+    unsafe fn load(ptr: *const f32) -> Self;
+    /// Writes `LANES` values; `ptr` needs no alignment.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for writing `LANES` f32 values.
+    unsafe fn store(self, ptr: *mut f32);
+
+    /// `self * b + c` with one rounding.
+    fn mul_add(self, b: Self, c: Self) -> Self;
+    fn sqrt(self) -> Self;
+    /// The smaller lane; where either lane is NaN, `b`'s lane (so `splat(c).min(x)`
+    /// propagates NaN from `x`).
+    fn min(self, b: Self) -> Self;
+    /// The larger lane; where either lane is NaN, `b`'s lane.
+    fn max(self, b: Self) -> Self;
+    fn floor(self) -> Self;
+    fn ceil(self) -> Self;
+    /// Round half to even.
+    fn round(self) -> Self;
+    fn trunc(self) -> Self;
+    /// Clears the sign bit.
+    fn abs(self) -> Self;
+    /// Flips the sign bit.
+    fn neg(self) -> Self;
+    /// Only the sign bit of each lane (±0).
+    fn sign_bit(self) -> Self;
+    /// Bitwise exclusive or (with [`Vector::sign_bit`]: applies a sign).
+    fn xor(self, b: Self) -> Self;
+
+    fn lt(self, b: Self) -> Self::Mask;
+    fn le(self, b: Self) -> Self::Mask;
+    fn gt(self, b: Self) -> Self::Mask;
+    fn ge(self, b: Self) -> Self::Mask;
+    fn eq(self, b: Self) -> Self::Mask;
+    fn is_nan(self) -> Self::Mask;
+    /// `a` where `m` is set, else `b`.
+    fn select(m: Self::Mask, a: Self, b: Self) -> Self;
+
+    /// `self * 2^n` for lanes of `n` holding integers in [-252, 254], rounded once (so
+    /// correctly into the subnormal range and to infinity on overflow).
+    fn ldexp(self, n: Self) -> Self;
+    /// For positive normal finite lanes: `(m, e)` with `self = m * 2^e`, `m` in [1, 2).
+    fn frexp(self) -> (Self, Self);
+
+    /// The low and the high half of the lanes as f64.
+    fn widen(self) -> (Self::Wide, Self::Wide);
+    /// The inverse of [`Vector::widen`], rounding to f32.
+    fn narrow(lo: Self::Wide, hi: Self::Wide) -> Self;
+}
+
+/// A vector of f64 lanes (half as many as its [`Vector`]).
+pub(super) trait Wide: Copy + Sub<Output = Self> + Mul<Output = Self> {
+    fn splat(v: f64) -> Self;
+    /// `self * b + c` with one rounding.
+    fn mul_add(self, b: Self, c: Self) -> Self;
+    /// Round half to even.
+    fn round(self) -> Self;
+}
