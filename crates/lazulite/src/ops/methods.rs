@@ -95,3 +95,15 @@ impl Array {
         broadcast_to(self, shape)
     }
 }
+
+impl Array {
+    /// Method form of [`matmul`](crate::matmul) (`a @ b` in Python).
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+    /// assert_eq!(a.matmul(&a).unwrap().to_vec::<f32>().unwrap(), vec![7.0, 10.0, 15.0, 22.0]);
+    /// ```
+    pub fn matmul(&self, other: &Array) -> Result<Array> {
+        matmul(self, other)
+    }
+}

@@ -3,5 +3,6 @@
 pub mod binary;
 pub mod elementwise;
 pub mod math;
+pub mod matmul;
 pub mod strided;
 pub mod unary;
