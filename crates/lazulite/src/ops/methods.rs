@@ -222,4 +222,14 @@ impl Array {
     pub fn softmax(&self, axes: impl Into<crate::Axes>, precise: bool) -> Result<Array> {
         softmax(self, axes, precise)
     }
+
+    /// Method form of [`matmul`](crate::matmul) (`a @ b` in Python).
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+    /// assert_eq!(a.matmul(&a).unwrap().to_vec::<f32>().unwrap(), vec![7.0, 10.0, 15.0, 22.0]);
+    /// ```
+    pub fn matmul(&self, other: &Array) -> Result<Array> {
+        matmul(self, other)
+    }
 }

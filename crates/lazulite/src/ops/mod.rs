@@ -4,6 +4,7 @@
 pub mod binary;
 pub mod cast;
 pub mod creation;
+pub mod linalg;
 pub mod methods;
 pub mod operand;
 pub mod operators;
@@ -18,6 +19,7 @@ pub mod view;
 pub use binary::*;
 pub use cast::astype;
 pub use creation::*;
+pub use linalg::{addmm, einsum, inner, kron, matmul, outer, tensordot, vecdot, TensordotAxes};
 pub use operand::Operand;
 pub use reduce::*;
 pub use scan::{cummax, cummin, cumprod, cumsum, logcumsumexp};

@@ -4,6 +4,7 @@ pub mod binary;
 pub mod copy;
 pub mod elementwise;
 pub mod math;
+pub mod matmul;
 pub mod reduce;
 pub mod scan;
 pub mod shape;

@@ -1,0 +1,176 @@
+//! Batched matrix products through the `gemm` crate, over strided operands.
+//!
+//! Operands arrive as `(batch..., M, K)` and `(batch..., K, N)` with the same batch shape
+//! (broadcast batch dimensions have stride 0). Their row and column strides go to gemm
+//! as they are, so transposed, sliced and reversed inputs are not copied; an operand is
+//! made contiguous only when neither of its matrix strides is 1, where gemm's packing
+//! would gather element by element.
+
+use super::elementwise::{cast, map1};
+use crate::backend::Tensor;
+use crate::dtype::DType;
+use crate::element::{Complex, Element};
+use crate::error::{Error, Result};
+use gemm::{c32, f16, Parallelism};
+use half::bf16;
+use rayon::prelude::*;
+
+/// Products with at least this many multiply-adds are split across threads by gemm;
+/// smaller ones cost less than waking the thread pool.
+const PARALLEL_WORK: usize = 1 << 17;
+
+/// `a @ b`, or `alpha * (a @ b) + beta * c` when `addend` is `Some((c, alpha, beta))`
+/// with `c` of the output's shape. All operands have the same dtype, one of float16,
+/// bfloat16, float32, float64 and complex64; the result is a new contiguous tensor.
+pub fn matmul(a: Tensor, b: Tensor, addend: Option<(Tensor, f64, f64)>) -> Result<Tensor> {
+    let nd = a.ndim();
+    debug_assert!(nd >= 2 && b.ndim() == nd && a.shape[..nd - 2] == b.shape[..nd - 2]);
+    let mut shape = a.shape.clone();
+    shape[nd - 1] = b.shape[nd - 1];
+    match a.dtype {
+        DType::Float32 => run::<f32, f32>(a, b, addend, &shape, |v| v as f32),
+        DType::Float64 => run::<f64, f64>(a, b, addend, &shape, |v| v),
+        DType::Float16 => run::<f16, f16>(a, b, addend, &shape, f16::from_f64),
+        DType::Complex64 => run::<Complex, c32>(a, b, addend, &shape, |v| c32::new(v as f32, 0.0)),
+        DType::BFloat16 => {
+            // gemm has no bfloat16 kernel: multiply in float32, round once at the end.
+            let widen = |t: Tensor| cast::<bf16, f32>(t);
+            let addend = match addend {
+                Some((c, alpha, beta)) => Some((widen(c)?, alpha, beta)),
+                None => None,
+            };
+            let out = run::<f32, f32>(widen(a)?, widen(b)?, addend, &shape, |v| v as f32)?;
+            cast::<f32, bf16>(out)
+        }
+        other => Err(Error::type_error(format!(
+            "[matmul] No matrix product kernel for {other}."
+        ))),
+    }
+}
+
+/// A matrix operand: its buffer, kept alive, and the strides gemm walks.
+struct Operand {
+    tensor: Tensor,
+    row_stride: isize,
+    col_stride: isize,
+}
+
+impl Operand {
+    fn new<E: Element>(t: Tensor) -> Result<Operand> {
+        let nd = t.ndim();
+        let unit = |d: usize| t.shape[d] == 1 || t.strides[d] == 1;
+        let t = if unit(nd - 1) || unit(nd - 2) {
+            t
+        } else {
+            map1::<E, E>(t, |v| v)?
+        };
+        Ok(Operand {
+            row_stride: t.strides[nd - 2],
+            col_stride: t.strides[nd - 1],
+            tensor: t,
+        })
+    }
+
+    /// Element offset of the matrix at `batch` (row-major index over the batch shape).
+    fn batch_offset(&self, batch: usize) -> isize {
+        let nd = self.tensor.ndim();
+        let mut rem = batch;
+        let mut off = self.tensor.offset as isize;
+        for (&d, &s) in self.tensor.shape[..nd - 2]
+            .iter()
+            .zip(&self.tensor.strides[..nd - 2])
+            .rev()
+        {
+            off += (rem % d) as isize * s;
+            rem /= d;
+        }
+        off
+    }
+}
+
+/// Raw pointers handed to worker threads; each thread writes its own output matrices.
+#[derive(Copy, Clone)]
+struct SendPtr<T>(*mut T);
+// SAFETY: the pointers address buffers that outlive the parallel loop, and threads write
+// disjoint output matrices.
+unsafe impl<T> Send for SendPtr<T> {}
+unsafe impl<T> Sync for SendPtr<T> {}
+
+/// Runs the product on elements `E` seen as gemm's element type `G`, which has the same
+/// layout. `from_f64` converts the scale factors.
+fn run<E: Element, G: Copy + Send + Sync + 'static>(
+    a: Tensor,
+    b: Tensor,
+    addend: Option<(Tensor, f64, f64)>,
+    shape: &[usize],
+    from_f64: impl Fn(f64) -> G,
+) -> Result<Tensor> {
+    let nd = shape.len();
+    let (m, n, k) = (shape[nd - 2], shape[nd - 1], a.shape[nd - 1]);
+    let batches: usize = shape[..nd - 2].iter().product();
+    let (mut out, read_dst, alpha, beta) = match addend {
+        Some((c, alpha, beta)) => {
+            // gemm computes `dst = alpha * dst + beta * lhs @ rhs`: the roles of the two
+            // factors are swapped with respect to BLAS and to addmm.
+            // A contiguous buffer nobody else holds: `c` itself when it is donated.
+            let out = map1::<E, E>(c, |v| v)?;
+            (out, beta != 0.0, from_f64(beta), from_f64(alpha))
+        }
+        None => (
+            Tensor::uninit(a.dtype, shape)?,
+            false,
+            from_f64(0.0),
+            from_f64(1.0),
+        ),
+    };
+    if out.size() == 0 {
+        return Ok(out);
+    }
+    let lhs = Operand::new::<E>(a)?;
+    let rhs = Operand::new::<E>(b)?;
+    let dst = SendPtr(out.data_ptr_mut::<E>() as *mut G);
+    let (pa, pb) = (
+        lhs.tensor.buf.as_ptr() as *const G,
+        rhs.tensor.buf.as_ptr() as *const G,
+    );
+    let (pa, pb) = (SendPtr(pa as *mut G), SendPtr(pb as *mut G));
+    let work = m.saturating_mul(n).saturating_mul(k.max(1));
+    let product = |batch: usize, parallelism: Parallelism| {
+        let (pa, pb, dst) = (pa, pb, dst);
+        // SAFETY: offsets and strides come from tensors addressing elements inside their
+        // buffers; the output matrix `batch` is a disjoint contiguous block of `out`.
+        unsafe {
+            gemm::gemm(
+                m,
+                n,
+                k,
+                dst.0.add(batch * m * n),
+                1,
+                n as isize,
+                read_dst,
+                pa.0.offset(lhs.batch_offset(batch)),
+                lhs.col_stride,
+                lhs.row_stride,
+                pb.0.offset(rhs.batch_offset(batch)),
+                rhs.col_stride,
+                rhs.row_stride,
+                alpha,
+                beta,
+                false,
+                false,
+                false,
+                parallelism,
+            )
+        }
+    };
+    if work >= PARALLEL_WORK {
+        (0..batches).for_each(|i| product(i, Parallelism::Rayon(0)));
+    } else if batches > 1 && work.saturating_mul(batches) >= PARALLEL_WORK {
+        (0..batches)
+            .into_par_iter()
+            .for_each(|i| product(i, Parallelism::None));
+    } else {
+        (0..batches).for_each(|i| product(i, Parallelism::None));
+    }
+    Ok(out)
+}

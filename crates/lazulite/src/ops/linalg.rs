@@ -1,0 +1,892 @@
+//! Linear algebra products: the `Matmul` and `AddMm` primitives, and the ops built on
+//! them (`inner`, `outer`, `tensordot`, `vecdot`, `kron`, `einsum`).
+//!
+//! Every product that contracts an axis goes through [`matmul`]: operands are permuted
+//! (views) and reshaped so that the contracted axes form the inner dimension of a
+//! batched matrix product. Like MLX, products that contract reject integer and boolean
+//! dtypes; `outer`, `kron` and contraction-free `einsum` multiply elementwise instead
+//! and accept them.
+
+use super::binary::multiply;
+use super::cast::astype;
+use super::creation::ones;
+use super::unary::conjugate;
+use super::view::{broadcast_to, transpose};
+use crate::array::Array;
+use crate::backend::cpu::matmul::matmul as matmul_kernel;
+use crate::backend::Tensor;
+use crate::dtype::{promote_types, DType};
+use crate::error::{Error, Result};
+use crate::primitive::{OutputSpec, Primitive};
+use crate::shape::{broadcast_shapes, checked_size};
+use std::collections::BTreeMap;
+
+/// Batched matrix product of `(batch..., M, K)` and `(batch..., K, N)` inputs of one
+/// inexact dtype and the same batch shape.
+pub(crate) struct Matmul;
+
+impl Primitive for Matmul {
+    fn name(&self) -> &'static str {
+        "matmul"
+    }
+
+    fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        let b = inputs.pop().expect("matmul has two inputs");
+        let a = inputs.pop().expect("matmul has two inputs");
+        Ok(vec![matmul_kernel(a, b, None)?])
+    }
+}
+
+/// `alpha * (a @ b) + beta * c` for inputs `[c, a, b]` shaped as for [`Matmul`], with
+/// `c` of the output's shape.
+pub(crate) struct AddMm {
+    pub alpha: f64,
+    pub beta: f64,
+}
+
+impl Primitive for AddMm {
+    fn name(&self) -> &'static str {
+        "addmm"
+    }
+
+    fn params(&self) -> String {
+        format!("alpha={}, beta={}", self.alpha, self.beta)
+    }
+
+    fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        let b = inputs.pop().expect("addmm has three inputs");
+        let a = inputs.pop().expect("addmm has three inputs");
+        let c = inputs.pop().expect("addmm has three inputs");
+        Ok(vec![matmul_kernel(a, b, Some((c, self.alpha, self.beta)))?])
+    }
+}
+
+/// A shape as MLX prints it in messages: `(2,3)`.
+fn shape_text(shape: &[usize]) -> String {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    format!("({})", dims.join(","))
+}
+
+fn reshaped(a: &Array, shape: &[usize]) -> Result<Array> {
+    a.reshape(shape)
+}
+
+/// The operands of a (batched) matrix product, ready for the primitives: 1-D inputs
+/// promoted to matrices, batch dimensions broadcast (as views).
+struct MatrixOperands {
+    a: Array,
+    b: Array,
+    /// `(batch..., M, N)`: the shape the primitive produces.
+    shape: Vec<usize>,
+    /// The shape returned to the user: the promoted vector dimensions removed.
+    result_shape: Vec<usize>,
+}
+
+fn matrix_operands(op: &str, a: &Array, b: &Array, dtype: DType) -> Result<MatrixOperands> {
+    if a.ndim() == 0 || b.ndim() == 0 {
+        return Err(Error::value(format!(
+            "[{op}] Got 0 dimension input. Inputs must have at least one dimension."
+        )));
+    }
+    let (a, b) = (astype(a, dtype)?, astype(b, dtype)?);
+    let a2 = if a.ndim() == 1 {
+        reshaped(&a, &[1, a.size()])?
+    } else {
+        a.clone()
+    };
+    let b2 = if b.ndim() == 1 {
+        reshaped(&b, &[b.size(), 1])?
+    } else {
+        b.clone()
+    };
+    let (sa, sb) = (a2.shape(), b2.shape());
+    let (na, nb) = (sa.len(), sb.len());
+    if sa[na - 1] != sb[nb - 2] {
+        return Err(Error::value(format!(
+            "[{op}] Last dimension of first input with shape {} must match second to last \
+             dimension of second input with shape {}.",
+            shape_text(sa),
+            shape_text(sb)
+        )));
+    }
+    let batch = broadcast_shapes(&sa[..na - 2], &sb[..nb - 2]).map_err(|_| {
+        Error::value(format!(
+            "[{op}] The batch dimensions of inputs with shapes {} and {} cannot be broadcast.",
+            shape_text(sa),
+            shape_text(sb)
+        ))
+    })?;
+    let (m, k, n) = (sa[na - 2], sa[na - 1], sb[nb - 1]);
+    let with = |tail: [usize; 2]| -> Vec<usize> { batch.iter().copied().chain(tail).collect() };
+    let shape = with([m, n]);
+    checked_size(&shape)?;
+    let mut result_shape = batch.clone();
+    if a.ndim() > 1 {
+        result_shape.push(m);
+    }
+    if b.ndim() > 1 {
+        result_shape.push(n);
+    }
+    Ok(MatrixOperands {
+        a: broadcast_to(&a2, &with([m, k]))?,
+        b: broadcast_to(&b2, &with([k, n]))?,
+        shape,
+        result_shape,
+    })
+}
+
+/// Matrix product with NumPy's rules: a 1-D first input is a row vector and a 1-D second
+/// input a column vector (their dimension is removed from the result), and the
+/// dimensions before the last two are broadcast. The promoted dtype must be floating
+/// point or complex.
+///
+/// ```
+/// use lazulite::{matmul, Array};
+/// let a = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+/// let v = Array::from_slice(&[1.0f32, 1.0], &[2]).unwrap();
+/// assert_eq!(matmul(&a, &a).unwrap().to_vec::<f32>().unwrap(), vec![7.0, 10.0, 15.0, 22.0]);
+/// assert_eq!(matmul(&a, &v).unwrap().to_vec::<f32>().unwrap(), vec![3.0, 7.0]);
+/// assert_eq!(matmul(&v, &v).unwrap().shape(), &[] as &[usize]);
+/// ```
+pub fn matmul(a: &Array, b: &Array) -> Result<Array> {
+    let dtype = promote_types(a.dtype(), b.dtype());
+    if !dtype.is_inexact() {
+        return Err(Error::value(format!(
+            "[matmul] Only inexact types are supported but {} and {} were provided which \
+             results in {dtype}, which is not a floating point type.",
+            a.dtype(),
+            b.dtype()
+        )));
+    }
+    let ops = matrix_operands("matmul", a, b, dtype)?;
+    let out = Array::from_op(Matmul, vec![ops.a, ops.b], ops.shape, dtype);
+    reshaped(&out, &ops.result_shape)
+}
+
+/// `alpha * (a @ b) + beta * c`, with `a @ b` as in [`matmul`] and `c` broadcast to its
+/// shape. The promoted dtype must be real floating point. With `beta == 0`, `c` is not
+/// read (NaNs in it do not propagate).
+///
+/// ```
+/// use lazulite::{addmm, ones, DType};
+/// let (c, a, b) = (ones(&[2], DType::Float32).unwrap(), ones(&[2, 3], DType::Float32).unwrap(),
+///                  ones(&[3, 2], DType::Float32).unwrap());
+/// let r = addmm(&c, &a, &b, 2.0, 0.5).unwrap();
+/// assert_eq!(r.to_vec::<f32>().unwrap(), vec![6.5; 4]);
+/// ```
+pub fn addmm(c: &Array, a: &Array, b: &Array, alpha: f64, beta: f64) -> Result<Array> {
+    let dtype = promote_types(promote_types(c.dtype(), a.dtype()), b.dtype());
+    if !dtype.is_floating() {
+        return Err(Error::value(format!(
+            "[addmm] Only real floating point types are supported but {}, {} and {} were \
+             provided which results in {dtype}, which is not a real floating point type.",
+            c.dtype(),
+            a.dtype(),
+            b.dtype()
+        )));
+    }
+    let ops = matrix_operands("addmm", a, b, dtype)?;
+    let fits = broadcast_shapes(c.shape(), &ops.result_shape).is_ok_and(|s| s == ops.result_shape);
+    if !fits {
+        return Err(Error::value(format!(
+            "[addmm] Input c with shape {} must broadcast to the output shape {}.",
+            shape_text(c.shape()),
+            shape_text(&ops.result_shape)
+        )));
+    }
+    let c = broadcast_to(&astype(c, dtype)?, &ops.result_shape)?;
+    let c = reshaped(&c, &ops.shape)?;
+    let out = Array::from_op(
+        AddMm { alpha, beta },
+        vec![c, ops.a, ops.b],
+        ops.shape,
+        dtype,
+    );
+    reshaped(&out, &ops.result_shape)
+}
+
+/// Ordinary inner product over the last axes: `a.shape[..-1] + b.shape[..-1]` result.
+/// A 0-d input multiplies elementwise.
+///
+/// ```
+/// use lazulite::{inner, Array};
+/// let a = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
+/// assert_eq!(inner(&a, &a).unwrap().item::<f32>().unwrap(), 14.0);
+/// ```
+pub fn inner(a: &Array, b: &Array) -> Result<Array> {
+    if a.ndim() == 0 || b.ndim() == 0 {
+        return multiply(a, b);
+    }
+    if a.shape()[a.ndim() - 1] != b.shape()[b.ndim() - 1] {
+        return Err(Error::value(format!(
+            "[inner] a and b must have the same last dimension, got shapes {} and {}.",
+            shape_text(a.shape()),
+            shape_text(b.shape())
+        )));
+    }
+    tensordot(a, b, (vec![-1], vec![-1]))
+}
+
+/// Outer product of the flattened inputs: a `(a.size, b.size)` array. Any dtype.
+///
+/// ```
+/// use lazulite::{outer, Array};
+/// let a = Array::from_slice(&[1i32, 2], &[2]).unwrap();
+/// let b = Array::from_slice(&[3i32, 4], &[2]).unwrap();
+/// assert_eq!(outer(&a, &b).unwrap().to_vec::<i32>().unwrap(), vec![3, 4, 6, 8]);
+/// ```
+pub fn outer(a: &Array, b: &Array) -> Result<Array> {
+    multiply(&reshaped(a, &[a.size(), 1])?, &reshaped(b, &[b.size()])?)
+}
+
+/// Which axes [`tensordot`] contracts: the last `n` of `a` with the first `n` of `b`, or
+/// two lists of axes paired in order.
+///
+/// ```
+/// use lazulite::TensordotAxes;
+/// let two: TensordotAxes = 2.into();
+/// let pairs: TensordotAxes = ([1, 0], [0, 1]).into();
+/// # let _ = (two, pairs);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TensordotAxes {
+    Count(i64),
+    Pairs(Vec<i32>, Vec<i32>),
+}
+
+impl From<i64> for TensordotAxes {
+    fn from(n: i64) -> TensordotAxes {
+        TensordotAxes::Count(n)
+    }
+}
+impl From<i32> for TensordotAxes {
+    fn from(n: i32) -> TensordotAxes {
+        TensordotAxes::Count(n as i64)
+    }
+}
+impl From<(Vec<i32>, Vec<i32>)> for TensordotAxes {
+    fn from((a, b): (Vec<i32>, Vec<i32>)) -> TensordotAxes {
+        TensordotAxes::Pairs(a, b)
+    }
+}
+impl<const N: usize> From<([i32; N], [i32; N])> for TensordotAxes {
+    fn from((a, b): ([i32; N], [i32; N])) -> TensordotAxes {
+        TensordotAxes::Pairs(a.to_vec(), b.to_vec())
+    }
+}
+
+/// Normalises tensordot axes of an array with `ndim` dimensions (IndexError when out of
+/// range, as MLX's axis errors), rejecting repeats.
+fn contraction_axes(axes: &[i32], ndim: usize) -> Result<Vec<usize>> {
+    let mut out = Vec::with_capacity(axes.len());
+    for &ax in axes {
+        let n = ndim as i64;
+        let a = ax as i64;
+        if a < -n || a >= n {
+            return Err(Error::index(format!(
+                "[tensordot] Invalid axis {ax} for array with {ndim} dimensions."
+            )));
+        }
+        let a = if a < 0 { a + n } else { a } as usize;
+        if out.contains(&a) {
+            return Err(Error::value(format!(
+                "[tensordot] Repeated axes in {axes:?}."
+            )));
+        }
+        out.push(a);
+    }
+    Ok(out)
+}
+
+/// Sum of products over the given axes of `a` and `b`; the result has the remaining axes
+/// of `a` then those of `b`. The promoted dtype must be floating point or complex.
+///
+/// ```
+/// use lazulite::{ones, tensordot, DType};
+/// let a = ones(&[2, 3, 4], DType::Float32).unwrap();
+/// let b = ones(&[4, 3, 5], DType::Float32).unwrap();
+/// let r = tensordot(&a, &b, ([1, 2], [1, 0])).unwrap();
+/// assert_eq!((r.shape(), r.to_vec::<f32>().unwrap()[0]), (&[2, 5][..], 12.0));
+/// assert_eq!(tensordot(&a, &ones(&[4, 5], DType::Float32).unwrap(), 1).unwrap().shape(), &[2, 3, 5]);
+/// ```
+pub fn tensordot(a: &Array, b: &Array, axes: impl Into<TensordotAxes>) -> Result<Array> {
+    let (axes_a, axes_b) = match axes.into() {
+        TensordotAxes::Count(n) => {
+            if n < 0 {
+                return Err(Error::value(
+                    "[tensordot] axis must be greater or equal to 0.",
+                ));
+            }
+            if n as usize > a.ndim().min(b.ndim()) {
+                return Err(Error::value(format!(
+                    "[tensordot] axis must be less than the number of dimensions of a and b \
+                     (got {n} for shapes {} and {}).",
+                    shape_text(a.shape()),
+                    shape_text(b.shape())
+                )));
+            }
+            let n = n as usize;
+            ((a.ndim() - n..a.ndim()).collect(), (0..n).collect())
+        }
+        TensordotAxes::Pairs(x, y) => {
+            if x.len() != y.len() {
+                return Err(Error::value(format!(
+                    "[tensordot] axes must have the same size, got {x:?} and {y:?}."
+                )));
+            }
+            (
+                contraction_axes(&x, a.ndim())?,
+                contraction_axes(&y, b.ndim())?,
+            )
+        }
+    };
+    let (sa, sb) = (a.shape(), b.shape());
+    if axes_a.iter().zip(&axes_b).any(|(&i, &j)| sa[i] != sb[j]) {
+        return Err(Error::value(format!(
+            "[tensordot] a and b must have the same shape on the contracted axes, got shapes \
+             {} and {} with axes {axes_a:?} and {axes_b:?}.",
+            shape_text(sa),
+            shape_text(sb)
+        )));
+    }
+    let free_a: Vec<usize> = (0..a.ndim()).filter(|i| !axes_a.contains(i)).collect();
+    let free_b: Vec<usize> = (0..b.ndim()).filter(|i| !axes_b.contains(i)).collect();
+    let size = |shape: &[usize], axes: &[usize]| axes.iter().map(|&i| shape[i]).product();
+    let k: usize = size(sa, &axes_a);
+    let (m, n): (usize, usize) = (size(sa, &free_a), size(sb, &free_b));
+    let perm = |first: &[usize], second: &[usize]| -> Vec<i32> {
+        first.iter().chain(second).map(|&i| i as i32).collect()
+    };
+    let at = reshaped(&transpose(a, &perm(&free_a, &axes_a))?, &[m, k])?;
+    let bt = reshaped(&transpose(b, &perm(&axes_b, &free_b))?, &[k, n])?;
+    let shape: Vec<usize> = free_a
+        .iter()
+        .map(|&i| sa[i])
+        .chain(free_b.iter().map(|&i| sb[i]))
+        .collect();
+    reshaped(&matmul(&at, &bt)?, &shape)
+}
+
+/// Dot product of vectors along `axis` (negative counts from the end): `sum(conj(a) * b)`,
+/// the other axes broadcast. Floating point and complex dtypes.
+///
+/// ```
+/// use lazulite::{vecdot, Array};
+/// let a = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+/// assert_eq!(vecdot(&a, &a, -1).unwrap().to_vec::<f32>().unwrap(), vec![5.0, 25.0]);
+/// assert_eq!(vecdot(&a, &a, 0).unwrap().to_vec::<f32>().unwrap(), vec![10.0, 20.0]);
+/// ```
+pub fn vecdot(a: &Array, b: &Array, axis: i32) -> Result<Array> {
+    if a.ndim() == 0 || b.ndim() == 0 {
+        return Err(Error::value("[vecdot] inputs must be at least 1D."));
+    }
+    let axis_in = |x: &Array| -> Result<usize> {
+        let n = x.ndim() as i64;
+        let ax = axis as i64;
+        if ax < -n || ax >= n {
+            return Err(Error::index(format!(
+                "[vecdot] axis {axis} is out of bounds for array with {n} dimensions."
+            )));
+        }
+        Ok(if ax < 0 { ax + n } else { ax } as usize)
+    };
+    let (ia, ib) = (axis_in(a)?, axis_in(b)?);
+    let k = a.shape()[ia];
+    if k != b.shape()[ib] {
+        return Err(Error::value(format!(
+            "[vecdot] a and b must have the same size along axis {axis}, got shapes {} and {}.",
+            shape_text(a.shape()),
+            shape_text(b.shape())
+        )));
+    }
+    let dtype = promote_types(a.dtype(), b.dtype());
+    if !dtype.is_inexact() {
+        return Err(Error::not_implemented(format!(
+            "[vecdot] Inputs of dtype {dtype} need the sum reduction; only floating point \
+             and complex inputs are supported."
+        )));
+    }
+    // Move the axis last, then multiply (..., 1, K) by (..., K, 1).
+    let to_end = |x: &Array, ax: usize| -> Result<Array> {
+        let perm: Vec<i32> = (0..x.ndim())
+            .filter(|&i| i != ax)
+            .chain([ax])
+            .map(|i| i as i32)
+            .collect();
+        transpose(x, &perm)
+    };
+    let a = astype(a, dtype)?;
+    let a = if dtype.is_complex() {
+        conjugate(&a)?
+    } else {
+        a
+    };
+    let (a, b) = (to_end(&a, ia)?, to_end(b, ib)?);
+    let lead = |x: &Array| x.shape()[..x.ndim() - 1].to_vec();
+    let batch = broadcast_shapes(&lead(&a), &lead(&b)).map_err(|_| {
+        Error::value(format!(
+            "[vecdot] Shapes {} and {} cannot be broadcast.",
+            shape_text(&lead(&a)),
+            shape_text(&lead(&b))
+        ))
+    })?;
+    let with = |tail: [usize; 2]| -> Vec<usize> { batch.iter().copied().chain(tail).collect() };
+    let a = reshaped(&a, &[lead(&a), vec![1, k]].concat())?;
+    let b = reshaped(&b, &[lead(&b), vec![k, 1]].concat())?;
+    let a = broadcast_to(&a, &with([1, k]))?;
+    let b = broadcast_to(&astype(&b, dtype)?, &with([k, 1]))?;
+    let out = Array::from_op(Matmul, vec![a, b], with([1, 1]), dtype);
+    reshaped(&out, &batch)
+}
+
+/// Kronecker product: blocks `a[i] * b`, after padding the shorter shape with leading
+/// ones. Any dtype; empty inputs are an error (as in MLX).
+///
+/// ```
+/// use lazulite::{kron, Array};
+/// let a = Array::from_slice(&[1i32, 2], &[2]).unwrap();
+/// let b = Array::from_slice(&[10i32, 20], &[2]).unwrap();
+/// assert_eq!(kron(&a, &b).unwrap().to_vec::<i32>().unwrap(), vec![10, 20, 20, 40]);
+/// ```
+pub fn kron(a: &Array, b: &Array) -> Result<Array> {
+    if a.size() == 0 || b.size() == 0 {
+        return Err(Error::value(format!(
+            "[kron] Input arrays cannot be empty, got shapes {} and {}.",
+            shape_text(a.shape()),
+            shape_text(b.shape())
+        )));
+    }
+    let nd = a.ndim().max(b.ndim());
+    let padded = |s: &[usize]| -> Vec<usize> {
+        std::iter::repeat_n(1, nd - s.len())
+            .chain(s.iter().copied())
+            .collect()
+    };
+    let (pa, pb) = (padded(a.shape()), padded(b.shape()));
+    let interleave = |first: &[usize], second: &[usize]| -> Vec<usize> {
+        first
+            .iter()
+            .zip(second)
+            .flat_map(|(&x, &y)| [x, y])
+            .collect()
+    };
+    let ones_nd = vec![1; nd];
+    let a = reshaped(a, &interleave(&pa, &ones_nd))?;
+    let b = reshaped(b, &interleave(&ones_nd, &pb))?;
+    let shape: Vec<usize> = pa.iter().zip(&pb).map(|(&x, &y)| x * y).collect();
+    checked_size(&shape)?;
+    reshaped(&multiply(&a, &b)?, &shape)
+}
+
+/// Takes diagonals: output axis `i` walks all input axes in `groups[i]` at once (their
+/// strides add up). A view, as NumPy's `diagonal`.
+pub(crate) struct DiagonalView {
+    pub groups: Vec<Vec<usize>>,
+}
+
+impl Primitive for DiagonalView {
+    fn name(&self) -> &'static str {
+        "diagonal_view"
+    }
+
+    fn params(&self) -> String {
+        format!("groups={:?}", self.groups)
+    }
+
+    fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        let mut t = inputs.pop().expect("one input");
+        t.strides = self
+            .groups
+            .iter()
+            .map(|g| g.iter().map(|&i| t.strides[i]).sum())
+            .collect();
+        t.shape = outputs[0].shape.clone();
+        Ok(vec![t])
+    }
+}
+
+/// An einsum index: a letter (its ASCII code) or one dimension covered by `...`
+/// (`ELLIPSIS_BASE` + its position among the broadcast ellipsis dimensions).
+type Label = u32;
+const ELLIPSIS_BASE: Label = 256;
+
+/// One term of an einsum expression: its letters, and where `...` stands among them.
+struct Term {
+    letters: Vec<u8>,
+    ellipsis_at: Option<usize>,
+}
+
+fn parse_term(text: &str) -> Result<Term> {
+    let mut letters = Vec::new();
+    let mut ellipsis_at = None;
+    let mut rest = text.as_bytes();
+    while let Some(&c) = rest.first() {
+        if rest.starts_with(b"...") {
+            if ellipsis_at.replace(letters.len()).is_some() {
+                return Err(Error::value(format!(
+                    "[einsum] Only one ellipsis per subscript is allowed but found more in \
+                     '{text}'."
+                )));
+            }
+            rest = &rest[3..];
+            continue;
+        }
+        if !c.is_ascii_alphabetic() {
+            return Err(Error::value(format!(
+                "[einsum] Subscripts must be letters, but got '{}'.",
+                c as char
+            )));
+        }
+        letters.push(c);
+        rest = &rest[1..];
+    }
+    Ok(Term {
+        letters,
+        ellipsis_at,
+    })
+}
+
+impl Term {
+    /// The labels of this term for an operand of `ellipsis_dims` dimensions under `...`,
+    /// out of `ellipsis_rank` in total (aligned to the right, as in broadcasting).
+    fn labels(&self, ellipsis_dims: usize, ellipsis_rank: usize) -> Vec<Label> {
+        let ellipsis =
+            (ellipsis_rank - ellipsis_dims..ellipsis_rank).map(|i| ELLIPSIS_BASE + i as Label);
+        let letter = |c: &u8| *c as Label;
+        match self.ellipsis_at {
+            None => self.letters.iter().map(letter).collect(),
+            Some(at) => self.letters[..at]
+                .iter()
+                .map(letter)
+                .chain(ellipsis)
+                .chain(self.letters[at..].iter().map(letter))
+                .collect(),
+        }
+    }
+}
+
+fn label_text(label: Label) -> String {
+    if label < ELLIPSIS_BASE {
+        (label as u8 as char).to_string()
+    } else {
+        "...".to_string()
+    }
+}
+
+/// An operand during the contraction: an array and the label of each of its axes.
+struct Labelled {
+    array: Array,
+    labels: Vec<Label>,
+}
+
+impl Labelled {
+    fn size_of(&self, label: Label) -> usize {
+        let i = self.labels.iter().position(|&l| l == label);
+        self.array.shape()[i.expect("label of this operand")]
+    }
+
+    /// The array with its axes in the order of `labels` (a view).
+    fn arranged(&self, labels: &[Label]) -> Result<Array> {
+        let perm: Vec<i32> = labels
+            .iter()
+            .map(|l| self.labels.iter().position(|x| x == l).expect("label") as i32)
+            .collect();
+        transpose(&self.array, &perm)
+    }
+
+    /// Collapses repeated labels into one axis walking their diagonal.
+    fn take_diagonals(self) -> Labelled {
+        let mut unique: Vec<Label> = Vec::new();
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for (axis, &l) in self.labels.iter().enumerate() {
+            match unique.iter().position(|&u| u == l) {
+                Some(g) => {
+                    groups[g].push(axis);
+                }
+                None => {
+                    unique.push(l);
+                    groups.push(vec![axis]);
+                }
+            }
+        }
+        if unique.len() == self.labels.len() {
+            return self;
+        }
+        let shape = groups.iter().map(|g| self.array.shape()[g[0]]).collect();
+        let array = Array::from_op(
+            DiagonalView { groups },
+            vec![self.array.clone()],
+            shape,
+            self.array.dtype(),
+        );
+        Labelled {
+            array,
+            labels: unique,
+        }
+    }
+
+    /// Sums over the axes whose labels are not in `keep`, as a product with a vector of
+    /// ones (floating point and complex dtypes only).
+    fn sum_except(self, keep: &[Label]) -> Result<Labelled> {
+        let (kept, summed): (Vec<Label>, Vec<Label>) =
+            self.labels.iter().partition(|l| keep.contains(l));
+        if summed.is_empty() {
+            return Ok(self);
+        }
+        let dtype = self.array.dtype();
+        if !dtype.is_inexact() {
+            let names: Vec<String> = summed.iter().map(|&l| label_text(l)).collect();
+            return Err(Error::not_implemented(format!(
+                "[einsum] Summing over subscripts {names:?} that no other operand has needs \
+                 the sum reduction; only floating point and complex operands are supported, \
+                 got {dtype}."
+            )));
+        }
+        let kept_shape: Vec<usize> = kept.iter().map(|&l| self.size_of(l)).collect();
+        let p: usize = summed.iter().map(|&l| self.size_of(l)).product();
+        let order: Vec<Label> = kept.iter().chain(&summed).copied().collect();
+        let rows = reshaped(&self.arranged(&order)?, &[kept_shape.iter().product(), p])?;
+        let total = matmul(&rows, &ones(&[p], dtype)?)?;
+        Ok(Labelled {
+            array: reshaped(&total, &kept_shape)?,
+            labels: kept,
+        })
+    }
+}
+
+/// Contracts `a` and `b` over their common labels not in `needed` (which holds the
+/// labels of the output and of the operands still to come).
+fn contract(a: Labelled, b: Labelled, needed: &[Label]) -> Result<Labelled> {
+    let keep_a: Vec<Label> = a
+        .labels
+        .iter()
+        .copied()
+        .filter(|l| needed.contains(l) || b.labels.contains(l))
+        .collect();
+    let keep_b: Vec<Label> = b
+        .labels
+        .iter()
+        .copied()
+        .filter(|l| needed.contains(l) || a.labels.contains(l))
+        .collect();
+    let (a, b) = (a.sum_except(&keep_a)?, b.sum_except(&keep_b)?);
+    let common = |wanted: bool| -> Vec<Label> {
+        a.labels
+            .iter()
+            .copied()
+            .filter(|l| b.labels.contains(l) && needed.contains(l) == wanted)
+            .collect()
+    };
+    let (batch, summed) = (common(true), common(false));
+    let only_a: Vec<Label> = a
+        .labels
+        .iter()
+        .copied()
+        .filter(|l| !b.labels.contains(l))
+        .collect();
+    let only_b: Vec<Label> = b
+        .labels
+        .iter()
+        .copied()
+        .filter(|l| !a.labels.contains(l))
+        .collect();
+    let sizes =
+        |x: &Labelled, ls: &[Label]| -> Vec<usize> { ls.iter().map(|&l| x.size_of(l)).collect() };
+    let labels: Vec<Label> = [&batch[..], &only_a, &only_b].concat();
+    if summed.is_empty() {
+        // No contraction: an elementwise product, broadcasting `a` over `b`'s own axes
+        // and `b` over `a`'s.
+        let ones_for = |ls: &[Label]| vec![1; ls.len()];
+        let xa = reshaped(
+            &a.arranged(&[&batch[..], &only_a].concat())?,
+            &[sizes(&a, &batch), sizes(&a, &only_a), ones_for(&only_b)].concat(),
+        )?;
+        let xb = reshaped(
+            &b.arranged(&[&batch[..], &only_b].concat())?,
+            &[sizes(&b, &batch), ones_for(&only_a), sizes(&b, &only_b)].concat(),
+        )?;
+        return Ok(Labelled {
+            array: multiply(&xa, &xb)?,
+            labels,
+        });
+    }
+    // A contracted axis of size 1 in one operand is broadcast against the other's.
+    let k_sizes: Vec<usize> = summed
+        .iter()
+        .map(|&l| a.size_of(l).max(b.size_of(l)))
+        .collect();
+    let k: usize = k_sizes.iter().product();
+    let m: usize = sizes(&a, &only_a).iter().product();
+    let n: usize = sizes(&b, &only_b).iter().product();
+    let xa = a.arranged(&[&batch[..], &only_a, &summed].concat())?;
+    let xa = broadcast_to(
+        &xa,
+        &[sizes(&a, &batch), sizes(&a, &only_a), k_sizes.clone()].concat(),
+    )?;
+    let xa = reshaped(&xa, &[sizes(&a, &batch), vec![m, k]].concat())?;
+    let xb = b.arranged(&[&batch[..], &summed, &only_b].concat())?;
+    let xb = broadcast_to(
+        &xb,
+        &[sizes(&b, &batch), k_sizes, sizes(&b, &only_b)].concat(),
+    )?;
+    let xb = reshaped(&xb, &[sizes(&b, &batch), vec![k, n]].concat())?;
+    let product = matmul(&xa, &xb)?;
+    let batch_shape = product.shape()[..batch.len()].to_vec();
+    let shape = [batch_shape, sizes(&a, &only_a), sizes(&b, &only_b)].concat();
+    Ok(Labelled {
+        array: reshaped(&product, &shape)?,
+        labels,
+    })
+}
+
+/// Einstein summation over `operands` described by `subscripts`, as NumPy's `einsum`:
+/// letters name axes, `...` stands for broadcast leading axes, `->` gives the output
+/// (implicit: the letters that appear once, sorted, after the `...` axes). Repeated
+/// letters in one operand take its diagonal. Operands are contracted left to right
+/// with [`matmul`]; contractions reject integer dtypes (as in MLX).
+///
+/// ```
+/// use lazulite::{einsum, Array};
+/// let a = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+/// let p = einsum("ij,jk->ik", &[&a, &a]).unwrap();
+/// assert_eq!(p.to_vec::<f32>().unwrap(), vec![7.0, 10.0, 15.0, 22.0]);
+/// assert_eq!(einsum("ii", &[&a]).unwrap().item::<f32>().unwrap(), 5.0);
+/// assert_eq!(einsum("ji", &[&a]).unwrap().to_vec::<f32>().unwrap(), vec![1.0, 3.0, 2.0, 4.0]);
+/// ```
+pub fn einsum(subscripts: &str, operands: &[&Array]) -> Result<Array> {
+    if operands.is_empty() {
+        return Err(Error::value("[einsum] At least one operand is required."));
+    }
+    let text: String = subscripts.chars().filter(|c| !c.is_whitespace()).collect();
+    let (inputs, output) = match text.split_once("->") {
+        Some((i, o)) => (i, Some(parse_term(o)?)),
+        None => (text.as_str(), None),
+    };
+    let terms = inputs
+        .split(',')
+        .map(parse_term)
+        .collect::<Result<Vec<_>>>()?;
+    if terms.len() != operands.len() {
+        return Err(Error::value(format!(
+            "[einsum] Number of operands, {}, does not match number of input subscripts, {}",
+            operands.len(),
+            terms.len()
+        )));
+    }
+    let mut ellipsis_dims = Vec::with_capacity(terms.len());
+    for (i, (term, x)) in terms.iter().zip(operands).enumerate() {
+        let n = term.letters.len();
+        let fits = if term.ellipsis_at.is_some() {
+            x.ndim() >= n
+        } else {
+            x.ndim() == n
+        };
+        if !fits {
+            return Err(Error::value(format!(
+                "[einsum] Invalid number of subscripts {n} for input {i} with {} dimensions.",
+                x.ndim()
+            )));
+        }
+        ellipsis_dims.push(x.ndim() - n);
+    }
+    let rank = ellipsis_dims.iter().copied().max().unwrap_or(0);
+    let labels: Vec<Vec<Label>> = terms
+        .iter()
+        .zip(&ellipsis_dims)
+        .map(|(t, &e)| t.labels(e, rank))
+        .collect();
+
+    // Sizes of the labels, broadcasting 1 against any size.
+    let mut sizes: BTreeMap<Label, usize> = BTreeMap::new();
+    for (i, (ls, x)) in labels.iter().zip(operands).enumerate() {
+        for (&l, &d) in ls.iter().zip(x.shape()) {
+            let first = ls.iter().position(|&o| o == l).expect("own label");
+            if x.shape()[first] != d {
+                return Err(Error::value(format!(
+                    "[einsum] Dimensions of repeated subscripts do not have the same size \
+                     ({} != {d}) in input {i}.",
+                    x.shape()[first]
+                )));
+            }
+        }
+        for (axis, (&l, &d)) in ls.iter().zip(x.shape()).enumerate() {
+            let known = sizes.entry(l).or_insert(d);
+            if *known == 1 {
+                *known = d;
+            } else if d != 1 && d != *known {
+                return Err(Error::value(format!(
+                    "[einsum] Cannot broadcast dimension {axis} of input {i} with shape {} to \
+                     size {known}.",
+                    shape_text(x.shape())
+                )));
+            }
+        }
+    }
+
+    let output: Vec<Label> = match output {
+        Some(term) => {
+            if term
+                .letters
+                .iter()
+                .enumerate()
+                .any(|(i, c)| term.letters[..i].contains(c))
+            {
+                return Err(Error::value(
+                    "[einsum] Repeat indices not allowed in output.",
+                ));
+            }
+            if let Some(c) = term
+                .letters
+                .iter()
+                .find(|&&c| !sizes.contains_key(&(c as Label)))
+            {
+                return Err(Error::value(format!(
+                    "[einsum] Output subscript '{}' does not appear in the input subscripts.",
+                    *c as char
+                )));
+            }
+            let e = if term.ellipsis_at.is_some() { rank } else { 0 };
+            term.labels(e, rank)
+        }
+        None => {
+            let mut letters: Vec<Label> = sizes
+                .keys()
+                .copied()
+                .filter(|&l| l < ELLIPSIS_BASE)
+                .filter(|l| labels.iter().flatten().filter(|x| *x == l).count() == 1)
+                .collect();
+            letters.sort_unstable();
+            (0..rank as Label)
+                .map(|i| ELLIPSIS_BASE + i)
+                .chain(letters)
+                .collect()
+        }
+    };
+
+    let dtype = operands
+        .iter()
+        .map(|x| x.dtype())
+        .reduce(promote_types)
+        .expect("at least one operand");
+    // The labels still needed after contracting operand `j`: the output's and those of
+    // the operands after `j`.
+    let mut needed_after = vec![output.clone(); operands.len()];
+    for j in (0..operands.len() - 1).rev() {
+        needed_after[j] = [&needed_after[j + 1][..], &labels[j + 1]].concat();
+    }
+    let mut current: Option<Labelled> = None;
+    for (j, (x, ls)) in operands.iter().zip(labels).enumerate() {
+        let term = Labelled {
+            array: astype(x, dtype)?,
+            labels: ls,
+        }
+        .take_diagonals();
+        current = Some(match current {
+            None => term,
+            Some(acc) => contract(acc, term, &needed_after[j])?,
+        });
+    }
+    let current = current.expect("at least one operand");
+    let current = current.sum_except(&output)?;
+    current.arranged(&output)
+}

@@ -1,0 +1,406 @@
+//! Linear algebra ops against NumPy (fixtures from `tools/fixtures/linalg.py`), and their
+//! errors.
+
+mod common;
+
+use common::{array_from_json, assert_matches, json_dtype, load_fixture};
+use lazulite::{
+    addmm, einsum, inner, kron, matmul, outer, tensordot, vecdot, Array, DType, ErrorKind,
+    TensordotAxes,
+};
+use serde_json::Value;
+
+fn ints(v: &Value) -> Vec<i64> {
+    v.as_array()
+        .expect("list")
+        .iter()
+        .map(|x| x.as_i64().expect("int"))
+        .collect()
+}
+
+/// The fixture input with its views applied (transpose, slice, broadcast).
+fn input(v: &Value) -> Array {
+    let mut a = array_from_json(&v["array"]);
+    for view in v["views"].as_array().expect("views") {
+        a = match view[0].as_str().expect("view kind") {
+            "transpose" => {
+                let perm: Vec<i32> = ints(&view[1]).iter().map(|&p| p as i32).collect();
+                a.transpose(&perm).unwrap()
+            }
+            "slice" => {
+                lazulite::slice(&a, &ints(&view[1]), &ints(&view[2]), &ints(&view[3])).unwrap()
+            }
+            "broadcast" => {
+                let shape: Vec<usize> = ints(&view[1]).iter().map(|&d| d as usize).collect();
+                a.broadcast_to(&shape).unwrap()
+            }
+            other => panic!("unknown view {other}"),
+        };
+    }
+    a
+}
+
+fn tensordot_axes(v: &Value) -> TensordotAxes {
+    match v {
+        Value::Number(n) => TensordotAxes::Count(n.as_i64().expect("int")),
+        Value::Array(pair) => {
+            let axes = |x: &Value| ints(x).iter().map(|&a| a as i32).collect::<Vec<_>>();
+            TensordotAxes::Pairs(axes(&pair[0]), axes(&pair[1]))
+        }
+        other => panic!("bad axes {other}"),
+    }
+}
+
+/// Tolerances for results of `dtype` computed from inputs exact in every float dtype.
+fn tolerance(dtype: DType) -> (f64, f64) {
+    match dtype {
+        DType::Float64 => (1e-12, 1e-12),
+        DType::Float16 => (2e-3, 2e-3),
+        DType::BFloat16 => (8e-3, 1e-2),
+        _ => (1e-5, 1e-5),
+    }
+}
+
+fn run_case(case: &Value) -> Array {
+    let inputs: Vec<Array> = case["inputs"]
+        .as_array()
+        .expect("inputs")
+        .iter()
+        .map(input)
+        .collect();
+    let params = &case["params"];
+    let f = |k: &str| params[k].as_f64().expect("float param");
+    let result = match case["op"].as_str().expect("op") {
+        "matmul" => matmul(&inputs[0], &inputs[1]),
+        "addmm" => addmm(&inputs[0], &inputs[1], &inputs[2], f("alpha"), f("beta")),
+        "inner" => inner(&inputs[0], &inputs[1]),
+        "outer" => outer(&inputs[0], &inputs[1]),
+        "tensordot" => tensordot(&inputs[0], &inputs[1], tensordot_axes(&params["axes"])),
+        "vecdot" => vecdot(
+            &inputs[0],
+            &inputs[1],
+            params["axis"].as_i64().unwrap() as i32,
+        ),
+        "kron" => kron(&inputs[0], &inputs[1]),
+        "einsum" => {
+            let refs: Vec<&Array> = inputs.iter().collect();
+            einsum(params["subscripts"].as_str().unwrap(), &refs)
+        }
+        other => panic!("unknown op {other}"),
+    };
+    result.unwrap_or_else(|e| panic!("{}: {e}", case["name"]))
+}
+
+fn check_cases(op: &str) {
+    let fixture = load_fixture("linalg");
+    let mut count = 0;
+    for case in fixture["cases"].as_array().unwrap() {
+        if case["op"] != op {
+            continue;
+        }
+        let name = case["name"].as_str().unwrap();
+        let (rtol, atol) = tolerance(json_dtype(&case["expected"]["dtype"]));
+        assert_matches(&run_case(case), &case["expected"], rtol, atol, name);
+        count += 1;
+    }
+    assert!(count > 0, "no {op} cases");
+}
+
+#[test]
+fn matmul_matches_numpy() {
+    check_cases("matmul");
+}
+
+#[test]
+fn addmm_matches_numpy() {
+    check_cases("addmm");
+}
+
+#[test]
+fn inner_outer_kron_match_numpy() {
+    check_cases("inner");
+    check_cases("outer");
+    check_cases("kron");
+}
+
+#[test]
+fn tensordot_matches_numpy() {
+    check_cases("tensordot");
+}
+
+#[test]
+fn vecdot_matches_numpy() {
+    check_cases("vecdot");
+}
+
+#[test]
+fn einsum_matches_numpy() {
+    check_cases("einsum");
+}
+
+fn f32s(values: &[f32], shape: &[usize]) -> Array {
+    Array::from_slice(values, shape).unwrap()
+}
+
+fn zeros(shape: &[usize]) -> Array {
+    lazulite::zeros(shape, DType::Float32).unwrap()
+}
+
+#[test]
+fn matmul_is_lazy_and_method_form_agrees() {
+    let a = f32s(&[1.0, 2.0, 3.0, 4.0], &[2, 2]);
+    let p = a.matmul(&a).unwrap();
+    assert!(!p.is_evaluated());
+    assert_eq!(p.to_vec::<f32>().unwrap(), vec![7.0, 10.0, 15.0, 22.0]);
+    assert_eq!(
+        p.to_string(),
+        "array([[7, 10],\n       [15, 22]], dtype=float32)"
+    );
+}
+
+#[test]
+fn addmm_with_zero_beta_ignores_nan_in_c() {
+    let c = f32s(&[f32::NAN], &[1, 1]);
+    let a = f32s(&[2.0], &[1, 1]);
+    let r = addmm(&c, &a, &a, 1.5, 0.0).unwrap();
+    assert_eq!(r.to_vec::<f32>().unwrap(), vec![6.0]);
+}
+
+#[test]
+fn addmm_reuses_nothing_it_does_not_own() {
+    // `c` is read, not overwritten: it keeps its values after addmm is evaluated.
+    let c = f32s(&[1.0, 2.0, 3.0, 4.0], &[2, 2]);
+    let eye = f32s(&[1.0, 0.0, 0.0, 1.0], &[2, 2]);
+    let r = addmm(&c, &eye, &eye, 1.0, 1.0).unwrap();
+    assert_eq!(r.to_vec::<f32>().unwrap(), vec![2.0, 2.0, 3.0, 5.0]);
+    assert_eq!(c.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+}
+
+/// Asserts `result` is an error of `kind` whose message contains `text`.
+fn assert_error(result: lazulite::Result<Array>, kind: ErrorKind, text: &str) {
+    let err = result.expect_err(text);
+    assert_eq!(err.kind(), kind, "{err}");
+    assert!(
+        err.message().contains(text),
+        "{err} does not contain {text:?}"
+    );
+}
+
+#[test]
+fn matmul_errors() {
+    let (a, b) = (zeros(&[2, 3]), zeros(&[2, 3]));
+    assert_error(
+        matmul(&a, &b),
+        ErrorKind::Value,
+        "[matmul] Last dimension of first input with shape (2,3) must match second to last \
+         dimension of second input with shape (2,3).",
+    );
+    assert_error(
+        matmul(&zeros(&[3]), &zeros(&[4])),
+        ErrorKind::Value,
+        "shape (1,3) must match second to last dimension of second input with shape (4,1)",
+    );
+    assert_error(
+        matmul(&Array::scalar(1.0f32), &zeros(&[3])),
+        ErrorKind::Value,
+        "[matmul] Got 0 dimension input.",
+    );
+    assert_error(
+        matmul(&zeros(&[2, 3, 4]), &zeros(&[5, 4, 2])),
+        ErrorKind::Value,
+        "(2,3,4) and (5,4,2) cannot be broadcast",
+    );
+    let i = Array::from_slice(&[1i32, 2, 3, 4], &[2, 2]).unwrap();
+    assert_error(
+        matmul(&i, &i),
+        ErrorKind::Value,
+        "[matmul] Only inexact types are supported but int32 and int32 were provided which \
+         results in int32, which is not a floating point type.",
+    );
+    let flags = Array::from_slice(&[true, false], &[2]).unwrap();
+    assert_error(matmul(&flags, &flags), ErrorKind::Value, "bool and bool");
+    // The inputs are untouched by the failed calls.
+    assert_eq!(i.to_vec::<i32>().unwrap(), vec![1, 2, 3, 4]);
+    assert_eq!(a.shape(), &[2, 3]);
+}
+
+#[test]
+fn addmm_errors() {
+    let c = zeros(&[2, 2]);
+    let i = Array::from_slice(&[1i32, 2, 3, 4], &[2, 2]).unwrap();
+    assert_error(
+        addmm(&i, &i, &i, 1.0, 1.0),
+        ErrorKind::Value,
+        "[addmm] Only real floating point types are supported but int32, int32 and int32",
+    );
+    let z = lazulite::astype(&c, DType::Complex64).unwrap();
+    assert_error(addmm(&z, &z, &z, 1.0, 1.0), ErrorKind::Value, "complex64");
+    assert_error(
+        addmm(&zeros(&[3, 2]), &zeros(&[2, 3]), &zeros(&[3, 2]), 1.0, 1.0),
+        ErrorKind::Value,
+        "[addmm] Input c with shape (3,2) must broadcast to the output shape (2,2).",
+    );
+    assert_error(
+        addmm(
+            &zeros(&[5, 2, 2]),
+            &zeros(&[2, 3]),
+            &zeros(&[3, 2]),
+            1.0,
+            1.0,
+        ),
+        ErrorKind::Value,
+        "must broadcast to the output shape",
+    );
+    assert_error(
+        addmm(&c, &zeros(&[2, 3]), &zeros(&[2, 2]), 1.0, 1.0),
+        ErrorKind::Value,
+        "[addmm] Last dimension of first input",
+    );
+}
+
+#[test]
+fn inner_outer_kron_errors() {
+    assert_error(
+        inner(&zeros(&[2, 3]), &zeros(&[4, 2])),
+        ErrorKind::Value,
+        "[inner] a and b must have the same last dimension",
+    );
+    let i = Array::from_slice(&[1i32, 2], &[2]).unwrap();
+    assert_error(
+        inner(&i, &i),
+        ErrorKind::Value,
+        "[matmul] Only inexact types",
+    );
+    assert_error(
+        kron(&zeros(&[2, 0]), &zeros(&[3])),
+        ErrorKind::Value,
+        "[kron] Input arrays cannot be empty",
+    );
+    assert_eq!(
+        outer(&i, &i).unwrap().to_vec::<i32>().unwrap(),
+        vec![1, 2, 2, 4]
+    );
+}
+
+#[test]
+fn tensordot_errors() {
+    let (a, b) = (zeros(&[2, 3, 4]), zeros(&[3, 4, 5]));
+    assert_error(
+        tensordot(&a, &b, -1),
+        ErrorKind::Value,
+        "[tensordot] axis must be greater or equal to 0.",
+    );
+    assert_error(
+        tensordot(&a, &b, 4),
+        ErrorKind::Value,
+        "[tensordot] axis must be less than the number of dimensions of a and b",
+    );
+    assert_error(
+        tensordot(&a, &b, (vec![1, 2], vec![1])),
+        ErrorKind::Value,
+        "[tensordot] axes must have the same size",
+    );
+    assert_error(
+        tensordot(&a, &b, ([5], [1])),
+        ErrorKind::Index,
+        "[tensordot] Invalid axis 5 for array with 3 dimensions.",
+    );
+    assert_error(
+        tensordot(&a, &b, ([1, 1], [0, 0])),
+        ErrorKind::Value,
+        "[tensordot] Repeated axes",
+    );
+    assert_error(
+        tensordot(&zeros(&[2, 3]), &zeros(&[2, 3]), 1),
+        ErrorKind::Value,
+        "[tensordot] a and b must have the same shape on the contracted axes",
+    );
+    assert_eq!(tensordot(&a, &b, 2).unwrap().shape(), &[2, 5]);
+}
+
+#[test]
+fn vecdot_errors() {
+    assert_error(
+        vecdot(&Array::scalar(1.0f32), &Array::scalar(1.0f32), -1),
+        ErrorKind::Value,
+        "[vecdot] inputs must be at least 1D.",
+    );
+    assert_error(
+        vecdot(&zeros(&[2, 3]), &zeros(&[2, 3]), 5),
+        ErrorKind::Index,
+        "[vecdot] axis 5 is out of bounds",
+    );
+    assert_error(
+        vecdot(&zeros(&[2, 3]), &zeros(&[2, 4]), -1),
+        ErrorKind::Value,
+        "[vecdot] a and b must have the same size along axis",
+    );
+    assert_error(
+        vecdot(&zeros(&[2, 3]), &zeros(&[4, 3]), -1),
+        ErrorKind::Value,
+        "[vecdot] Shapes (2) and (4) cannot be broadcast.",
+    );
+    let i = Array::from_slice(&[1i32, 2], &[2]).unwrap();
+    assert_error(vecdot(&i, &i, -1), ErrorKind::NotImplemented, "int32");
+}
+
+#[test]
+fn einsum_errors() {
+    let m = zeros(&[2, 3]);
+    let e = |s: &str, ops: &[&Array]| einsum(s, ops);
+    assert_error(
+        e("ij,jk", &[]),
+        ErrorKind::Value,
+        "[einsum] At least one operand is required.",
+    );
+    assert_error(
+        e("ij,jk", &[&m]),
+        ErrorKind::Value,
+        "[einsum] Number of operands, 1, does not match number of input subscripts, 2",
+    );
+    assert_error(
+        e("i1", &[&m]),
+        ErrorKind::Value,
+        "Subscripts must be letters, but got '1'.",
+    );
+    assert_error(e("i..j", &[&m]), ErrorKind::Value, "but got '.'.");
+    assert_error(e("ij->j->i", &[&m]), ErrorKind::Value, "but got '-'.");
+    assert_error(
+        e("...i...", &[&m]),
+        ErrorKind::Value,
+        "Only one ellipsis per subscript",
+    );
+    assert_error(
+        e("ijk", &[&m]),
+        ErrorKind::Value,
+        "[einsum] Invalid number of subscripts 3 for input 0 with 2 dimensions.",
+    );
+    assert_error(
+        e("ij->ii", &[&m]),
+        ErrorKind::Value,
+        "Repeat indices not allowed in output.",
+    );
+    assert_error(
+        e("ij->ik", &[&m]),
+        ErrorKind::Value,
+        "Output subscript 'k' does not appear",
+    );
+    assert_error(
+        e("ii->", &[&m]),
+        ErrorKind::Value,
+        "Dimensions of repeated subscripts do not have the same size (2 != 3)",
+    );
+    assert_error(
+        e("ij,ij", &[&m, &zeros(&[3, 3])]),
+        ErrorKind::Value,
+        "[einsum] Cannot broadcast dimension 0 of input 1 with shape (3,3) to size 2.",
+    );
+    let i = Array::from_slice(&[1i32, 2], &[2]).unwrap();
+    assert_error(
+        e("i,i", &[&i, &i]),
+        ErrorKind::Value,
+        "[matmul] Only inexact types",
+    );
+    assert_error(e("i->", &[&i]), ErrorKind::NotImplemented, "int32");
+    assert_eq!(i.to_vec::<i32>().unwrap(), vec![1, 2]);
+}
