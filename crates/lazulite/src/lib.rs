@@ -26,6 +26,7 @@ mod eval;
 mod ops;
 mod primitive;
 mod print;
+pub mod random;
 mod transforms;
 
 pub use array::Array;

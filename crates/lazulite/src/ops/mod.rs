@@ -7,6 +7,7 @@ pub mod creation;
 pub mod methods;
 pub mod operand;
 pub mod operators;
+pub(crate) mod random;
 pub mod unary;
 pub mod view;
 
