@@ -23,13 +23,12 @@ use crate::dtype::DType;
 use crate::element::Scalar;
 use crate::error::{Error, Result};
 use crate::ops::operand::{scalar_array, to_arrays};
-use crate::ops::random::{bits_dtype, record_bits};
+use crate::ops::random::{bits_dtype, record_draw, Draw};
 use crate::ops::{
     abs, add, astype, divide, erf, erfinv, floor, less, log, log1p, maximum, minimum, multiply,
     negative, reshape, sign, slice, subtract, Operand,
 };
 use crate::shape::{broadcast_shapes, checked_size};
-use half::{bf16, f16};
 use std::sync::Mutex;
 
 /// Threefry-2x32 with 20 rounds (Random123's `threefry2x32_20`): encrypts `counter`
@@ -169,7 +168,7 @@ fn resolve_key(key: Option<&Array>) -> Result<Array> {
 pub fn bits(shape: &[usize], width: usize, key: Option<&Array>) -> Result<Array> {
     bits_dtype(width)?;
     checked_size(shape)?;
-    record_bits(&resolve_key(key)?, shape, width)
+    record_draw(&resolve_key(key)?, shape, Draw::Bits { width })
 }
 
 /// `num` new keys from `key`, stacked in an array of shape `[num, 2]`.
@@ -194,21 +193,11 @@ fn is_scalar(value: &Operand, expected: f64) -> bool {
     matches!(value, Operand::Scalar(s) if !matches!(s, Scalar::Complex(..)) && s.to_f64() == expected)
 }
 
-/// The largest `dtype` value below 1, as a float32.
-fn below_one(dtype: DType) -> f32 {
-    match dtype {
-        DType::Float16 => f16::from_bits(f16::ONE.to_bits() - 1).to_f32(),
-        DType::BFloat16 => bf16::from_bits(bf16::ONE.to_bits() - 1).to_f32(),
-        _ => f32::from_bits(1f32.to_bits() - 1),
-    }
-}
-
 /// Uniform numbers in `[0, 1)` of `dtype`: 32 random bits divided by `2^32 - 1` in
 /// float32, kept below 1, then cast (MLX's recipe; float64 goes through float32 too).
 fn unit_uniform(shape: &[usize], dtype: DType, key: Option<&Array>) -> Result<Array> {
-    let b = bits(shape, 4, key)?;
-    let u = divide(&b, &Array::scalar(u32::MAX as f32))?;
-    astype(&minimum(&u, &Array::scalar(below_one(dtype)))?, dtype)
+    checked_size(shape)?;
+    record_draw(&resolve_key(key)?, shape, Draw::Unit { dtype })
 }
 
 fn require_real_float(op: &str, dtype: DType, message: &str) -> Result<()> {

@@ -2,7 +2,7 @@
 //! distributions in [`crate::random`] are composed from it with ordinary ops.
 
 use crate::array::Array;
-use crate::backend::cpu::random::random_bits as bits_kernel;
+use crate::backend::cpu::random::{random_bits, random_unit};
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -11,12 +11,30 @@ use crate::primitive::{OutputSpec, Primitive};
 use crate::shape::checked_size;
 use crate::transforms::batch_to_front;
 
-/// Random bits of `width` bytes per element, `shape` of them per key. The input holds
-/// keys in its last axis (`[..., 2]`, uint32); the output has the key batch axes in
-/// front of `shape`.
+/// What a [`RandomBits`] node makes of each key's stream of 32-bit words.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Draw {
+    /// The bits themselves, `width` bytes per element (uint32, uint16 or uint8).
+    Bits { width: usize },
+    /// Uniform floats in `[0, 1)` of a real float dtype, one word each (MLX's `uniform`
+    /// recipe fused into the generating pass).
+    Unit { dtype: DType },
+}
+
+impl Draw {
+    fn dtype(self) -> Result<DType> {
+        match self {
+            Draw::Bits { width } => bits_dtype(width),
+            Draw::Unit { dtype } => Ok(dtype),
+        }
+    }
+}
+
+/// Random draws from a key, `shape` of them per key. The input holds keys in its last
+/// axis (`[..., 2]`, uint32); the output has the key batch axes in front of `shape`.
 pub(crate) struct RandomBits {
     pub shape: Vec<usize>,
-    pub width: usize,
+    pub draw: Draw,
 }
 
 impl Primitive for RandomBits {
@@ -25,12 +43,16 @@ impl Primitive for RandomBits {
     }
 
     fn params(&self) -> String {
-        format!("shape={:?}, width={}", self.shape, self.width)
+        format!("shape={:?}, draw={:?}", self.shape, self.draw)
     }
 
     fn eval(&self, inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
         let spec = &outputs[0];
-        Ok(vec![bits_kernel(&inputs[0], spec.dtype, &spec.shape)?])
+        let out = match self.draw {
+            Draw::Bits { .. } => random_bits(&inputs[0], spec.dtype, &spec.shape)?,
+            Draw::Unit { dtype } => random_unit(&inputs[0], dtype, &spec.shape)?,
+        };
+        Ok(vec![out])
     }
 
     /// Bits do not change smoothly with the key: its cotangent is zero.
@@ -39,7 +61,7 @@ impl Primitive for RandomBits {
     }
 
     fn jvp(&self, inputs: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
-        let out = record_bits(&inputs[0], &self.shape, self.width)?;
+        let out = record_draw(&inputs[0], &self.shape, self.draw)?;
         Ok(vec![zeros(out.shape(), out.dtype())?])
     }
 
@@ -51,7 +73,7 @@ impl Primitive for RandomBits {
     ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
         let keys = batch_to_front(&inputs[0], axes[0])?;
         Ok((
-            vec![record_bits(&keys, &self.shape, self.width)?],
+            vec![record_draw(&keys, &self.shape, self.draw)?],
             vec![axes[0].map(|_| 0)],
         ))
     }
@@ -69,16 +91,17 @@ pub(crate) fn bits_dtype(width: usize) -> Result<DType> {
     }
 }
 
-/// Records random bits for keys of shape `[..., 2]`; the caller has checked the keys.
-pub(crate) fn record_bits(keys: &Array, shape: &[usize], width: usize) -> Result<Array> {
-    let dtype = bits_dtype(width)?;
+/// Records random draws for keys of shape `[..., 2]`; the caller has checked the keys
+/// (and, for [`Draw::Unit`], that the dtype is a real float).
+pub(crate) fn record_draw(keys: &Array, shape: &[usize], draw: Draw) -> Result<Array> {
+    let dtype = draw.dtype()?;
     let mut out_shape = keys.shape()[..keys.ndim() - 1].to_vec();
     out_shape.extend_from_slice(shape);
     checked_size(&out_shape)?;
     Ok(Array::from_op(
         RandomBits {
             shape: shape.to_vec(),
-            width,
+            draw,
         },
         vec![keys.clone()],
         out_shape,
