@@ -38,8 +38,14 @@ fn main() -> lazulite::Result<()> {
             .eval()
             .unwrap();
     });
+    // normal = erfinv of a uniform draw: how much of its time is the erfinv kernel.
+    let u = random::uniform(-0.5, 0.5, &[N], DType::Float32, Some(&key))?;
+    u.eval()?;
+    let erfinv = best_ms(|| {
+        lazulite::erfinv(&u).unwrap().eval().unwrap();
+    });
     println!("10M uint32 bits      {bits:8.2} ms");
     println!("10M uniform float32  {uniform:8.2} ms");
-    println!("10M normal float32   {normal:8.2} ms");
+    println!("10M normal float32   {normal:8.2} ms  (of which erfinv {erfinv:.2} ms)");
     Ok(())
 }

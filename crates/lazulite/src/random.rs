@@ -6,8 +6,12 @@
 //! [`seed`] resets. Bits come from Threefry-2x32 (20 rounds) laid out exactly as MLX lays
 //! them out, and each distribution is composed from the same ops as in MLX, so keys,
 //! [`split`], [`bits`], [`uniform`], [`randint`] and [`bernoulli`] give MLX's numbers bit
-//! for bit; the distributions that go through `erfinv`, `log` or `erf` agree with MLX to
-//! the last bit or two, as far as those functions agree.
+//! for bit. [`normal`], [`truncated_normal`], [`gumbel`] and [`laplace`] go through
+//! `erfinv`, `erf` and `log`, which MLX approximates differently: they agree with MLX
+//! within a few ulps (most elements exactly).
+//!
+//! Not here yet: `categorical` (needs `argmax`), `permutation` (needs `argsort` and
+//! `take`) and `multivariate_normal` (needs `svd` and `matmul`).
 //!
 //! ```
 //! use lazulite::{random, DType};
