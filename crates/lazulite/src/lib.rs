@@ -28,6 +28,7 @@ mod graph_print;
 mod ops;
 mod primitive;
 mod print;
+pub mod random;
 mod transforms;
 
 pub use array::Array;

@@ -8,6 +8,7 @@ pub mod linalg;
 pub mod methods;
 pub mod operand;
 pub mod operators;
+pub(crate) mod random;
 pub mod reduce;
 pub mod scan;
 pub mod shape;

@@ -5,6 +5,7 @@ pub mod copy;
 pub mod elementwise;
 pub mod math;
 pub mod matmul;
+pub mod random;
 pub mod reduce;
 pub mod scan;
 pub mod shape;
