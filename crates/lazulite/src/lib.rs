@@ -26,6 +26,7 @@ mod eval;
 mod ops;
 mod primitive;
 mod print;
+mod raw;
 
 pub use array::Array;
 pub use backend::memory::{
@@ -38,4 +39,5 @@ pub use error::{Error, ErrorKind, Result};
 pub use eval::eval;
 pub use ops::*;
 pub use print::{get_printoptions, set_printoptions};
+pub use raw::RawData;
 pub use shape::{broadcast_shapes, Axes};
