@@ -61,8 +61,11 @@ impl Tensor {
         self.shape.len()
     }
 
-    /// Whether the elements sit in row-major order with no gaps.
+    /// Whether the elements sit in row-major order with no gaps (always, when empty).
     pub fn is_contiguous(&self) -> bool {
+        if self.size() == 0 {
+            return true;
+        }
         let mut expected = 1isize;
         for (&d, &s) in self.shape.iter().zip(&self.strides).rev() {
             if d != 1 && s != expected {
