@@ -293,7 +293,7 @@ fn parse_index(item: &Bound<'_, PyAny>) -> PyResult<Index> {
     if item.is_none() {
         return Ok(Index::NewAxis);
     }
-    if item.is(&PyEllipsis::get(item.py())) {
+    if item.is(PyEllipsis::get(item.py())) {
         return Ok(Index::Ellipsis);
     }
     if let Ok(s) = item.cast::<PySlice>() {

@@ -143,6 +143,7 @@ macro_rules! bind {
         }
 
         /// This table's signatures, for the stubs.
+        #[allow(clippy::vec_init_then_push)]
         pub fn signatures() -> Vec<$crate::bind::Signature> {
             let mut out = Vec::new();
             $( out.push($crate::bind!(@signature $fname false $($fargs)*)); )*

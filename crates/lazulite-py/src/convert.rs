@@ -162,7 +162,10 @@ fn array_from_non_list(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> Res<Opti
     if obj.is_instance(&np.getattr("generic")?)? {
         // A NumPy scalar keeps its dtype, as a 0-d NumPy array does.
         let arr = np.call_method1("asarray", (obj,))?;
-        return Ok(Some(from_numpy(arr.cast::<PyUntypedArray>().map_err(PyErr::from)?, dtype)?));
+        return Ok(Some(from_numpy(
+            arr.cast::<PyUntypedArray>().map_err(PyErr::from)?,
+            dtype,
+        )?));
     }
     if let Some(s) = scalar_of(obj)? {
         return Ok(Some(scalar_array(s, dtype)?));

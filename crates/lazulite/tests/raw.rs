@@ -5,7 +5,10 @@ use lazulite::{Array, DType};
 #[test]
 fn empty_arrays_of_any_shape_are_contiguous() {
     let a = Array::from_slice::<f32>(&[], &[2, 0]).unwrap();
-    assert_eq!(a.astype(DType::Int32).unwrap().to_vec::<i32>().unwrap(), vec![]);
+    assert_eq!(
+        a.astype(DType::Int32).unwrap().to_vec::<i32>().unwrap(),
+        vec![]
+    );
     let raw = a.raw_data().unwrap();
     assert!(raw.is_contiguous());
     assert_eq!(raw.shape(), &[2, 0]);
@@ -28,7 +31,10 @@ fn raw_data_of_views_keeps_strides_and_contiguous_copies() {
 
 #[test]
 fn raw_data_keeps_memory_alive_and_from_bytes_checks_sizes() {
-    let raw = Array::from_slice(&[7u8, 8], &[2]).unwrap().raw_data().unwrap();
+    let raw = Array::from_slice(&[7u8, 8], &[2])
+        .unwrap()
+        .raw_data()
+        .unwrap();
     // SAFETY: the array is dropped but `raw` holds its memory.
     assert_eq!(unsafe { *raw.ptr().add(1) }, 8);
     let bools = Array::from_bytes(&[0, 2, 1], &[3], DType::Bool).unwrap();
