@@ -242,26 +242,17 @@ pub fn issubdtype(dtype: DType, category: Category) -> bool {
     dtype.is_in(category)
 }
 
-/// Whether a value of `from` converts to `to` without losing information in general
-/// (NumPy's `can_cast(from, to, "safe")` restricted to MLX's dtypes).
+/// Whether `from` casts to `to` under MLX's rule: `to` is what the two promote to
+/// (so any integer casts to any float, unlike NumPy's "safe" casting).
+///
+/// ```
+/// use lazulite::{can_cast, DType::*};
+/// assert!(can_cast(Int64, Float16));
+/// assert!(!can_cast(UInt8, Int8));
+/// assert!(!can_cast(Float16, BFloat16));
+/// ```
 pub fn can_cast(from: DType, to: DType) -> bool {
-    use DType::*;
-    if from == to || from == Bool {
-        return true;
-    }
-    match to {
-        Bool => false,
-        Complex64 => from.size() <= 4 || from == Float16 || from == BFloat16,
-        Float64 => !from.is_complex(),
-        Float32 => matches!(from, UInt8 | UInt16 | Int8 | Int16 | Float16 | BFloat16),
-        Float16 => matches!(from, UInt8 | Int8),
-        BFloat16 => matches!(from, UInt8 | Int8),
-        _ if to.is_unsigned() => from.is_unsigned() && from.size() <= to.size(),
-        _ => {
-            (from.is_signed_integer() && from.size() <= to.size())
-                || (from.is_unsigned() && from.size() < to.size())
-        }
-    }
+    promote_types(from, to) == to
 }
 
 /// Machine limits of a floating dtype (MLX's `finfo`).

@@ -29,6 +29,7 @@ mod ops;
 mod primitive;
 mod print;
 pub mod random;
+mod raw;
 mod transforms;
 
 pub use array::Array;
@@ -44,6 +45,7 @@ pub use eval::eval;
 pub use graph_print::{export_to_dot, to_dot, to_trace};
 pub use ops::*;
 pub use print::{get_printoptions, set_printoptions};
+pub use raw::RawData;
 pub use shape::{broadcast_shapes, Axes};
 pub use transforms::{
     grad, jvp, value_and_grad, value_and_grad_argnums, value_and_grad_aux, vjp, vmap, Tree,

@@ -1,0 +1,752 @@
+//! The `array` class: construction, properties, conversions to Python and NumPy (the
+//! buffer protocol, zero-copy), operators, printing and basic indexing. Op methods
+//! (`a.abs()`, ...) are bound in the tables of `ops.rs`.
+
+use crate::convert::{array_of, scalar_of, Dt, NewShape};
+use crate::dtype::PyDtype;
+use crate::errors::{to_py_err, Res};
+use lazulite::{Array, Complex, DType, Operand, RawData};
+use pyo3::exceptions::{PyBufferError, PyIndexError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyComplex, PyEllipsis, PyList, PySlice, PyTuple};
+use pyo3::IntoPyObjectExt;
+use std::ffi::{c_int, c_void, CString};
+use std::sync::RwLock;
+
+/// An n-dimensional lazy array (`mlx.core.array`).
+#[pyclass(name = "array", module = "lazulite.core", frozen)]
+pub struct PyArray {
+    /// Behind a lock because in-place operators (`a += 1`) rebind it, as in MLX.
+    inner: RwLock<Array>,
+}
+
+impl From<Array> for PyArray {
+    fn from(a: Array) -> PyArray {
+        PyArray {
+            inner: RwLock::new(a),
+        }
+    }
+}
+
+impl PyArray {
+    /// The wrapped array (a cheap handle).
+    pub fn array(&self) -> Array {
+        self.inner.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn rebind(&self, a: Array) {
+        *self.inner.write().unwrap_or_else(|e| e.into_inner()) = a;
+    }
+
+    /// The array, evaluated with the GIL released.
+    fn evaluated(&self, py: Python<'_>) -> Res<Array> {
+        let a = self.array();
+        py.detach(|| a.eval())?;
+        Ok(a)
+    }
+}
+
+const SCALAR_ONLY: &str = "[convert] Only length-1 arrays can be converted to Python scalars.";
+
+/// The elements of an evaluated array as Python objects, row-major.
+fn python_values<'py>(py: Python<'py>, a: &Array) -> Res<Vec<Bound<'py, PyAny>>> {
+    fn each<'py, T: lazulite::Element, P: IntoPyObject<'py>>(
+        py: Python<'py>,
+        a: &Array,
+        f: impl Fn(T) -> P,
+    ) -> Res<Vec<Bound<'py, PyAny>>> {
+        a.to_vec::<T>()?
+            .into_iter()
+            .map(|v| Ok(f(v).into_bound_py_any(py)?))
+            .collect()
+    }
+    let d = a.dtype();
+    if d.is_bool() {
+        each(py, a, |v: bool| v)
+    } else if d.is_unsigned() {
+        each(py, a, |v: u64| v)
+    } else if d.is_integer() {
+        each(py, a, |v: i64| v)
+    } else if d.is_complex() {
+        a.to_vec::<Complex>()?
+            .into_iter()
+            .map(|c| Ok(PyComplex::from_doubles(py, c.re as f64, c.im as f64).into_any()))
+            .collect()
+    } else {
+        each(py, a, |v: f64| v)
+    }
+}
+
+/// The single element of a one-element array as a Python scalar.
+fn item<'py>(py: Python<'py>, a: &PyArray) -> Res<Bound<'py, PyAny>> {
+    let arr = a.array();
+    if arr.size() != 1 {
+        return Err(PyValueError::new_err(SCALAR_ONLY).into());
+    }
+    let arr = a.evaluated(py)?;
+    Ok(python_values(py, &arr)?.remove(0))
+}
+
+/// Operands of a binary operator; `None` when Python should try the other operand.
+fn operand(other: &Bound<'_, PyAny>, op: &str) -> PyResult<Option<Operand>> {
+    if other.is_none() {
+        return Ok(None);
+    }
+    if let Some(s) = scalar_of(other)? {
+        return Ok(Some(Operand::Scalar(s)));
+    }
+    if other.is_instance_of::<PyList>() || other.is_instance_of::<PyTuple>() {
+        return Err(not_operand(other, op));
+    }
+    match crate::convert::array_of(other, None) {
+        Ok(a) => Ok(Some(Operand::Array(a))),
+        Err(_) => Err(not_operand(other, op)),
+    }
+}
+
+fn not_operand(other: &Bound<'_, PyAny>, op: &str) -> PyErr {
+    let name = other
+        .get_type()
+        .name()
+        .map_or_else(|_| "object".into(), |n| n.to_string());
+    PyValueError::new_err(format!(
+        "Cannot perform {op} on an mlx.core.array and {name}"
+    ))
+}
+
+type BinaryFn = fn(Operand, Operand) -> lazulite::Result<Array>;
+
+/// Defines `array` operators from lazulite's binary functions: `__op__`, `__rop__`
+/// and `__iop__`, and `__rop__` when named (rebinding the wrapped array, which may change its dtype).
+macro_rules! operators {
+    ($($fun:path, $what:literal => $op:ident, $iop:ident $(, $rop:ident)?;)*) => {
+        #[pymethods]
+        impl PyArray {$(
+            fn $op(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                self.binary(py, other, $fun, $what, false)
+            }
+            $(
+                fn $rop(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                    self.binary(py, other, $fun, $what, true)
+                }
+            )?
+            fn $iop(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
+                let b = operand(other, $what)?.ok_or_else(|| not_operand(other, $what))?;
+                let result = $fun(Operand::Array(self.array()), b).map_err(to_py_err)?;
+                self.rebind(result);
+                Ok(())
+            }
+        )*}
+    };
+}
+
+operators! {
+    lazulite::add, "addition" => __add__, __iadd__, __radd__;
+    lazulite::subtract, "subtraction" => __sub__, __isub__, __rsub__;
+    lazulite::multiply, "multiplication" => __mul__, __imul__, __rmul__;
+    lazulite::divide, "division" => __truediv__, __itruediv__, __rtruediv__;
+    lazulite::floor_divide, "floor division" => __floordiv__, __ifloordiv__, __rfloordiv__;
+    lazulite::remainder, "modulus" => __mod__, __imod__, __rmod__;
+    lazulite::bitwise_and, "bitwise and" => __and__, __iand__;
+    lazulite::bitwise_or, "bitwise or" => __or__, __ior__;
+    lazulite::bitwise_xor, "bitwise xor" => __xor__, __ixor__;
+    lazulite::left_shift, "left shift" => __lshift__, __ilshift__;
+    lazulite::right_shift, "right shift" => __rshift__, __irshift__;
+}
+
+/// Defines the comparison operators; `==`/`!=` with a value that is no array-like give
+/// `False`/`True` as in MLX.
+macro_rules! comparisons {
+    ($($fun:path, $what:literal => $op:ident $(, $unequal:literal)?;)*) => {
+        #[pymethods]
+        impl PyArray {$(
+            fn $op(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                $(
+                    if !other.is_none() && operand(other, $what).is_err() {
+                        return Ok(pyo3::types::PyBool::new(py, $unequal).to_owned().into_any().unbind());
+                    }
+                )?
+                self.binary(py, other, $fun, $what, false)
+            }
+        )*}
+    };
+}
+
+comparisons! {
+    lazulite::equal, "equal" => __eq__, false;
+    lazulite::not_equal, "not equal" => __ne__, true;
+    lazulite::less, "less than" => __lt__;
+    lazulite::less_equal, "less than or equal" => __le__;
+    lazulite::greater, "greater than" => __gt__;
+    lazulite::greater_equal, "greater than or equal" => __ge__;
+}
+
+/// `**` (Python passes a third, modulo argument, which arrays do not support).
+#[pymethods]
+impl PyArray {
+    fn __pow__(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        refuse_modulo(modulo)?;
+        self.binary(py, other, lazulite::power, "power", false)
+    }
+
+    fn __rpow__(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        refuse_modulo(modulo)?;
+        self.binary(py, other, lazulite::power, "power", true)
+    }
+
+    fn __ipow__(
+        &self,
+        other: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        refuse_modulo(modulo)?;
+        let b = operand(other, "power")?.ok_or_else(|| not_operand(other, "power"))?;
+        self.rebind(lazulite::power(Operand::Array(self.array()), b).map_err(to_py_err)?);
+        Ok(())
+    }
+}
+
+fn refuse_modulo(modulo: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    match modulo {
+        Some(m) if !m.is_none() => Err(PyTypeError::new_err(
+            "pow() with a modulo is not supported for arrays",
+        )),
+        _ => Ok(()),
+    }
+}
+
+impl PyArray {
+    fn binary(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        fun: BinaryFn,
+        what: &str,
+        reflected: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let Some(b) = operand(other, what)? else {
+            return Ok(py.NotImplemented());
+        };
+        let a = Operand::Array(self.array());
+        let (a, b) = if reflected { (b, a) } else { (a, b) };
+        let result = fun(a, b).map_err(to_py_err)?;
+        Ok(Py::new(py, PyArray::from(result))?.into_any())
+    }
+}
+
+/// Everything the buffer protocol hands out, kept until the consumer releases it.
+struct Exported {
+    raw: RawData,
+    format: CString,
+    shape: Vec<isize>,
+    strides: Vec<isize>,
+}
+
+/// PEP 3118 format of each dtype (MLX's; NumPy refuses bfloat16's, as it does for MLX).
+fn buffer_format(dtype: DType) -> &'static str {
+    use DType::*;
+    match dtype {
+        Bool => "?",
+        UInt8 => "B",
+        UInt16 => "H",
+        UInt32 => "I",
+        UInt64 => "Q",
+        Int8 => "b",
+        Int16 => "h",
+        Int32 => "i",
+        Int64 => "q",
+        Float16 => "e",
+        BFloat16 => "bfloat16",
+        Float32 => "f",
+        Float64 => "d",
+        Complex64 => "Zf",
+    }
+}
+
+/// One index of `a[...]`.
+enum Index {
+    Int(i64),
+    Slice(i64, i64, i64),
+    NewAxis,
+    Ellipsis,
+}
+
+fn clamp_to_i64(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    match obj.extract::<i64>() {
+        Ok(v) => Ok(v),
+        Err(_) if obj.gt(0)? => Ok(i64::MAX),
+        Err(_) => Ok(i64::MIN),
+    }
+}
+
+fn parse_index(item: &Bound<'_, PyAny>) -> PyResult<Index> {
+    if item.is_none() {
+        return Ok(Index::NewAxis);
+    }
+    if item.is(PyEllipsis::get(item.py())) {
+        return Ok(Index::Ellipsis);
+    }
+    if let Ok(s) = item.cast::<PySlice>() {
+        let field = |name: &str| -> PyResult<Option<i64>> {
+            let v = s.getattr(name)?;
+            if v.is_none() {
+                Ok(None)
+            } else {
+                clamp_to_i64(&v).map(Some)
+            }
+        };
+        let step = field("step")?.unwrap_or(1);
+        if step == 0 {
+            return Err(PyValueError::new_err("slice step cannot be zero"));
+        }
+        let (first, last) = if step > 0 {
+            (0, i64::MAX)
+        } else {
+            (i64::MAX, i64::MIN)
+        };
+        return Ok(Index::Slice(
+            field("start")?.unwrap_or(first),
+            field("stop")?.unwrap_or(last),
+            step,
+        ));
+    }
+    let is_integer = !item.is_instance_of::<pyo3::types::PyBool>()
+        && (item.is_instance_of::<pyo3::types::PyInt>()
+            || scalar_of(item)?.is_some_and(|s| matches!(s, lazulite::Scalar::Int(_))));
+    if is_integer {
+        return Ok(Index::Int(item.call_method0("__index__")?.extract()?));
+    }
+    Err(PyValueError::new_err(
+        "Cannot index mlx array using the given type.",
+    ))
+}
+
+/// `a[key]` for ints, slices, `None` and `...` (a view; no gather yet).
+fn basic_index(a: &Array, key: &Bound<'_, PyAny>) -> Res<Array> {
+    let items: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {
+        Ok(t) => t.iter().collect(),
+        Err(_) => vec![key.clone()],
+    };
+    let mut indices = items
+        .iter()
+        .map(parse_index)
+        .collect::<PyResult<Vec<_>>>()?;
+    let ndim = a.ndim();
+    let consuming = indices
+        .iter()
+        .filter(|i| matches!(i, Index::Int(_) | Index::Slice(..)))
+        .count();
+    if consuming > ndim {
+        return Err(PyValueError::new_err(format!(
+            "Too many indices for array with {ndim} dimensions."
+        ))
+        .into());
+    }
+    let ellipses = indices
+        .iter()
+        .filter(|i| matches!(i, Index::Ellipsis))
+        .count();
+    if ellipses > 1 {
+        return Err(PyValueError::new_err("An index can only have a single ellipsis (...)").into());
+    }
+    let fill = || (0..ndim - consuming).map(|_| Index::Slice(0, i64::MAX, 1));
+    match indices.iter().position(|i| matches!(i, Index::Ellipsis)) {
+        Some(at) => {
+            indices.splice(at..=at, fill());
+        }
+        None => indices.extend(fill()),
+    }
+    let (mut start, mut stop, mut step) = (vec![], vec![], vec![]);
+    let mut axis = 0;
+    for index in &indices {
+        match *index {
+            Index::Int(i) => {
+                let n = a.shape()[axis] as i64;
+                if i < -n || i >= n {
+                    return Err(PyIndexError::new_err(format!(
+                        "index {i} is out of bounds for axis {axis} with size {n}"
+                    ))
+                    .into());
+                }
+                let i = if i < 0 { i + n } else { i };
+                start.push(i);
+                stop.push(i + 1);
+                step.push(1);
+                axis += 1;
+            }
+            Index::Slice(b, e, s) => {
+                start.push(b);
+                stop.push(e);
+                step.push(s);
+                axis += 1;
+            }
+            Index::NewAxis | Index::Ellipsis => {}
+        }
+    }
+    let sliced = lazulite::slice(a, &start, &stop, &step)?;
+    let mut shape = Vec::new();
+    let mut axis = 0;
+    for index in &indices {
+        match index {
+            Index::Int(_) => axis += 1,
+            Index::Slice(..) => {
+                shape.push(sliced.shape()[axis] as i64);
+                axis += 1;
+            }
+            Index::NewAxis => shape.push(1),
+            Index::Ellipsis => {}
+        }
+    }
+    Ok(lazulite::reshape(&sliced, &shape)?)
+}
+
+/// Iterates over the first axis of an array.
+#[pyclass(name = "ArrayIterator", module = "lazulite.core")]
+pub struct ArrayIterator {
+    array: Array,
+    next: usize,
+}
+
+#[pymethods]
+impl ArrayIterator {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        if self.next >= self.array.shape()[0] {
+            return Ok(None);
+        }
+        let row = basic_index(
+            &self.array,
+            &(self.next as i64).into_pyobject(py)?.into_any(),
+        )?;
+        self.next += 1;
+        Ok(Some(Py::new(py, PyArray::from(row))?.into_any()))
+    }
+}
+
+#[pymethods]
+impl PyArray {
+    #[new]
+    #[pyo3(signature = (val, dtype = None))]
+    fn new(val: &Bound<'_, PyAny>, dtype: Option<Dt>) -> Res<PyArray> {
+        Ok(PyArray::from(array_of(val, dtype.map(|d| d.0))?))
+    }
+
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.array().shape())
+    }
+
+    #[getter]
+    fn dtype(&self) -> PyDtype {
+        PyDtype(self.array().dtype())
+    }
+
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.array().ndim()
+    }
+
+    #[getter]
+    fn size(&self) -> usize {
+        self.array().size()
+    }
+
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.array().itemsize()
+    }
+
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.array().nbytes()
+    }
+
+    /// The array with its axes reversed.
+    #[getter(T)]
+    fn transposed(&self) -> Res<PyArray> {
+        Ok(PyArray::from(self.array().t()?))
+    }
+
+    /// The real part (the array itself for real dtypes).
+    #[getter]
+    fn real(&self) -> Res<PyArray> {
+        Ok(PyArray::from(lazulite::real(&self.array())?))
+    }
+
+    /// The imaginary part (zeros for real dtypes).
+    #[getter]
+    fn imag(&self) -> Res<PyArray> {
+        Ok(PyArray::from(lazulite::imag(&self.array())?))
+    }
+
+    /// The value of a one-element array as a Python scalar.
+    fn item<'py>(&self, py: Python<'py>) -> Res<Bound<'py, PyAny>> {
+        item(py, self)
+    }
+
+    /// The array as nested Python lists (a scalar for 0-d arrays).
+    fn tolist<'py>(&self, py: Python<'py>) -> Res<Bound<'py, PyAny>> {
+        let a = self.evaluated(py)?;
+        let mut items = python_values(py, &a)?;
+        if a.ndim() == 0 {
+            return Ok(items.remove(0));
+        }
+        let shape = a.shape();
+        for k in (0..shape.len()).rev() {
+            let (d, outer) = (shape[k], shape[..k].iter().product::<usize>());
+            let mut rest = items.into_iter();
+            items = (0..outer)
+                .map(|_| Ok(PyList::new(py, rest.by_ref().take(d))?.into_any()))
+                .collect::<PyResult<Vec<_>>>()?;
+        }
+        Ok(items.remove(0))
+    }
+
+    #[pyo3(signature = (dtype, stream = None))]
+    #[allow(unused_variables)]
+    fn astype(&self, dtype: Dt, stream: Option<Py<PyAny>>) -> Res<PyArray> {
+        Ok(PyArray::from(self.array().astype(dtype.0)?))
+    }
+
+    /// `a.reshape(2, 3)` or `a.reshape((2, 3))`.
+    #[pyo3(signature = (*shape, stream = None))]
+    #[allow(unused_variables)]
+    fn reshape(&self, shape: &Bound<'_, PyTuple>, stream: Option<Py<PyAny>>) -> Res<PyArray> {
+        let shape: NewShape = if shape.len() == 1 {
+            shape.get_item(0)?.extract()?
+        } else {
+            shape.extract()?
+        };
+        Ok(PyArray::from(lazulite::reshape(&self.array(), &shape.0)?))
+    }
+
+    /// `a.transpose()`, `a.transpose(1, 0)` or `a.transpose((1, 0))`.
+    #[pyo3(signature = (*axes, stream = None))]
+    #[allow(unused_variables)]
+    fn transpose(&self, axes: &Bound<'_, PyTuple>, stream: Option<Py<PyAny>>) -> Res<PyArray> {
+        let a = self.array();
+        let axes: Vec<i32> = match axes.len() {
+            0 => (0..a.ndim() as i32).rev().collect(),
+            1 if !axes.get_item(0)?.is_instance_of::<pyo3::types::PyInt>() => {
+                axes.get_item(0)?.extract()?
+            }
+            _ => axes.extract()?,
+        };
+        Ok(PyArray::from(lazulite::transpose(&a, &axes)?))
+    }
+
+    fn __getitem__(&self, key: &Bound<'_, PyAny>) -> Res<PyArray> {
+        Ok(PyArray::from(basic_index(&self.array(), key)?))
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        self.array()
+            .shape()
+            .first()
+            .copied()
+            .ok_or_else(|| PyTypeError::new_err("len() 0-dimensional array."))
+    }
+
+    fn __iter__(&self) -> PyResult<ArrayIterator> {
+        let array = self.array();
+        if array.ndim() == 0 {
+            return Err(PyTypeError::new_err("iter() 0-dimensional array."));
+        }
+        Ok(ArrayIterator { array, next: 0 })
+    }
+
+    fn __neg__(&self) -> Res<PyArray> {
+        Ok(PyArray::from(lazulite::negative(&self.array())?))
+    }
+
+    fn __pos__(&self) -> Res<PyArray> {
+        Ok(PyArray::from(self.array()))
+    }
+
+    fn __abs__(&self) -> Res<PyArray> {
+        Ok(PyArray::from(lazulite::abs(&self.array())?))
+    }
+
+    fn __invert__(&self) -> Res<PyArray> {
+        let a = self.array();
+        if a.dtype().is_inexact() {
+            return Err(PyValueError::new_err(
+                "Floating point types not allowed with bitwise inversion.",
+            )
+            .into());
+        }
+        Ok(PyArray::from(lazulite::bitwise_invert(&a)?))
+    }
+
+    fn __bool__(&self, py: Python<'_>) -> Res<bool> {
+        Ok(item(py, self)?.is_truthy()?)
+    }
+
+    fn __int__<'py>(&self, py: Python<'py>) -> Res<Bound<'py, PyAny>> {
+        let builtins = py.import("builtins")?;
+        Ok(builtins.getattr("int")?.call1((item(py, self)?,))?)
+    }
+
+    fn __float__(&self, py: Python<'_>) -> Res<f64> {
+        Ok(item(py, self)?.extract()?)
+    }
+
+    fn __complex__<'py>(&self, py: Python<'py>) -> Res<Bound<'py, PyAny>> {
+        let builtins = py.import("builtins")?;
+        Ok(builtins.getattr("complex")?.call1((item(py, self)?,))?)
+    }
+
+    fn __index__<'py>(&self, py: Python<'py>) -> Res<Bound<'py, PyAny>> {
+        let a = self.array();
+        if a.ndim() != 0 || !a.dtype().is_integer() {
+            return Err(PyTypeError::new_err(
+                "Only 0-dimensional integer arrays can be converted to an index.",
+            )
+            .into());
+        }
+        item(py, self)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> Res<String> {
+        let a = self.evaluated(py)?;
+        Ok(py.detach(|| a.to_string()))
+    }
+
+    fn __str__(&self, py: Python<'_>) -> Res<String> {
+        self.__repr__(py)
+    }
+
+    /// 0-d arrays format as their Python scalar (`f"{a:.2f}"`); others as `repr`.
+    fn __format__(&self, py: Python<'_>, spec: &str) -> Res<String> {
+        if self.array().ndim() == 0 {
+            let value = item(py, self)?;
+            return Ok(value.call_method1("__format__", (spec,))?.extract()?);
+        }
+        if !spec.is_empty() {
+            return Err(PyTypeError::new_err(
+                "unsupported format string passed to array.__format__",
+            )
+            .into());
+        }
+        self.__repr__(py)
+    }
+
+    /// Arrays hash by identity (they compare elementwise), as in MLX.
+    fn __hash__(slf: &Bound<'_, Self>) -> isize {
+        (slf.as_ptr() as isize) >> 4
+    }
+
+    fn __copy__(&self) -> PyArray {
+        PyArray::from(self.array())
+    }
+
+    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> PyArray {
+        PyArray::from(self.array())
+    }
+
+    /// A NumPy array holding a copy of the data (evaluates).
+    #[pyo3(signature = (dtype = None, copy = None))]
+    #[allow(unused_variables)]
+    fn __array__<'py>(
+        slf: &Bound<'py, Self>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let np = crate::convert::numpy(slf.py())?;
+        let view = slf
+            .py()
+            .get_type::<pyo3::types::PyMemoryView>()
+            .call1((slf,))?;
+        np.call_method1("array", (view, dtype))
+    }
+
+    /// Exports the evaluated memory without copying: NumPy views of an array read and
+    /// write the array's own memory, strides included (a copy only for consumers that
+    /// ask for contiguous memory).
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut pyo3::ffi::Py_buffer,
+        flags: c_int,
+    ) -> PyResult<()> {
+        use pyo3::ffi;
+        if view.is_null() {
+            return Err(PyBufferError::new_err("View is null"));
+        }
+        let py = slf.py();
+        let a = slf.get().array();
+        let wants_strides = flags & ffi::PyBUF_STRIDES == ffi::PyBUF_STRIDES;
+        let contiguity =
+            ffi::PyBUF_C_CONTIGUOUS | ffi::PyBUF_F_CONTIGUOUS | ffi::PyBUF_ANY_CONTIGUOUS;
+        let wants_contiguous = !wants_strides || flags & contiguity & !ffi::PyBUF_STRIDES != 0;
+        if flags & ffi::PyBUF_F_CONTIGUOUS == ffi::PyBUF_F_CONTIGUOUS
+            && a.shape().iter().filter(|&&d| d > 1).count() > 1
+        {
+            return Err(PyBufferError::new_err(
+                "Arrays export row-major (C-contiguous) buffers only.",
+            ));
+        }
+        let raw = py
+            .detach(|| {
+                if wants_contiguous {
+                    a.raw_data_contiguous()
+                } else {
+                    a.raw_data()
+                }
+            })
+            .map_err(to_py_err)?;
+        let exported = Box::new(Exported {
+            format: CString::new(buffer_format(raw.dtype())).expect("no NUL in formats"),
+            shape: raw.shape().iter().map(|&d| d as isize).collect(),
+            strides: raw.byte_strides().to_vec(),
+            raw,
+        });
+        let itemsize = exported.raw.dtype().size() as isize;
+        // SAFETY: `view` is a valid Py_buffer the caller gave us to fill; every pointer
+        // stored in it points into `exported`, which lives until `__releasebuffer__`.
+        unsafe {
+            (*view).buf = exported.raw.ptr() as *mut c_void;
+            (*view).len = exported.shape.iter().product::<isize>() * itemsize;
+            (*view).readonly = 0;
+            (*view).itemsize = itemsize;
+            (*view).format = if flags & ffi::PyBUF_FORMAT == ffi::PyBUF_FORMAT {
+                exported.format.as_ptr() as *mut _
+            } else {
+                std::ptr::null_mut()
+            };
+            (*view).ndim = exported.shape.len() as c_int;
+            (*view).shape = if flags & ffi::PyBUF_ND == ffi::PyBUF_ND {
+                exported.shape.as_ptr() as *mut _
+            } else {
+                std::ptr::null_mut()
+            };
+            (*view).strides = if wants_strides {
+                exported.strides.as_ptr() as *mut _
+            } else {
+                std::ptr::null_mut()
+            };
+            (*view).suboffsets = std::ptr::null_mut();
+            (*view).internal = Box::into_raw(exported) as *mut c_void;
+            (*view).obj = slf.into_any().into_ptr();
+        }
+        Ok(())
+    }
+
+    unsafe fn __releasebuffer__(&self, view: *mut pyo3::ffi::Py_buffer) {
+        // SAFETY: `internal` was set by `__getbuffer__` from `Box::into_raw` and is
+        // released exactly once.
+        unsafe { drop(Box::from_raw((*view).internal as *mut Exported)) };
+    }
+}

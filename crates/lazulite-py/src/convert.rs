@@ -1,0 +1,491 @@
+//! Python values to lazulite values, written once for every binding: array-likes,
+//! weakly typed scalars, shapes, axes.
+
+use crate::array::PyArray;
+use crate::bind::Hint;
+use crate::errors::Res;
+use lazulite::{Array, Axes, Complex, DType, Operand, Scalar};
+use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyList, PyTuple};
+
+/// The `numpy` module, imported once.
+pub fn numpy(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
+    static NUMPY: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+    Ok(NUMPY
+        .get_or_try_init(py, || py.import("numpy").map(Bound::unbind))?
+        .bind(py))
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map_or_else(|_| "object".into(), |n| n.to_string())
+}
+
+fn invalid_type(obj: &Bound<'_, PyAny>) -> PyErr {
+    PyValueError::new_err(format!(
+        "Invalid type {} received in array initialization.",
+        type_name(obj)
+    ))
+}
+
+/// A Python or NumPy scalar as a weakly typed scalar; `None` for anything else.
+pub fn scalar_of(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
+    if obj.is_instance_of::<PyBool>() {
+        return Ok(Some(Scalar::Bool(obj.extract()?)));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        let v: i64 = obj.extract().map_err(|_| {
+            PyOverflowError::new_err(format!(
+                "Python int {obj} is too large to convert to an array element."
+            ))
+        })?;
+        return Ok(Some(Scalar::Int(v)));
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        return Ok(Some(Scalar::Float(obj.extract()?)));
+    }
+    if let Ok(c) = obj.cast::<PyComplex>() {
+        return Ok(Some(Scalar::Complex(c.real(), c.imag())));
+    }
+    let generic = numpy(obj.py())?.getattr("generic")?;
+    if obj.is_instance(&generic)? {
+        let item = obj.call_method0("item")?;
+        if !item.is_instance(&generic)? {
+            return scalar_of(&item);
+        }
+    }
+    Ok(None)
+}
+
+/// The dtype an array built from Python data takes when none is given.
+fn natural_array(s: Scalar) -> Array {
+    match s {
+        Scalar::Bool(v) => Array::scalar(v),
+        Scalar::Int(v) => Array::scalar(v),
+        Scalar::Float(v) => Array::scalar(v),
+        Scalar::Complex(re, im) => Array::scalar(Complex::new(re as f32, im as f32)),
+    }
+}
+
+/// A 0-d array holding `s`: of `dtype` (C-cast semantics, as `mx.array(300, mx.uint8)`)
+/// or of the scalar's own default dtype.
+fn scalar_array(s: Scalar, dtype: Option<DType>) -> Res<Array> {
+    Ok(natural_array(s).astype(dtype.unwrap_or(s.default_dtype()))?)
+}
+
+/// The lazulite dtype NumPy's `descr` holds, if lazulite has it.
+fn numpy_dtype(kind: u8, size: usize) -> Option<DType> {
+    use DType::*;
+    Some(match (kind, size) {
+        (b'b', 1) => Bool,
+        (b'u', 1) => UInt8,
+        (b'u', 2) => UInt16,
+        (b'u', 4) => UInt32,
+        (b'u', 8) => UInt64,
+        (b'i', 1) => Int8,
+        (b'i', 2) => Int16,
+        (b'i', 4) => Int32,
+        (b'i', 8) => Int64,
+        (b'f', 2) => Float16,
+        (b'f', 4) => Float32,
+        (b'f', 8) => Float64,
+        (b'c', 8) => Complex64,
+        _ => return None,
+    })
+}
+
+/// A copy of a NumPy array. Without `dtype`, float64 becomes float32 and complex128
+/// complex64, as in MLX.
+fn from_numpy(arr: &Bound<'_, PyUntypedArray>, dtype: Option<DType>) -> Res<Array> {
+    let descr = arr.dtype();
+    let (kind, size) = (descr.kind(), descr.itemsize());
+    let source = numpy_dtype(kind, size);
+    let ready = source.is_some()
+        && arr.is_c_contiguous()
+        && arr.is_aligned()
+        && descr.is_native_byteorder() != Some(false);
+    let Some(source) = source.filter(|_| ready) else {
+        let target = match (kind, size) {
+            (b'c', _) => "complex64".to_string(),
+            _ if source.is_some() => descr.getattr("name")?.extract::<String>()?,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "Invalid type numpy.ndarray of dtype {} received in array initialization.",
+                    descr.str()?
+                ))
+                .into())
+            }
+        };
+        let np = numpy(arr.py())?;
+        let copy = np.call_method1("ascontiguousarray", (arr, target))?;
+        return from_numpy(copy.cast::<PyUntypedArray>().map_err(PyErr::from)?, dtype);
+    };
+    let nbytes = arr.len() * size;
+    let bytes = if nbytes == 0 {
+        &[][..]
+    } else {
+        // SAFETY: a C-contiguous, aligned array has `len * itemsize` bytes at `data`,
+        // alive while `arr` is borrowed.
+        unsafe {
+            std::slice::from_raw_parts((*arr.as_array_ptr()).fields.data as *const u8, nbytes)
+        }
+    };
+    let a = Array::from_bytes(bytes, arr.shape(), source)?;
+    let default = match source {
+        DType::Float64 => DType::Float32,
+        other => other,
+    };
+    Ok(a.astype(dtype.unwrap_or(default))?)
+}
+
+/// Whether `obj` exports the buffer protocol.
+fn has_buffer(obj: &Bound<'_, PyAny>) -> bool {
+    // SAFETY: a type check on a live object.
+    unsafe { pyo3::ffi::PyObject_CheckBuffer(obj.as_ptr()) != 0 }
+}
+
+/// Arrays from anything MLX accepts except lists: lazulite arrays, scalars, NumPy arrays,
+/// buffer-protocol objects, objects with `__array__` (JAX, PyTorch, ...).
+fn array_from_non_list(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> Res<Option<Array>> {
+    if let Ok(a) = obj.cast::<PyArray>() {
+        let a = a.get().array();
+        return Ok(Some(match dtype {
+            Some(d) => a.astype(d)?,
+            None => a,
+        }));
+    }
+    let np = numpy(obj.py())?;
+    if obj.is_instance(&np.getattr("generic")?)? {
+        // A NumPy scalar keeps its dtype, as a 0-d NumPy array does.
+        let arr = np.call_method1("asarray", (obj,))?;
+        return Ok(Some(from_numpy(
+            arr.cast::<PyUntypedArray>().map_err(PyErr::from)?,
+            dtype,
+        )?));
+    }
+    if let Some(s) = scalar_of(obj)? {
+        return Ok(Some(scalar_array(s, dtype)?));
+    }
+    if let Ok(arr) = obj.cast::<PyUntypedArray>() {
+        return Ok(Some(from_numpy(arr, dtype)?));
+    }
+    let converted = if has_buffer(obj) {
+        let view = obj
+            .py()
+            .get_type::<pyo3::types::PyMemoryView>()
+            .call1((obj,))?;
+        np.call_method1("asarray", (view,))?
+    } else if obj.hasattr("__array__")? || obj.hasattr("__array_interface__")? {
+        np.call_method1("asarray", (obj,))?
+    } else {
+        return Ok(None);
+    };
+    Ok(Some(from_numpy(
+        converted.cast::<PyUntypedArray>().map_err(PyErr::from)?,
+        dtype,
+    )?))
+}
+
+fn is_sequence(obj: &Bound<'_, PyAny>) -> bool {
+    obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>()
+}
+
+/// An array from nested lists/tuples of scalars or arrays, walked level by level (no
+/// recursion, whatever the nesting depth).
+fn array_from_nested(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> Res<Array> {
+    let mut shape = Vec::new();
+    let mut level = vec![obj.clone()];
+    loop {
+        let sequences = level.iter().filter(|o| is_sequence(o)).count();
+        if sequences == 0 {
+            break;
+        }
+        if sequences != level.len() {
+            let message = if is_sequence(&level[0]) {
+                "Initialization encountered non-uniform length."
+            } else {
+                "Initialization encountered extra dimension."
+            };
+            return Err(PyValueError::new_err(message).into());
+        }
+        let len = level[0].len()?;
+        let mut next = Vec::with_capacity(len * level.len());
+        for item in &level {
+            if item.len()? != len {
+                return Err(PyValueError::new_err(
+                    "Initialization encountered non-uniform length.",
+                )
+                .into());
+            }
+            next.extend(item.try_iter()?.collect::<PyResult<Vec<_>>>()?);
+        }
+        shape.push(len);
+        level = next;
+    }
+    let scalars = level
+        .iter()
+        .map(scalar_of)
+        .collect::<PyResult<Option<Vec<Scalar>>>>()?;
+    match scalars {
+        Some(scalars) => array_from_scalars(&scalars, &shape, dtype),
+        None => array_from_leaves(&level, shape, dtype),
+    }
+}
+
+/// An array of `shape` from flat scalars: complex if any is complex, else float if any is
+/// float, else int (int64 if a value needs it), else bool.
+fn array_from_scalars(scalars: &[Scalar], shape: &[usize], dtype: Option<DType>) -> Res<Array> {
+    let kind = |s: &Scalar| match s {
+        Scalar::Bool(_) => 0,
+        Scalar::Int(_) => 1,
+        Scalar::Float(_) => 2,
+        Scalar::Complex(..) => 3,
+    };
+    let widest = scalars.iter().map(kind).max().unwrap_or(2);
+    let (natural, default) = match widest {
+        0 => (
+            Array::from_slice(
+                &scalars
+                    .iter()
+                    .map(|s| s.to_f64() != 0.0)
+                    .collect::<Vec<_>>(),
+                shape,
+            )?,
+            DType::Bool,
+        ),
+        1 => {
+            let values: Vec<i64> = scalars.iter().map(|s| s.to_elem::<i64>()).collect();
+            let wide = values.iter().any(|&v| i32::try_from(v).is_err());
+            let default = if wide { DType::Int64 } else { DType::Int32 };
+            (Array::from_slice(&values, shape)?, default)
+        }
+        2 => {
+            let values: Vec<f64> = scalars.iter().map(|s| s.to_f64()).collect();
+            (Array::from_slice(&values, shape)?, DType::Float32)
+        }
+        _ => {
+            let values: Vec<Complex> = scalars.iter().map(|s| s.to_elem::<Complex>()).collect();
+            (Array::from_slice(&values, shape)?, DType::Complex64)
+        }
+    };
+    Ok(natural.astype(dtype.unwrap_or(default))?)
+}
+
+/// An array from a (nested) list whose leaves include arrays: all leaves must have one
+/// shape, which is appended to the list's.
+fn array_from_leaves(
+    leaves: &[Bound<'_, PyAny>],
+    mut shape: Vec<usize>,
+    dtype: Option<DType>,
+) -> Res<Array> {
+    let arrays = leaves
+        .iter()
+        .map(|leaf| array_from_non_list(leaf, None)?.ok_or_else(|| invalid_type(leaf).into()))
+        .collect::<Res<Vec<Array>>>()?;
+    let leaf_shape = arrays[0].shape().to_vec();
+    if arrays.iter().any(|a| a.shape() != leaf_shape) {
+        return Err(PyValueError::new_err("Initialization encountered non-uniform length.").into());
+    }
+    let dtype = dtype.unwrap_or_else(|| {
+        arrays
+            .iter()
+            .map(Array::dtype)
+            .reduce(lazulite::promote_types)
+            .expect("at least one leaf")
+    });
+    let mut bytes = Vec::new();
+    for a in &arrays {
+        let raw = a.astype(dtype)?.raw_data_contiguous()?;
+        let n = a.size() * dtype.size();
+        if n > 0 {
+            // SAFETY: contiguous data of `n` bytes, kept alive by `raw`.
+            bytes.extend_from_slice(unsafe { std::slice::from_raw_parts(raw.ptr(), n) });
+        }
+    }
+    shape.extend(leaf_shape);
+    Ok(Array::from_bytes(&bytes, &shape, dtype)?)
+}
+
+/// `mx.array(val, dtype)`: everything an array can be made from, nested lists included.
+pub fn array_of(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> Res<Array> {
+    if is_sequence(obj) {
+        return array_from_nested(obj, dtype);
+    }
+    array_from_non_list(obj, dtype)?.ok_or_else(|| invalid_type(obj).into())
+}
+
+/// An array argument of an op: an array, a scalar, or anything with array data
+/// (NumPy, buffer protocol); lists are refused as in MLX.
+pub struct Arr(pub Array);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Arr {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Arr> {
+        let obj = obj.to_owned();
+        if is_sequence(&obj) {
+            return Err(invalid_type(&obj));
+        }
+        Ok(Arr(
+            array_from_non_list(&obj, None)?.ok_or_else(|| invalid_type(&obj))?
+        ))
+    }
+}
+
+impl Hint for Arr {
+    fn hint() -> String {
+        "array".into()
+    }
+}
+
+/// An operand of a binary op: Python scalars stay weakly typed (they adapt to the
+/// other operand's dtype), anything else becomes an array as [`Arr`].
+pub struct Opd(pub Operand);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Opd {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Opd> {
+        if let Some(s) = scalar_of(&obj)? {
+            return Ok(Opd(Operand::Scalar(s)));
+        }
+        Ok(Opd(Operand::Array(obj.extract::<Arr>()?.0)))
+    }
+}
+
+impl Hint for Opd {
+    fn hint() -> String {
+        "scalar | array".into()
+    }
+}
+
+/// A dtype argument: only `Dtype` objects are accepted (no strings or Python types).
+pub struct Dt(pub DType);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Dt {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Dt> {
+        let d: crate::dtype::PyDtype = obj.extract().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "Expected a Dtype (such as float32) but got {}.",
+                type_name(&obj)
+            ))
+        })?;
+        Ok(Dt(d.0))
+    }
+}
+
+impl Hint for Dt {
+    fn hint() -> String {
+        "Dtype".into()
+    }
+}
+
+/// An int or a sequence of ints.
+fn ints(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<i64>> {
+    if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyFloat>() {
+        return Err(PyTypeError::new_err(format!(
+            "Expected an int or a sequence of ints for {what} but got {}.",
+            type_name(obj)
+        )));
+    }
+    if let Ok(v) = obj.extract::<i64>() {
+        return Ok(vec![v]);
+    }
+    if is_sequence(obj) {
+        return obj
+            .try_iter()?
+            .map(|item| {
+                let item = item?;
+                if item.is_instance_of::<PyBool>() || item.is_instance_of::<PyFloat>() {
+                    return Err(PyTypeError::new_err(format!(
+                        "Expected ints in {what} but got {}.",
+                        type_name(&item)
+                    )));
+                }
+                item.extract::<i64>()
+            })
+            .collect();
+    }
+    Err(PyTypeError::new_err(format!(
+        "Expected an int or a sequence of ints for {what} but got {}.",
+        type_name(obj)
+    )))
+}
+
+/// A shape: an int or a sequence of non-negative ints.
+pub struct Shape(pub Vec<usize>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Shape {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Shape> {
+        let dims = ints(&obj, "shape")?;
+        dims.iter()
+            .map(|&d| {
+                usize::try_from(d)
+                    .map_err(|_| PyValueError::new_err("Negative dimensions not allowed."))
+            })
+            .collect::<PyResult<Vec<_>>>()
+            .map(Shape)
+    }
+}
+
+impl Hint for Shape {
+    fn hint() -> String {
+        "int | Sequence[int]".into()
+    }
+}
+
+/// A shape for `reshape`: ints, one of which may be -1.
+pub struct NewShape(pub Vec<i64>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for NewShape {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<NewShape> {
+        ints(&obj, "shape").map(NewShape)
+    }
+}
+
+impl Hint for NewShape {
+    fn hint() -> String {
+        "Sequence[int]".into()
+    }
+}
+
+/// An axis or several: an int or a sequence of ints (`None`, meaning all, is `Option`).
+pub struct AxesArg(pub Vec<i32>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for AxesArg {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<AxesArg> {
+        ints(&obj, "axis")?
+            .into_iter()
+            .map(|a| {
+                i32::try_from(a).map_err(|_| PyValueError::new_err(format!("Invalid axis {a}.")))
+            })
+            .collect::<PyResult<Vec<_>>>()
+            .map(AxesArg)
+    }
+}
+
+impl Hint for AxesArg {
+    fn hint() -> String {
+        "int | Sequence[int]".into()
+    }
+}
+
+/// Axes for an op: `Option<AxesArg>` with `None` meaning all of them becomes lazulite's
+/// `Axes` with `axis.map_or(Axes::All, Axes::from)`.
+impl From<AxesArg> for Axes {
+    fn from(a: AxesArg) -> Axes {
+        Axes::List(a.0)
+    }
+}

@@ -1,0 +1,300 @@
+//! `Dtype` objects (`mx.float32`, ...), dtype categories (`mx.floating`, ...) and the
+//! functions about them: `issubdtype`, `result_type`, `can_cast`, `finfo`, `iinfo`.
+
+use crate::array::PyArray;
+use crate::bind::Hint;
+use crate::convert::scalar_of;
+use crate::errors::Res;
+use lazulite::{Category, DType};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+/// An element type: `mx.float32`, `mx.bool_`, ... Prints as MLX does (`mlx.core.float32`).
+#[pyclass(
+    name = "Dtype",
+    module = "lazulite.core",
+    frozen,
+    eq,
+    hash,
+    from_py_object
+)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PyDtype(pub DType);
+
+#[pymethods]
+impl PyDtype {
+    /// Bytes per element.
+    #[getter]
+    fn size(&self) -> usize {
+        self.0.size()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("mlx.core.{}", self.0.name())
+    }
+}
+
+impl Hint for PyDtype {
+    fn hint() -> String {
+        "Dtype".into()
+    }
+}
+
+/// An abstract kind of dtype, for `issubdtype`.
+#[pyclass(
+    name = "DtypeCategory",
+    module = "lazulite.core",
+    frozen,
+    eq,
+    hash,
+    from_py_object
+)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(non_camel_case_types)]
+pub enum PyCategory {
+    complexfloating,
+    floating,
+    inexact,
+    signedinteger,
+    unsignedinteger,
+    integer,
+    number,
+    generic,
+}
+
+impl PyCategory {
+    pub const ALL: [PyCategory; 8] = [
+        PyCategory::complexfloating,
+        PyCategory::floating,
+        PyCategory::inexact,
+        PyCategory::signedinteger,
+        PyCategory::unsignedinteger,
+        PyCategory::integer,
+        PyCategory::number,
+        PyCategory::generic,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PyCategory::complexfloating => "complexfloating",
+            PyCategory::floating => "floating",
+            PyCategory::inexact => "inexact",
+            PyCategory::signedinteger => "signedinteger",
+            PyCategory::unsignedinteger => "unsignedinteger",
+            PyCategory::integer => "integer",
+            PyCategory::number => "number",
+            PyCategory::generic => "generic",
+        }
+    }
+
+    fn category(self) -> Category {
+        match self {
+            PyCategory::complexfloating => Category::ComplexFloating,
+            PyCategory::floating => Category::Floating,
+            PyCategory::inexact => Category::Inexact,
+            PyCategory::signedinteger => Category::SignedInteger,
+            PyCategory::unsignedinteger => Category::UnsignedInteger,
+            PyCategory::integer => Category::Integer,
+            PyCategory::number => Category::Number,
+            PyCategory::generic => Category::Generic,
+        }
+    }
+
+    /// The category directly above this one (NumPy's hierarchy).
+    fn parent(self) -> Option<PyCategory> {
+        use PyCategory::*;
+        match self {
+            complexfloating | floating => Some(inexact),
+            signedinteger | unsignedinteger => Some(integer),
+            inexact | integer => Some(number),
+            number => Some(generic),
+            generic => None,
+        }
+    }
+}
+
+/// A dtype or a category, as `issubdtype` takes.
+#[derive(FromPyObject)]
+pub enum DtypeOrCategory {
+    Dtype(PyDtype),
+    Category(PyCategory),
+}
+
+/// Whether `arg1` is `arg2` or lies below it in the hierarchy of categories.
+#[pyfunction]
+pub fn issubdtype(arg1: DtypeOrCategory, arg2: DtypeOrCategory) -> bool {
+    use DtypeOrCategory::*;
+    match (arg1, arg2) {
+        (Dtype(a), Dtype(b)) => a == b,
+        (Dtype(a), Category(c)) => a.0.is_in(c.category()),
+        (Category(_), Dtype(_)) => false,
+        (Category(a), Category(b)) => {
+            std::iter::successors(Some(a), |c| c.parent()).any(|c| c == b)
+        }
+    }
+}
+
+/// An array, a dtype or a scalar, as `result_type` takes.
+#[derive(FromPyObject)]
+pub enum DtypeSource<'py> {
+    Array(PyRef<'py, PyArray>),
+    Dtype(PyDtype),
+    Other(Bound<'py, PyAny>),
+}
+
+/// The dtype a binary op would give its inputs: arrays and dtypes promote, Python scalars
+/// adapt to them (weak typing).
+#[pyfunction]
+#[pyo3(signature = (*arrays_and_dtypes))]
+pub fn result_type(arrays_and_dtypes: Vec<DtypeSource<'_>>) -> Res<PyDtype> {
+    if arrays_and_dtypes.is_empty() {
+        return Err(PyValueError::new_err(
+            "[result_type] At least one array or dtype is required.",
+        )
+        .into());
+    }
+    let mut strong = None;
+    let mut scalars = Vec::new();
+    for source in &arrays_and_dtypes {
+        let dtype = match source {
+            DtypeSource::Array(a) => a.array().dtype(),
+            DtypeSource::Dtype(d) => d.0,
+            DtypeSource::Other(obj) => {
+                scalars.push(scalar_of(obj)?.ok_or_else(|| {
+                    PyValueError::new_err("[result_type] Inputs must be arrays or dtypes.")
+                })?);
+                continue;
+            }
+        };
+        strong = Some(strong.map_or(dtype, |s| lazulite::promote_types(s, dtype)));
+    }
+    let Some(strong) = strong else {
+        return Err(PyValueError::new_err("[result_type] Inputs must be arrays or dtypes.").into());
+    };
+    let dtype = scalars.into_iter().fold(strong, |acc, s| {
+        lazulite::promote_types(acc, s.dtype_next_to(strong))
+    });
+    Ok(PyDtype(dtype))
+}
+
+/// An array or a dtype, as `can_cast` takes.
+#[derive(FromPyObject)]
+pub enum ArrayOrDtype<'py> {
+    Array(PyRef<'py, PyArray>),
+    Dtype(PyDtype),
+}
+
+/// Whether values of `from_` convert to `to` without loss in general (NumPy's "safe").
+#[pyfunction]
+pub fn can_cast(from_: ArrayOrDtype<'_>, to: PyDtype) -> bool {
+    let from = match from_ {
+        ArrayOrDtype::Array(a) => a.array().dtype(),
+        ArrayOrDtype::Dtype(d) => d.0,
+    };
+    lazulite::can_cast(from, to.0)
+}
+
+/// Machine limits of a floating dtype: `min`, `max`, `eps`, `bits`, `dtype`.
+#[pyclass(name = "finfo", module = "lazulite.core", frozen)]
+pub struct PyFInfo {
+    #[pyo3(get)]
+    min: f64,
+    #[pyo3(get)]
+    max: f64,
+    #[pyo3(get)]
+    eps: f64,
+    #[pyo3(get)]
+    bits: usize,
+    #[pyo3(get)]
+    dtype: PyDtype,
+}
+
+#[pymethods]
+impl PyFInfo {
+    #[new]
+    fn new(dtype: PyDtype) -> PyResult<PyFInfo> {
+        let info = lazulite::finfo(dtype.0).ok_or_else(|| {
+            PyValueError::new_err(format!("[finfo] dtype {} is not inexact.", dtype.0))
+        })?;
+        Ok(PyFInfo {
+            min: info.min,
+            max: info.max,
+            eps: info.eps,
+            bits: 8 * info.dtype.size(),
+            dtype: PyDtype(info.dtype),
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        let fmt = |v: f64| lazulite::Array::scalar(v).to_string();
+        let number = |v: f64| {
+            let s = fmt(v);
+            s["array(".len()..s.len() - ", dtype=float64)".len()].to_string()
+        };
+        format!(
+            "finfo(min={}, max={}, dtype={})",
+            number(self.min),
+            number(self.max),
+            self.dtype.0
+        )
+    }
+}
+
+/// Limits of an integer dtype: `min`, `max`, `dtype`.
+#[pyclass(name = "iinfo", module = "lazulite.core", frozen)]
+pub struct PyIInfo {
+    #[pyo3(get)]
+    min: i128,
+    #[pyo3(get)]
+    max: i128,
+    #[pyo3(get)]
+    dtype: PyDtype,
+}
+
+#[pymethods]
+impl PyIInfo {
+    #[new]
+    fn new(dtype: PyDtype) -> PyResult<PyIInfo> {
+        let info = lazulite::iinfo(dtype.0).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "[iinfo] Only integer types supported but {} was provided",
+                dtype.0
+            ))
+        })?;
+        Ok(PyIInfo {
+            min: info.min,
+            max: info.max,
+            dtype: PyDtype(info.dtype),
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "iinfo(min={}, max={}, dtype={})",
+            self.min, self.max, self.dtype.0
+        )
+    }
+}
+
+/// Adds the dtype objects, categories and dtype functions to `module`.
+pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<PyDtype>()?;
+    module.add_class::<PyCategory>()?;
+    module.add_class::<PyFInfo>()?;
+    module.add_class::<PyIInfo>()?;
+    for dtype in DType::ALL {
+        let name = if dtype == DType::Bool {
+            "bool_"
+        } else {
+            dtype.name()
+        };
+        module.add(name, PyDtype(dtype))?;
+    }
+    for category in PyCategory::ALL {
+        module.add(category.name(), category)?;
+    }
+    module.add_function(wrap_pyfunction!(issubdtype, module)?)?;
+    module.add_function(wrap_pyfunction!(result_type, module)?)?;
+    module.add_function(wrap_pyfunction!(can_cast, module)?)?;
+    Ok(())
+}

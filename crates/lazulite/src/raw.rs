@@ -1,0 +1,117 @@
+//! Raw access to array memory for zero-copy exchange with other libraries (the Python
+//! buffer protocol, NumPy): arrays from bytes, and the evaluated bytes of an array.
+
+use crate::array::Array;
+use crate::backend::Tensor;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ops::view::make_contiguous;
+
+/// The evaluated memory of an array: where its first element is and how to step through
+/// it. Holding a `RawData` keeps the memory alive (even if every [`Array`] using it is
+/// dropped) and stops the engine from reusing it for in-place results.
+///
+/// The memory may be shared with other arrays (views). Writing through [`RawData::ptr`]
+/// changes what those arrays read, as with MLX's NumPy views; it never changes an array's
+/// shape or dtype.
+///
+/// ```
+/// use lazulite::Array;
+/// let a = Array::from_slice(&[1i32, 2, 3, 4, 5, 6], &[2, 3]).unwrap();
+/// let raw = a.t().unwrap().raw_data().unwrap();          // a transposed view, no copy
+/// assert_eq!(raw.shape(), &[3, 2]);
+/// assert_eq!(raw.byte_strides(), &[4, 12]);
+/// // SAFETY: element (1, 0) of the view lies inside the buffer.
+/// let v = unsafe { *(raw.ptr().offset(raw.byte_strides()[0]) as *const i32) };
+/// assert_eq!(v, 2);
+/// ```
+pub struct RawData {
+    tensor: Tensor,
+    byte_strides: Vec<isize>,
+}
+
+impl RawData {
+    fn new(tensor: Tensor) -> RawData {
+        let size = tensor.dtype.size() as isize;
+        let byte_strides = tensor.strides.iter().map(|&s| s * size).collect();
+        RawData {
+            tensor,
+            byte_strides,
+        }
+    }
+
+    /// Address of the first element (dangling but aligned for an empty array). Elements
+    /// are stored as MLX stores them: bool as one byte (0 or 1), complex64 as two f32.
+    pub fn ptr(&self) -> *mut u8 {
+        let offset = self.tensor.offset * self.tensor.dtype.size();
+        // Shared memory is written only by external writers the user asked for, as in MLX.
+        self.tensor.buf.as_ptr().wrapping_add(offset) as *mut u8
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.tensor.dtype
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.tensor.shape
+    }
+
+    /// Bytes from one element to the next along each axis; may be zero (broadcast) or
+    /// negative (reversed slices).
+    pub fn byte_strides(&self) -> &[isize] {
+        &self.byte_strides
+    }
+
+    /// Whether the elements sit in row-major order with no gaps.
+    pub fn is_contiguous(&self) -> bool {
+        self.tensor.is_contiguous()
+    }
+}
+
+impl Array {
+    /// Evaluates the array and returns its memory as laid out now (views keep their
+    /// strides: no copy is made).
+    pub fn raw_data(&self) -> Result<RawData> {
+        Ok(RawData::new(self.tensor()?))
+    }
+
+    /// Evaluates the array and returns its memory in row-major order with no gaps: the
+    /// array's own memory when it is laid out so, otherwise a copy.
+    ///
+    /// ```
+    /// use lazulite::Array;
+    /// let a = Array::from_slice(&[1i32, 2, 3, 4], &[2, 2]).unwrap().t().unwrap();
+    /// let raw = a.raw_data_contiguous().unwrap();
+    /// assert!(raw.is_contiguous());
+    /// assert_eq!(raw.byte_strides(), &[8, 4]);
+    /// ```
+    pub fn raw_data_contiguous(&self) -> Result<RawData> {
+        Ok(RawData::new(make_contiguous(self.tensor()?)?))
+    }
+
+    /// An array holding a copy of `bytes`: elements of `dtype` in row-major order, stored
+    /// as [`RawData::ptr`] describes (bool: any nonzero byte is true).
+    ///
+    /// ```
+    /// use lazulite::{Array, DType};
+    /// let bytes: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|v| v.to_ne_bytes()).collect();
+    /// let a = Array::from_bytes(&bytes, &[2], DType::Float32).unwrap();
+    /// assert_eq!(a.to_vec::<f32>().unwrap(), vec![1.5, -2.0]);
+    /// assert!(Array::from_bytes(&bytes, &[3], DType::Float32).is_err());
+    /// ```
+    pub fn from_bytes(bytes: &[u8], shape: &[usize], dtype: DType) -> Result<Array> {
+        let size = crate::shape::checked_size(shape)?;
+        if size * dtype.size() != bytes.len() {
+            return Err(Error::value(format!(
+                "[array] {} bytes cannot hold an array of shape {shape:?} and dtype {dtype}.",
+                bytes.len()
+            )));
+        }
+        let mut t = Tensor::uninit(dtype, shape)?;
+        if !bytes.is_empty() {
+            let buf = std::sync::Arc::get_mut(&mut t.buf).expect("a new buffer is not shared");
+            buf.bytes_mut()[..bytes.len()].copy_from_slice(bytes);
+        }
+        Ok(Array::from_tensor(t))
+    }
+}

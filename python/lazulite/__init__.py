@@ -1,0 +1,8 @@
+"""lazulite: lazy arrays with composable transforms.
+
+``import lazulite.core as mx`` gives the same API as ``mlx.core``.
+"""
+
+from . import core
+
+__all__ = ["core"]

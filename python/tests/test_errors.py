@@ -1,0 +1,55 @@
+"""Exception types and messages: lazulite error kinds map to MLX's exceptions."""
+
+import pytest
+
+import lazulite.core as mx
+
+
+@pytest.mark.parametrize(
+    "call, kind, message",
+    [
+        (lambda: mx.zeros((2, 3)) + mx.zeros((4,)), ValueError, "cannot be broadcast"),
+        (lambda: mx.zeros((2, 3)).reshape(4, 2), ValueError, "reshape"),
+        (lambda: mx.reshape(mx.zeros((2, 3)), (-1, -1)), ValueError, "infer one dimension"),
+        (lambda: mx.transpose(mx.zeros((2, 3)), (0,)), ValueError, "Received 1 axes"),
+        (lambda: mx.broadcast_to(mx.zeros((2, 3)), (3, 3)), ValueError, "broadcast"),
+        (lambda: mx.zeros((-1,)), ValueError, "Negative dimensions not allowed"),
+        (lambda: mx.arange(0, 10, 0), ValueError, "arange"),
+        (lambda: mx.arange(True), ValueError, "bool not supported for arange"),
+        (lambda: mx.arange(3, dtype=mx.bool_), ValueError, "bool not supported for arange"),
+        (lambda: mx.bitwise_and(mx.zeros(2), 1), ValueError, "bitwise_and"),
+        (lambda: -mx.array([True]), ValueError, "negative"),
+        (lambda: mx.erf(mx.array([1j])), ValueError, "erf"),
+        (lambda: mx.add("a", 1), ValueError, "Invalid type str received in array initialization."),
+        (lambda: mx.abs([1, -2]), ValueError, "Invalid type list received in array initialization."),
+        (lambda: mx.zeros(3).astype("float32"), TypeError, "Dtype"),
+        (lambda: mx.zeros(3).astype(float), TypeError, "Dtype"),
+        (lambda: mx.zeros(3, dtype="float32"), TypeError, None),
+        (lambda: mx.zeros(3).astype(mx.floating), TypeError, None),
+        (lambda: mx.zeros((2.5,)), TypeError, None),
+        (lambda: mx.array(None), ValueError, "Invalid type NoneType"),
+        (lambda: mx.zeros(3).item(), ValueError, r"\[convert\] Only length-1 arrays"),
+        (lambda: mx.array(2**63), OverflowError, "too large"),
+        (lambda: mx.arange(5)[5], IndexError, "out of bounds"),
+        (lambda: mx.arange(5)[1.5], ValueError, "Cannot index mlx array using the given type."),
+    ],
+)
+def test_exception_types(call, kind, message):
+    with pytest.raises(kind, match=message):
+        call()
+
+
+def test_memory_limit_raises_memory_error():
+    old = mx.set_memory_limit(1024)
+    try:
+        with pytest.raises(MemoryError):
+            mx.eval(mx.zeros((1 << 20,)) + 1)
+    finally:
+        mx.set_memory_limit(old)
+
+
+def test_inputs_survive_errors():
+    a = mx.array([1, 2, 3], mx.uint8)
+    with pytest.raises(ValueError):
+        a + 300
+    assert a.tolist() == [1, 2, 3] and a.dtype == mx.uint8

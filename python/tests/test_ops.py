@@ -1,0 +1,282 @@
+"""Ops through the Python API: values against NumPy, result dtypes against MLX's facts
+(docs/mlx-reference.md), weak Python scalars, operators incl. reflected and in-place."""
+
+import math
+import operator
+
+import numpy as np
+import pytest
+from conftest import DTYPES, NP, name
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import lazulite.core as mx
+
+UNARY = {
+    "abs": np.abs, "negative": np.negative, "square": np.square, "sqrt": np.sqrt,
+    "exp": np.exp, "expm1": np.expm1, "log": np.log, "log1p": np.log1p, "log2": np.log2,
+    "log10": np.log10, "sin": np.sin, "cos": np.cos, "tan": np.tan, "arcsin": np.arcsin,
+    "arccos": np.arccos, "arctan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
+    "tanh": np.tanh, "arcsinh": np.arcsinh, "arccosh": np.arccosh, "arctanh": np.arctanh,
+    "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "isnan": np.isnan,
+    "isinf": np.isinf, "isfinite": np.isfinite, "reciprocal": np.reciprocal,
+    "logical_not": np.logical_not, "degrees": np.degrees, "radians": np.radians,
+    "sigmoid": lambda x: 1 / (1 + np.exp(-x)), "rsqrt": lambda x: 1 / np.sqrt(x),
+    "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+}
+
+floats = hnp.arrays(
+    np.float32,
+    hnp.array_shapes(min_dims=0, max_dims=3, max_side=5),
+    elements=st.floats(-3, 3, width=32),
+)
+
+
+@pytest.mark.parametrize("op", sorted(UNARY))
+@settings(max_examples=25, deadline=None)
+@given(x=floats)
+def test_unary_matches_numpy(op, x):
+    with np.errstate(all="ignore"):
+        expected = UNARY[op](x)
+    got = np.array(getattr(mx, op)(mx.array(x)))
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=2e-6, atol=2e-6, equal_nan=True)
+
+
+BINARY = {
+    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
+    "maximum": np.maximum, "minimum": np.minimum, "arctan2": np.arctan2,
+    "logaddexp": np.logaddexp, "equal": np.equal, "not_equal": np.not_equal,
+    "less": np.less, "less_equal": np.less_equal, "greater": np.greater,
+    "greater_equal": np.greater_equal, "power": np.power, "floor_divide": np.floor_divide,
+    "remainder": np.remainder, "pow": np.power, "atan2": np.arctan2,
+}
+
+
+@pytest.mark.parametrize("op", sorted(BINARY))
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_binary_matches_numpy_with_broadcasting(op, data):
+    shape_a, shape_b = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3)).input_shapes
+    a = data.draw(hnp.arrays(np.float32, shape_a, elements=st.floats(0.5, 3, width=32)))
+    b = data.draw(hnp.arrays(np.float32, shape_b, elements=st.floats(0.5, 3, width=32)))
+    expected = BINARY[op](a, b)
+    got = np.array(getattr(mx, op)(mx.array(a), mx.array(b)))
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"])
+def test_integer_binary_ops(op):
+    a = np.array([[1, 6, -7], [12, 0, 3]], np.int32)
+    b = np.array([1, 2, 3], np.int32)
+    np.testing.assert_array_equal(np.array(getattr(mx, op)(mx.array(a), mx.array(b))), getattr(np, op)(a, b))
+
+
+def test_strided_inputs():
+    base = np.arange(24, dtype=np.float32).reshape(4, 6)
+    x = mx.array(base)
+    np.testing.assert_allclose(np.array(mx.sin(x.T)), np.sin(base.T), rtol=1e-6)
+    np.testing.assert_allclose(np.array(mx.exp(x[::-1, ::2] / 10)), np.exp(base[::-1, ::2] / 10), rtol=1e-6)
+    np.testing.assert_allclose(np.array(x[1:3] + x[1:3, 0:1]), base[1:3] + base[1:3, 0:1])
+
+
+# MLX's promotion table (docs/mlx-reference.md section a), rows and columns in this order.
+ORDER = ["b", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64", "c64"]
+PROMOTION = """
+b    b   u8  u16  u32  u64   i8  i16  i32  i64  f16 bf16  f32  f64  c64
+u8  u8   u8  u16  u32  u64  i16  i16  i32  i64  f16 bf16  f32  f64  c64
+u16 u16  u16  u16  u32  u64  i32  i32  i32  i64  f16 bf16  f32  f64  c64
+u32 u32  u32  u32  u32  u64  i64  i64  i64  i64  f16 bf16  f32  f64  c64
+u64 u64  u64  u64  u64  u64  f32  f32  f32  f32  f16 bf16  f32  f64  c64
+i8  i8  i16  i32  i64  f32   i8  i16  i32  i64  f16 bf16  f32  f64  c64
+i16 i16  i16  i32  i64  f32  i16  i16  i32  i64  f16 bf16  f32  f64  c64
+i32 i32  i32  i32  i64  f32  i32  i32  i32  i64  f16 bf16  f32  f64  c64
+i64 i64  i64  i64  i64  f32  i64  i64  i64  i64  f16 bf16  f32  f64  c64
+f16 f16  f16  f16  f16  f16  f16  f16  f16  f16  f16  f32  f32  f64  c64
+bf16 bf16 bf16 bf16 bf16 bf16 bf16 bf16 bf16 bf16  f32 bf16  f32  f64  c64
+f32 f32  f32  f32  f32  f32  f32  f32  f32  f32  f32  f32  f32  f64  c64
+f64 f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  c64
+c64 c64  c64  c64  c64  c64  c64  c64  c64  c64  c64  c64  c64  c64  c64
+"""
+SHORT = dict(zip(ORDER, DTYPES))
+
+
+def test_promotion_table_matches_mlx():
+    for row in PROMOTION.strip().splitlines():
+        left, *results = row.split()
+        for right, result in zip(ORDER, results):
+            a, b = mx.zeros(1, SHORT[left]), mx.zeros(1, SHORT[right])
+            assert (a + b).dtype == SHORT[result], (left, right)
+            assert mx.result_type(SHORT[left], SHORT[right]) == SHORT[result]
+
+
+# Weak Python scalars (docs/mlx-reference.md section b): a+True, a+1, a+1.5, a+1j, a/2.
+WEAK = {
+    "b": ("b", "i32", "f32", "c64", "f32"), "u8": ("u8", "u8", "f32", "c64", "f32"),
+    "u64": ("u64", "u64", "f32", "c64", "f32"), "i8": ("i8", "i8", "f32", "c64", "f32"),
+    "i64": ("i64", "i64", "f32", "c64", "f32"), "f16": ("f16", "f16", "f16", "c64", "f16"),
+    "bf16": ("bf16", "bf16", "bf16", "c64", "bf16"), "f64": ("f64", "f64", "f64", "c64", "f64"),
+    "c64": ("c64", "c64", "c64", "c64", "c64"),
+}
+
+
+@pytest.mark.parametrize("dtype", sorted(WEAK))
+def test_weak_python_scalars(dtype):
+    a = mx.ones(2, SHORT[dtype])
+    results = [a + True, a + 1, a + 1.5, a + 1j, a / 2]
+    assert [r.dtype for r in results] == [SHORT[d] for d in WEAK[dtype]]
+    assert (1.5 + a).dtype == (a + 1.5).dtype
+    assert mx.result_type(a, 1) == SHORT[WEAK[dtype][1]]
+
+
+def test_weak_scalar_overflow_and_numpy_scalars():
+    a = mx.array([1], mx.uint8)
+    with pytest.raises(ValueError, match="Converting 300 to uint8 would result in overflow"):
+        a + 300
+    with pytest.raises(ValueError, match="overflow"):
+        mx.add(a, -1)
+    assert (a - 2).tolist() == [255]
+    assert (mx.array([1], mx.float16) + np.float64(1)).dtype == mx.float16
+    assert (a + np.int64(1)).dtype == mx.uint8
+    assert (mx.array([1], mx.int8) + mx.array(1)).dtype == mx.int32
+
+
+def test_operators_and_reflected_operators():
+    a = mx.array([1.0, 2.0, 4.0])
+    n = np.array([1.0, 2.0, 4.0], np.float32)
+    for op in [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+               operator.mod, operator.pow, operator.lt, operator.le, operator.gt, operator.ge,
+               operator.eq, operator.ne]:
+        np.testing.assert_allclose(np.array(op(a, 3)), op(n, 3))
+        np.testing.assert_allclose(np.array(op(3, a)), op(3, n))
+        np.testing.assert_allclose(np.array(op(a, a)), op(n, n))
+    i = mx.array([6, 3], mx.int32)
+    assert (i & 3).tolist() == [2, 3] and (i | 1).tolist() == [7, 3] and (i ^ 1).tolist() == [7, 2]
+    assert (i << 1).tolist() == [12, 6] and (i >> 1).tolist() == [3, 1]
+    assert (-a).tolist() == [-1, -2, -4] and abs(-a).tolist() == [1, 2, 4]
+    assert (+a).tolist() == [1, 2, 4] and (~i).tolist() == [-7, -4]
+    assert (~mx.array(True)).item() is False
+    assert mx.divmod(mx.array([-7, 7]), 3)[0].tolist() == [-3, 2]
+    with pytest.raises(TypeError):
+        1 << mx.array(1)
+    with pytest.raises(ValueError, match="Floating point types not allowed"):
+        ~mx.zeros(2)
+
+
+def test_in_place_operators_rebind_and_may_change_dtype():
+    x = mx.array([1, 2, 3])
+    alias = x
+    alias += 1.5
+    assert x is alias and x.dtype == mx.float32 and x.tolist() == [2.5, 3.5, 4.5]
+    x = mx.array([6, 7])
+    for op, expected in [("__isub__", [4, 5]), ("__imul__", [8, 10]), ("__ifloordiv__", [4, 5]),
+                         ("__imod__", [0, 1]), ("__ipow__", [0, 1]), ("__ior__", [0, 3])]:
+        x = getattr(x, op)(2 if op != "__ior__" else mx.array([0, 2]))
+        assert x.tolist() == expected, op
+
+
+def test_comparisons_with_other_types():
+    a = mx.zeros(3)
+    assert (a == "a") is False and (a != "a") is True
+    with pytest.raises(ValueError, match="Cannot perform addition on an mlx.core.array and str"):
+        a + "a"
+    with pytest.raises(ValueError, match="Cannot perform addition on an mlx.core.array and list"):
+        a + [1, 2, 3]
+    with pytest.raises(TypeError):
+        a + None
+
+
+def test_array_methods():
+    a = mx.array([[1.0, 4.0], [9.0, 16.0]])
+    assert a.sqrt().tolist() == [[1, 2], [3, 4]]
+    assert a.square().abs().tolist() == [[1, 16], [81, 256]]
+    assert a.round(1).dtype == mx.float32 and mx.round(mx.array([0.5, 1.5, 2.5])).tolist() == [0, 2, 2]
+    np.testing.assert_allclose(np.array(a.exp().log()), np.array(a), rtol=1e-6)
+    assert a.reshape(4).shape == (4,) and a.reshape(1, 4).shape == (1, 4)
+    assert a.reshape((4, 1)).shape == (4, 1) and a.reshape([-1]).shape == (4,)
+    assert a.transpose().tolist() == a.T.tolist() == [[1, 9], [4, 16]]
+    assert a.transpose(1, 0).tolist() == a.transpose((1, 0)).tolist()
+    assert a.astype(mx.int8).dtype == mx.int8
+    c = mx.array([1 + 2j])
+    assert c.real.tolist() == [1] and c.imag.tolist() == [2] and c.conj().tolist() == [1 - 2j]
+
+
+def test_creation_and_shape_functions():
+    assert mx.zeros(3).dtype == mx.float32 and mx.zeros((2, 3), mx.int32).shape == (2, 3)
+    assert mx.ones([2]).tolist() == [1, 1] and mx.zeros(()).shape == ()
+    assert mx.full(3, 2.5).tolist() == [2.5] * 3 and mx.full((2,), True).dtype == mx.bool_
+    assert mx.full((2,), 2**40).dtype == mx.int64 and mx.full((2,), 3, mx.float16).dtype == mx.float16
+    assert mx.full((2, 2), mx.array([1, 2])).tolist() == [[1, 2], [1, 2]]
+    assert mx.zeros_like(mx.array([1])).dtype == mx.int32
+    assert mx.ones_like(mx.array([1]), dtype=mx.float16).dtype == mx.float16
+    assert mx.arange(5).tolist() == [0, 1, 2, 3, 4] and mx.arange(5).dtype == mx.int32
+    assert mx.arange(5.0).dtype == mx.float32 and mx.arange(0, 3, 0.5).tolist() == [0, 0.5, 1, 1.5, 2, 2.5]
+    assert mx.arange(5, 0, -1).tolist() == [5, 4, 3, 2, 1] and mx.arange(-3).tolist() == []
+    assert mx.arange(stop=3).tolist() == [0, 1, 2] and mx.arange(start=1, stop=3).tolist() == [1, 2]
+    assert mx.arange(0.5, 3, dtype=mx.int32).tolist() == [0, 1, 2]
+    assert mx.arange(1, 4, mx.float16).dtype == mx.float16
+    assert mx.reshape(mx.arange(6), (2, -1)).shape == (2, 3)
+    assert mx.transpose(mx.zeros((2, 3, 4))).shape == (4, 3, 2)
+    assert mx.transpose(mx.zeros((2, 3, 4)), [1, 0, 2]).shape == (3, 2, 4)
+    assert mx.permute_dims(mx.zeros((2, 3)), (1, 0)).shape == (3, 2)
+    assert mx.broadcast_to(1, (2, 2)).tolist() == [[1, 1], [1, 1]]
+    assert mx.astype(mx.array([1.7, -2.5]), mx.int32).tolist() == [1, -2]
+    assert mx.abs(-2).item() == 2 and mx.add(1, 2.0).dtype == mx.float32
+
+
+def test_indexing_iteration_and_len():
+    x = mx.arange(24).reshape(2, 3, 4)
+    n = np.arange(24).reshape(2, 3, 4)
+    for key in [0, -1, (1, 2), (slice(None), 1), (Ellipsis, 0), (None, 0), slice(None, None, -1),
+                (0, slice(1, None), slice(None, None, -2)), (slice(5, 10),), (1, None, Ellipsis, None)]:
+        assert x[key].tolist() == n[key].tolist(), key
+        assert x[key].shape == n[key].shape, key
+    assert len(x) == 2 and [r.tolist() for r in x] == n.tolist()
+    assert isinstance(x[0, 0, 0], mx.array) and x[0, 0, 0].ndim == 0
+    with pytest.raises(IndexError):
+        x[2]
+    with pytest.raises(IndexError):
+        x[-3]
+    with pytest.raises(ValueError, match="Too many indices"):
+        x[0, 0, 0, 0]
+    with pytest.raises(ValueError, match="single ellipsis"):
+        x[..., ...]
+    with pytest.raises(TypeError, match="0-dimensional"):
+        len(mx.array(1))
+    with pytest.raises(TypeError, match="0-dimensional"):
+        iter(mx.array(1))
+
+
+def test_eval_trees_and_threads():
+    import threading
+
+    a = mx.arange(1000).astype(mx.float32)
+    trees = [mx.sin(a), [mx.cos(a), {"k": mx.exp(a / 1000)}], (mx.sqrt(a),), 1, "ignored"]
+    assert mx.eval(*trees) is None
+    assert mx.eval() is None
+    results = []
+
+    def work():
+        results.append(float(mx.sin(a * 2)[3].item()))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [pytest.approx(math.sin(6.0), rel=1e-6)] * 4
+
+
+@pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning")
+@pytest.mark.parametrize("dtype", DTYPES, ids=name)
+def test_astype_every_pair_against_numpy(dtype):
+    source = np.array([0, 1, 2, 100], np.int64)
+    a = mx.array(source)
+    for target in DTYPES:
+        if target not in NP or dtype not in NP:
+            continue
+        got = np.array(a.astype(dtype).astype(target))
+        expected = source.astype(NP[dtype]).astype(NP[target])
+        np.testing.assert_array_equal(got, expected)

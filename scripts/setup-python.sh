@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Creates .venv (if missing) with the Python test tools, then builds the `lazulite.core`
+# extension in the dev profile and installs it there. Quick when nothing changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+requirements="maturin==1.16.0 numpy==2.4.6 pytest==9.2.0 hypothesis==6.170.15"
+stamp=.venv/.lazulite-requirements
+
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+if [ "$(cat "$stamp" 2>/dev/null)" != "$requirements" ]; then
+  # shellcheck disable=SC2086 # the list is split on purpose
+  .venv/bin/python -m pip install --quiet $requirements
+  echo "$requirements" > "$stamp"
+fi
+
+(cd python && VIRTUAL_ENV="$PWD/../.venv" ../.venv/bin/maturin develop --quiet)
