@@ -1,63 +1,190 @@
-//! The lazulite demo: lazy evaluation on a real computation.
+//! The lazulite demo: lazy evaluation, gradients, vectorisation and dataflow on real
+//! computations.
 //!
 //! Run with `bash scripts/demo.sh` (or `cargo run --release --example demo`).
 
-use lazulite::{eval, get_peak_memory, reset_peak_memory, Array, DType, Result};
+use lazulite::{
+    eval, get_peak_memory, grad, placeholder, random, reset_peak_memory, to_trace, value_and_grad,
+    vmap, Array, Axes, DType, Result,
+};
+use std::collections::BTreeMap;
 use std::time::Instant;
 
+fn section(title: &str) {
+    println!("\n== {title}");
+}
+
 fn main() -> Result<()> {
-    println!("lazulite demo\n");
+    println!("lazulite demo");
 
-    // 1. Lazy evaluation: building the graph computes nothing.
-    let x = lazulite::arange(0.0, 1_000_000.0, 1.0, DType::Float32)?;
-    let x = lazulite::divide(&x, 1_000_000.0)?;
+    section("Lazy evaluation: build a graph, compute only what is used");
+    let x = lazulite::linspace(0.0, std::f64::consts::TAU, 1_000_000, true, DType::Float32)?;
     let t = Instant::now();
-    let y = lazulite::sin(&(&x * std::f64::consts::TAU))?;
-    let z = &y * &y + lazulite::cos(&(&x * std::f64::consts::TAU))?.square()?;
+    let identity = lazulite::add(&x.sin()?.square()?, &x.cos()?.square()?)?;
+    let unused = identity.exp()?.log()?.sinh()?;
     println!(
-        "recorded sin²+cos² over 1M points in {:?}; evaluated yet? {}",
+        "recorded sin²+cos² over 1M points in {:?}; evaluated? {}",
         t.elapsed(),
-        z.is_evaluated()
+        identity.is_evaluated()
     );
     let t = Instant::now();
-    eval(&[&z])?;
-    let ones = z.to_vec::<f32>()?;
-    let worst = ones.iter().map(|v| (v - 1.0).abs()).fold(0.0f32, f32::max);
+    let worst = lazulite::max(&lazulite::abs(&(&identity - 1.0))?, Axes::All, false)?;
     println!(
-        "evaluated in {:?}; max |sin²+cos²-1| = {worst:e}",
-        t.elapsed()
-    );
-
-    // 2. Only what is used is computed.
-    let used = x.exp()?;
-    let unused = used.log()?.sinh()?;
-    used.eval()?;
-    println!(
-        "exp evaluated: {}, the branch nobody asked for: {}",
-        used.is_evaluated(),
+        "max |sin²+cos²-1| = {:e} (computed in {:?}); the branch nobody asked for evaluated? {}",
+        worst.item::<f32>()?,
+        t.elapsed(),
         unused.is_evaluated()
     );
 
-    // 3. Constant memory: 1000 chained sin on a 4 MB array reuse one buffer.
-    let mut a = lazulite::arange(0.0, 1_000_000.0, 1.0, DType::Float32)?;
-    a.eval()?;
+    section("Gradients: fit a linear model with value_and_grad");
+    let key = random::key(0);
+    let keys = random::split(&key, 3)?;
+    let k = |i: i64| lazulite::slice(&keys, &[i, 0], &[i + 1, 2], &[1, 1])?.reshape(&[2]);
+    let features = random::normal(&[512, 3], DType::Float32, None, None, Some(&k(0)?))?;
+    let true_w = Array::from_slice(&[2.0f32, -3.0, 0.5], &[3, 1])?;
+    let noise = random::normal(
+        &[512, 1],
+        DType::Float32,
+        None,
+        Some(0.01.into()),
+        Some(&k(1)?),
+    )?;
+    let targets = lazulite::add(&lazulite::matmul(&features, &true_w)?, &noise)?;
+    let loss_fn = |p: &BTreeMap<String, Array>| -> Result<Array> {
+        let pred = lazulite::add(&lazulite::matmul(&features, &p["w"])?, &p["b"])?;
+        lazulite::mean(
+            &lazulite::square(&lazulite::subtract(&pred, &targets)?)?,
+            Axes::All,
+            false,
+        )
+    };
+    let step = value_and_grad(loss_fn);
+    let mut params = BTreeMap::from([
+        ("w".to_string(), lazulite::zeros(&[3, 1], DType::Float32)?),
+        ("b".to_string(), lazulite::zeros(&[1], DType::Float32)?),
+    ]);
+    let t = Instant::now();
+    for i in 0..200 {
+        let (loss, grads) = step(&params)?;
+        for (name, g) in &grads {
+            let p = params.get_mut(name).expect("same keys");
+            *p = lazulite::subtract(p, &(g * 0.1))?;
+        }
+        let leaves: Vec<&Array> = params.values().chain(std::iter::once(&loss)).collect();
+        eval(&leaves)?;
+        if i % 50 == 0 || i == 199 {
+            println!("step {i:3}: loss {:.6}", loss.item::<f32>()?);
+        }
+    }
+    println!(
+        "learned w = {:?} (true [2, -3, 0.5]) in {:?}",
+        params["w"].to_vec::<f32>()?,
+        t.elapsed()
+    );
+
+    section("Higher-order derivatives compose: d²/dx² tanh and Newton's method");
+    let d2 = grad(grad(|x: &Array| x.tanh()));
+    let at = Array::scalar(0.5f64);
+    let exact = -2.0 * 0.5f64.tanh() * (1.0 - 0.5f64.tanh().powi(2));
+    println!(
+        "d²tanh/dx²(0.5) = {:.12} (exact {exact:.12})",
+        d2(&at)?.item::<f64>()?
+    );
+    // Newton's method for cos(x) = x using grad.
+    let f = |x: &Array| lazulite::subtract(&x.cos()?, x);
+    let df = grad(move |x: &Array| f(x));
+    let mut root = Array::scalar(1.0f64);
+    for _ in 0..6 {
+        root = lazulite::subtract(&root, &lazulite::divide(&f(&root)?, &df(&root)?)?)?;
+    }
+    println!("fixed point of cos: {:.15}", root.item::<f64>()?);
+
+    section("vmap: per-example gradients without a loop");
+    let per_example_loss = |p: &[Array]| -> Result<Vec<Array>> {
+        // p = [w, x_i, y_i]; loss_i = (x_i · w - y_i)^2
+        let pred = lazulite::sum(&lazulite::multiply(&p[1], &p[0])?, Axes::All, false)?;
+        Ok(vec![lazulite::square(&lazulite::subtract(&pred, &p[2])?)?])
+    };
+    let grad_w = move |p: &[Array]| -> Result<Vec<Array>> {
+        let (_, g) = lazulite::value_and_grad_argnums(per_example_loss, p, &[0])?;
+        Ok(g)
+    };
+    let per_example = vmap(grad_w, vec![None, Some(0), Some(0)], vec![Some(0)]);
+    let w = Array::from_slice(&[1.0f32, 1.0, 1.0], &[3])?;
+    let y = lazulite::reshape(&targets, &[-1])?;
+    let t = Instant::now();
+    let batched = per_example(&[w.clone(), features.clone(), y.clone()])?;
+    eval(&[&batched[0]])?;
+    let vmapped_time = t.elapsed();
+    let t = Instant::now();
+    let mut looped = Vec::new();
+    for i in 0..512i64 {
+        let xi = lazulite::slice(&features, &[i, 0], &[i + 1, 3], &[1, 1])?.reshape(&[3])?;
+        let yi = lazulite::slice(&y, &[i], &[i + 1], &[1])?.reshape(&[])?;
+        looped.push(grad_w(&[w.clone(), xi, yi])?.remove(0));
+    }
+    let looped = lazulite::stack(&looped, 0)?;
+    eval(&[&looped])?;
+    let loop_time = t.elapsed();
+    println!(
+        "per-example gradients {:?}: vmap {:?} vs Python-style loop {:?}; equal: {}",
+        batched[0].shape(),
+        vmapped_time,
+        loop_time,
+        lazulite::allclose(&batched[0], &looped, 1e-5, 1e-6, false)?.item::<bool>()?
+    );
+
+    section("Dataflow (Owl): placeholders, incremental re-evaluation, graph printing");
+    let a = placeholder(&[1000, 1000], DType::Float64)?;
+    let b = placeholder(&[], DType::Float64)?;
+    let reduced = a.sin()?.cos()?.abs()?.log()?.sum(Axes::All, false)?;
+    let c = lazulite::add(&b, &lazulite::multiply(&a, &reduced)?)?;
+    drop(reduced);
+    a.assign(&random::uniform(
+        0.0,
+        1.0,
+        &[1000, 1000],
+        DType::Float64,
+        Some(&k(2)?),
+    )?)?;
+    b.assign(5.0)?;
+    let t = Instant::now();
+    c.eval()?;
+    let full = t.elapsed();
+    b.assign(6.0)?;
+    let t = Instant::now();
+    c.eval()?;
+    let incremental = t.elapsed();
+    println!("full evaluation {full:?}; after changing b only {incremental:?}");
+    println!(
+        "{}",
+        to_trace(&[&c])
+            .lines()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+
+    section("Constant memory: 1000 chained sin on a 40 MB array");
+    let mut s = lazulite::arange(0.0, 10_000_000.0, 1.0, DType::Float32)?;
+    s.eval()?;
     reset_peak_memory();
     let base = get_peak_memory();
     let t = Instant::now();
     for _ in 0..1000 {
-        a = a.sin()?;
+        s = s.sin()?;
     }
-    a.eval()?;
-    let extra = get_peak_memory() - base;
+    s.eval()?;
     println!(
-        "1000 x sin on 1M f32 in {:?}; extra peak memory {:.1} MB for a {:.1} MB array",
+        "done in {:?}; extra peak memory {:.1} MB for a {:.1} MB array",
         t.elapsed(),
-        extra as f64 / 1e6,
-        a.nbytes() as f64 / 1e6
+        (get_peak_memory() - base) as f64 / 1e6,
+        s.nbytes() as f64 / 1e6
     );
 
-    // 4. Printing like MLX.
+    section("Printing like MLX");
     let m = Array::from_slice(&[1.0f32, 2.5, -3.0, 4.0, 5.0, 6.0], &[2, 3])?;
-    println!("\n{}", m.t()?);
+    println!("{}", m.t()?);
+    println!("{}", lazulite::arange(0.0, 10000.0, 1.0, DType::Int32)?);
     Ok(())
 }

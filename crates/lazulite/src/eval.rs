@@ -9,6 +9,7 @@
 use crate::array::{Array, Node};
 use crate::backend::Tensor;
 use crate::error::{Error, Result};
+use crate::primitive::OutputSpec;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -128,9 +129,10 @@ fn run(node: &Arc<Node>, stamp: u64) -> Result<()> {
         };
     };
     let mut inputs = Vec::with_capacity(op.inputs.len());
-    let keeps_inputs = node.retains_graph();
+    // A node that keeps its graph keeps its inputs' values unless one can be reused.
+    let reuse_only_for = node.retains_graph().then(|| node.outputs());
     for input in &op.inputs {
-        match input_tensor(input, keeps_inputs) {
+        match input_tensor(input, reuse_only_for) {
             Ok(t) => inputs.push(t),
             Err(e) => {
                 state.op = Some(op);
@@ -165,18 +167,30 @@ fn run(node: &Arc<Node>, stamp: u64) -> Result<()> {
 
 /// The data of an evaluated input. When the op being run holds the only handle to the
 /// input, its tensor is moved out rather than shared, so the kernel may reuse its buffer.
-/// If the op keeps its graph (`keeps_inputs`), only inputs that can be recomputed give
-/// their data away (they become invalid until needed again); placeholders never do.
-fn input_tensor(input: &Array, keeps_inputs: bool) -> Result<Tensor> {
+/// If the op keeps its graph, `reuse_only_for` lists its outputs: an input then gives its
+/// data away only if it can be recomputed and its buffer fits one of those outputs (it
+/// becomes invalid until needed again); other values, like a reduced scalar that cuts off
+/// recomputation, are kept. Placeholders never give their values away.
+fn input_tensor(input: &Array, reuse_only_for: Option<&[OutputSpec]>) -> Result<Tensor> {
     let mut state = input.node.lock();
     let recomputable = state.op.is_some();
-    let sole_owner = Arc::strong_count(&input.node) == 1
-        && input.node.outputs().len() == 1
-        && !input.node.placeholder
-        && (recomputable || !keeps_inputs);
     let Some(data) = state.data.as_mut() else {
         return Err(missing_data(&input.node));
     };
+    let reusable = match reuse_only_for {
+        None => true,
+        Some(outputs) => {
+            recomputable
+                && outputs.iter().any(|o| {
+                    data[0].is_donatable(o.dtype)
+                        && data[0].buf.len() == o.shape.iter().product::<usize>() * o.dtype.size()
+                })
+        }
+    };
+    let sole_owner = Arc::strong_count(&input.node) == 1
+        && input.node.outputs().len() == 1
+        && !input.node.placeholder
+        && reusable;
     if sole_owner {
         let t = data.pop().ok_or_else(consumed)?;
         state.data = None;

@@ -12,6 +12,7 @@ struct Printed {
     number: usize,
     name: String,
     valid: bool,
+    runs: u64,
     shape: Vec<usize>,
     dtype: crate::dtype::DType,
     inputs: Vec<usize>,
@@ -54,6 +55,7 @@ fn walk(outputs: &[&Array]) -> Vec<Printed> {
             number,
             name,
             valid: state.data.is_some(),
+            runs: state.runs,
             shape: spec.shape.clone(),
             dtype: spec.dtype,
             inputs: inputs.iter().map(|i| numbers[&Arc::as_ptr(i)]).collect(),
@@ -128,6 +130,24 @@ pub fn to_dot(outputs: &[&Array]) -> String {
     }
     out.push_str("}\n");
     out
+}
+
+/// For each node of the graph behind `outputs`, in topological order: its op name and
+/// how many times it has been computed. A diagnostic for incremental evaluation.
+///
+/// ```
+/// use lazulite::{evaluation_counts, placeholder, DType};
+/// let x = placeholder(&[], DType::Float32).unwrap();
+/// let y = x.exp().unwrap().sin().unwrap();
+/// x.assign(1.0).unwrap();
+/// y.eval().unwrap();
+/// assert_eq!(evaluation_counts(&[&y]), vec![("variable".to_string(), 0), ("exp".to_string(), 1), ("sin".to_string(), 1)]);
+/// ```
+pub fn evaluation_counts(outputs: &[&Array]) -> Vec<(String, u64)> {
+    walk(outputs)
+        .into_iter()
+        .map(|p| (p.name, p.runs))
+        .collect()
 }
 
 /// Writes [`to_dot`] of `outputs` to `path` (MLX's `export_to_dot`).

@@ -42,7 +42,7 @@ pub use dtype::{can_cast, finfo, iinfo, issubdtype, promote_types, Category, DTy
 pub use element::{Complex, Element, Scalar};
 pub use error::{Error, ErrorKind, Result};
 pub use eval::eval;
-pub use graph_print::{export_to_dot, to_dot, to_trace};
+pub use graph_print::{evaluation_counts, export_to_dot, to_dot, to_trace};
 pub use ops::*;
 pub use print::{get_printoptions, set_printoptions};
 pub use raw::RawData;

@@ -218,3 +218,131 @@ fn apply(op: u64, a: &Array, b: &Array) -> Array {
         _ => lazulite::maximum(a, &b.cos().unwrap()).unwrap(),
     }
 }
+
+/// Seed: `incremental` — `c = a |> sin |> cos |> abs |> log |> sum' |> mul_scalar a |>
+/// scalar_add b`. After changing `b`, only the last two nodes run (plus the zero-copy
+/// broadcast of `b`): the product gave its buffer to the sum's output and is recomputed,
+/// while the reduced scalar kept its value.
+#[test]
+fn owl_incremental_example() {
+    let x = matrix(5, 50, 50);
+    let a = placeholder(&[50, 50], DType::Float64).unwrap();
+    let b = placeholder(&[], DType::Float64).unwrap();
+    let s = a
+        .sin()
+        .unwrap()
+        .cos()
+        .unwrap()
+        .abs()
+        .unwrap()
+        .log()
+        .unwrap()
+        .sum(lazulite::Axes::All, false)
+        .unwrap();
+    let c = lazulite::add(&b, &lazulite::multiply(&a, &s).unwrap()).unwrap();
+    drop(s);
+    a.assign(&x).unwrap();
+    b.assign(5.0).unwrap();
+    c.eval().unwrap();
+    let counts = |c: &Array| -> Vec<u64> {
+        lazulite::evaluation_counts(&[c])
+            .into_iter()
+            .map(|(_, n)| n)
+            .collect()
+    };
+    let names: Vec<String> = lazulite::evaluation_counts(&[&c])
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    let first = counts(&c);
+    assert!(first
+        .iter()
+        .zip(&names)
+        .all(|(&n, name)| n == u64::from(name != "variable" && name != "const")));
+    for value in [6.0, 7.0] {
+        b.assign(value).unwrap();
+        c.eval().unwrap();
+        let eager_sum: f64 = x
+            .to_vec::<f64>()
+            .unwrap()
+            .iter()
+            .map(|v| v.sin().cos().abs().ln())
+            .sum();
+        let got = c.to_vec::<f64>().unwrap();
+        for (g, v) in got.iter().zip(x.to_vec::<f64>().unwrap()) {
+            assert!((g - (value + v * eager_sum)).abs() < 1e-9 * g.abs().max(1.0));
+        }
+    }
+    let reran: Vec<&str> = names
+        .iter()
+        .zip(counts(&c).iter().zip(&first))
+        .filter(|(_, (now, before))| now != before)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert_eq!(
+        reran,
+        vec!["broadcast", "multiply", "add"],
+        "{:?}",
+        lazulite::evaluation_counts(&[&c])
+    );
+}
+
+/// Seed: `print_graph` — `add x y |> dot x |> sin |> abs |> sum' |> add_scalar x |> log |>
+/// atan2 y |> neg |> relu` exported to DOT; rendered with Graphviz when `dot` is installed.
+#[test]
+fn owl_print_graph_renders() {
+    let x = placeholder(&[3, 3], DType::Float64).unwrap();
+    let y = placeholder(&[3, 3], DType::Float64).unwrap();
+    let h = lazulite::matmul(&x, &lazulite::add(&x, &y).unwrap()).unwrap();
+    let s = h
+        .sin()
+        .unwrap()
+        .abs()
+        .unwrap()
+        .sum(lazulite::Axes::All, false)
+        .unwrap();
+    let l = lazulite::add(&x, &s).unwrap().log().unwrap();
+    let z =
+        lazulite::maximum(&lazulite::arctan2(&y, &l).unwrap().negative().unwrap(), 0.0).unwrap();
+    let dir = std::env::temp_dir().join(format!("lazulite-dot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("plot_lazy.dot");
+    lazulite::export_to_dot(&path, &[&z]).unwrap();
+    let dot = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        dot.contains("matmul") && dot.contains("arctan2") && dot.contains("variable"),
+        "{dot}"
+    );
+    let rendered = std::process::Command::new("dot")
+        .arg("-Tsvg")
+        .arg(&path)
+        .output();
+    if let Ok(out) = rendered {
+        assert!(
+            out.status.success(),
+            "dot failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("<svg"));
+    }
+    // The values agree with eager evaluation.
+    let (xv, yv) = (matrix(6, 3, 3), matrix(7, 3, 3));
+    x.assign(&xv).unwrap();
+    y.assign(&yv).unwrap();
+    let he = lazulite::matmul(&xv, &lazulite::add(&xv, &yv).unwrap()).unwrap();
+    let se = he
+        .sin()
+        .unwrap()
+        .abs()
+        .unwrap()
+        .sum(lazulite::Axes::All, false)
+        .unwrap();
+    let le = lazulite::add(&xv, &se).unwrap().log().unwrap();
+    let ze = lazulite::maximum(
+        &lazulite::arctan2(&yv, &le).unwrap().negative().unwrap(),
+        0.0,
+    )
+    .unwrap();
+    assert_eq!(z.to_vec::<f64>().unwrap(), ze.to_vec::<f64>().unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
