@@ -68,7 +68,7 @@ fn main() -> Result<()> {
         let (loss, grads) = step(&params)?;
         for (name, g) in &grads {
             let p = params.get_mut(name).expect("same keys");
-            *p = lazulite::subtract(p, &(g * 0.1))?;
+            *p = lazulite::subtract(&*p, &(g * 0.1))?;
         }
         let leaves: Vec<&Array> = params.values().chain(std::iter::once(&loss)).collect();
         eval(&leaves)?;
