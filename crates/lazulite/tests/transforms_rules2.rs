@@ -283,7 +283,7 @@ fn shape_and_ternary_derivatives_match_finite_differences() {
 #[test]
 fn two_input_derivatives_match_finite_differences() {
     let (x, t, b, r) = inputs();
-    let cond = lazulite::greater(&array(&uniform(30, 12, 0.0, 1.0), &[3, 4]), 0.5).unwrap();
+    let cond = lazulite::greater(array(&uniform(30, 12, 0.0, 1.0), &[3, 4]), 0.5).unwrap();
     let cases: Vec<Case> = vec![
         case("concatenate", |p| {
             lazulite::concatenate(&[p[0].clone(), p[1].clone()], 0)
@@ -510,8 +510,8 @@ fn transforms_compose_through_these_ops() {
     .unwrap();
     let eps = 1e-6;
     let (gp, gn) = (
-        g_of(&lazulite::add(&x, &lazulite::multiply(&v, eps).unwrap()).unwrap()),
-        g_of(&lazulite::subtract(&x, &lazulite::multiply(&v, eps).unwrap()).unwrap()),
+        g_of(&lazulite::add(&x, lazulite::multiply(&v, eps).unwrap()).unwrap()),
+        g_of(&lazulite::subtract(&x, lazulite::multiply(&v, eps).unwrap()).unwrap()),
     );
     let fd: Vec<f64> = gp
         .iter()
