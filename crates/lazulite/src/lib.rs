@@ -48,5 +48,6 @@ pub use print::{get_printoptions, set_printoptions};
 pub use raw::RawData;
 pub use shape::{broadcast_shapes, Axes};
 pub use transforms::{
-    grad, jvp, value_and_grad, value_and_grad_argnums, value_and_grad_aux, vjp, vmap, Tree,
+    checkpoint, custom_function, grad, jvp, value_and_grad, value_and_grad_argnums,
+    value_and_grad_aux, vjp, vmap, CustomFunction, Tree,
 };

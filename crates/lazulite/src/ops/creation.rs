@@ -4,10 +4,10 @@
 use super::binary::{add, equal, less_equal, subtract};
 use super::cast::astype;
 use super::operand::{to_arrays, Operand};
-use super::shape::{axis_index, broadcast_arrays, fold_last_axis, pad, sized};
+use super::shape::{axis_index, broadcast_arrays, expand_dims, fold_last_axis, pad, sized};
 use super::ternary::where_;
 use super::unary::logical_not;
-use super::view::{broadcast_to, reshape};
+use super::view::{broadcast_to, reshape, transpose};
 use crate::array::Array;
 use crate::backend::Tensor;
 use crate::dtype::DType;
@@ -15,6 +15,7 @@ use crate::element::{dispatch, Element, Scalar};
 use crate::error::{Error, Result};
 use crate::primitive::{OutputSpec, Primitive};
 use crate::shape::checked_size;
+use crate::transforms::batch_to_front;
 
 /// An array of `shape` filled with `value` (an array is broadcast). The dtype is `dtype`
 /// if given, else the value's.
@@ -401,6 +402,62 @@ impl Primitive for Diagonal {
         t.shape = shape;
         t.strides = strides;
         Ok(vec![t])
+    }
+
+    /// The cotangent placed on the diagonal of zero planes: `eye` selects the diagonal,
+    /// and diagonal element `k` sits in row `k` (offset >= 0) or column `k` (below).
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        _: &[Array],
+        cotangents: &[Array],
+        _: &[usize],
+    ) -> Result<Vec<Array>> {
+        let g = &cotangents[0];
+        let shape = inputs[0].shape();
+        let (n1, n2) = (shape[self.axis1], shape[self.axis2]);
+        let len = g.shape()[g.ndim() - 1];
+        let along_rows = self.offset >= 0;
+        let mut widths = vec![(0i64, 0i64); g.ndim()];
+        widths[g.ndim() - 1].1 = (if along_rows { n1 } else { n2 } - len) as i64;
+        let line = pad(g, &widths, "constant", 0)?;
+        let plane = expand_dims(&line, if along_rows { -1 } else { -2 })?;
+        let mask = eye(n1, Some(n2), self.offset, DType::Bool)?;
+        let placed = where_(&mask, &plane, 0.0)?;
+        // `placed` has the other axes in order, then axis1 and axis2: put those back.
+        let mut source: Vec<usize> = (0..shape.len())
+            .filter(|&d| d != self.axis1 && d != self.axis2)
+            .collect();
+        source.extend([self.axis1, self.axis2]);
+        let mut perm = vec![0i32; shape.len()];
+        for (position, &d) in source.iter().enumerate() {
+            perm[d] = position as i32;
+        }
+        Ok(vec![transpose(&placed, &perm)?])
+    }
+
+    fn jvp(&self, _: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![diagonal(
+            &tangents[0],
+            self.offset,
+            self.axis1 as i32,
+            self.axis2 as i32,
+        )?])
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        let x = batch_to_front(&inputs[0], axes[0])?;
+        let out = diagonal(
+            &x,
+            self.offset,
+            self.axis1 as i32 + 1,
+            self.axis2 as i32 + 1,
+        )?;
+        Ok((vec![out], vec![Some(0)]))
     }
 }
 

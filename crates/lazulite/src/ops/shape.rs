@@ -6,17 +6,18 @@
 //! bytes) and `Contiguous`.
 
 use super::cast::astype;
-use super::creation::full;
+use super::creation::{full, zeros_like};
 use super::operand::{to_arrays, Operand};
 use super::view::{broadcast_to, make_contiguous, reshape, slice, transpose};
 use crate::array::Array;
-use crate::backend::cpu::shape::concatenate as concatenate_kernel;
+use crate::backend::cpu::shape::{concatenate as concatenate_kernel, scatter_add_strided};
 use crate::backend::{contiguous_strides, Tensor};
 use crate::dtype::{promote_types, DType};
 use crate::element::{dispatch, Scalar};
 use crate::error::{Error, Result};
 use crate::primitive::{OutputSpec, Primitive};
 use crate::shape::{broadcast_shapes, checked_size, Axes};
+use crate::transforms::batch_to_front;
 
 /// `axis` (negative counts from the end) as an index below `ndim`; an index error
 /// naming `op` otherwise, as MLX raises.
@@ -342,6 +343,67 @@ impl Primitive for Concatenate {
             &spec.shape,
         )?])
     }
+
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        _: &[Array],
+        cotangents: &[Array],
+        argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        let mut starts = vec![0i64];
+        for x in inputs {
+            starts.push(starts[starts.len() - 1] + x.shape()[self.axis] as i64);
+        }
+        argnums
+            .iter()
+            .map(|&i| slice_axis(&cotangents[0], self.axis, starts[i], starts[i + 1]))
+            .collect()
+    }
+
+    fn jvp(&self, inputs: &[Array], tangents: &[Array], argnums: &[usize]) -> Result<Vec<Array>> {
+        let parts = (0..inputs.len())
+            .map(|i| match argnums.iter().position(|&a| a == i) {
+                Some(k) => Ok(tangents[k].clone()),
+                None => zeros_like(&inputs[i]),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(vec![concatenate(&parts, self.axis as i32)?])
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        let parts = batched_in_front(inputs, axes)?;
+        Ok((
+            vec![concatenate(&parts, self.axis as i32 + 1)?],
+            vec![Some(0)],
+        ))
+    }
+}
+
+/// For batching rules: every input with its batch axis in front, the unbatched ones
+/// broadcast along a new leading axis of the batch size.
+fn batched_in_front(inputs: &[Array], axes: &[Option<usize>]) -> Result<Vec<Array>> {
+    let batch = inputs
+        .iter()
+        .zip(axes)
+        .find_map(|(x, ax)| ax.map(|ax| x.shape()[ax]))
+        .expect("vmap calls a rule with at least one batched input");
+    inputs
+        .iter()
+        .zip(axes)
+        .map(|(x, &ax)| match ax {
+            Some(_) => batch_to_front(x, ax),
+            None => {
+                let mut shape = vec![batch];
+                shape.extend(x.shape());
+                broadcast_to(x, &shape)
+            }
+        })
+        .collect()
 }
 
 /// The arrays joined along `axis` (`None`: flattened first), promoted to a common dtype.
@@ -868,9 +930,29 @@ pub fn flip(a: &Array, axes: impl Into<Axes>) -> Result<Array> {
     slice(a, &start, &stop, &step)
 }
 
+#[derive(Clone)]
 pub(crate) struct AsStrided {
+    pub shape: Vec<usize>,
     pub strides: Vec<isize>,
     pub offset: usize,
+}
+
+impl AsStrided {
+    fn record(&self, a: &Array) -> Array {
+        Array::from_op(self.clone(), vec![a.clone()], self.shape.clone(), a.dtype())
+    }
+
+    /// The same view of every example of a batch stacked on a new leading axis, whose
+    /// examples each hold `example_size` elements.
+    fn batched(&self, batch: usize, example_size: usize) -> AsStrided {
+        AsStrided {
+            shape: std::iter::once(batch).chain(self.shape.clone()).collect(),
+            strides: std::iter::once(example_size as isize)
+                .chain(self.strides.clone())
+                .collect(),
+            offset: self.offset,
+        }
+    }
 }
 
 impl Primitive for AsStrided {
@@ -888,6 +970,101 @@ impl Primitive for AsStrided {
         t.strides = self.strides.clone();
         t.offset += self.offset;
         Ok(vec![t])
+    }
+
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        _: &[Array],
+        cotangents: &[Array],
+        _: &[usize],
+    ) -> Result<Vec<Array>> {
+        let scatter = AsStridedTranspose {
+            view: self.clone(),
+            input_shape: inputs[0].shape().to_vec(),
+        };
+        Ok(vec![scatter.record(&cotangents[0])])
+    }
+
+    fn jvp(&self, _: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![self.record(&tangents[0])])
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        let x = batch_to_front(&inputs[0], axes[0])?;
+        let example_size = x.shape()[1..].iter().product();
+        let view = self.batched(x.shape()[0], example_size);
+        Ok((vec![view.record(&x)], vec![Some(0)]))
+    }
+}
+
+/// The transpose of an [`AsStrided`] view (its vjp): an array of the view's input shape
+/// where each element is the sum of the view elements that read it (zero if none).
+struct AsStridedTranspose {
+    view: AsStrided,
+    input_shape: Vec<usize>,
+}
+
+impl AsStridedTranspose {
+    fn record(&self, g: &Array) -> Array {
+        let prim = AsStridedTranspose {
+            view: self.view.clone(),
+            input_shape: self.input_shape.clone(),
+        };
+        Array::from_op(prim, vec![g.clone()], self.input_shape.clone(), g.dtype())
+    }
+}
+
+impl Primitive for AsStridedTranspose {
+    fn name(&self) -> &'static str {
+        "as_strided_transpose"
+    }
+
+    fn params(&self) -> String {
+        self.view.params()
+    }
+
+    fn eval(&self, inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        Ok(vec![scatter_add_strided(
+            &inputs[0],
+            &outputs[0].shape,
+            &self.view.strides,
+            self.view.offset,
+        )?])
+    }
+
+    fn vjp(
+        &self,
+        _: &[Array],
+        _: &[Array],
+        cotangents: &[Array],
+        _: &[usize],
+    ) -> Result<Vec<Array>> {
+        Ok(vec![self.view.record(&cotangents[0])])
+    }
+
+    fn jvp(&self, _: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![self.record(&tangents[0])])
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        let g = batch_to_front(&inputs[0], axes[0])?;
+        let batch = g.shape()[0];
+        let prim = AsStridedTranspose {
+            view: self.view.batched(batch, self.input_shape.iter().product()),
+            input_shape: std::iter::once(batch)
+                .chain(self.input_shape.clone())
+                .collect(),
+        };
+        Ok((vec![prim.record(&g)], vec![Some(0)]))
     }
 }
 
@@ -929,6 +1106,7 @@ pub fn as_strided(
         let prim = AsStrided {
             strides: contiguous_strides(&shape),
             offset: 0,
+            shape: shape.clone(),
         };
         return Ok(Array::from_op(prim, vec![a.clone()], shape, a.dtype()));
     }
@@ -951,6 +1129,7 @@ pub fn as_strided(
     let prim = AsStrided {
         strides: strides.iter().map(|&s| s as isize).collect(),
         offset: offset as usize,
+        shape: shape.clone(),
     };
     Ok(Array::from_op(prim, vec![a.clone()], shape, a.dtype()))
 }
@@ -978,6 +1157,25 @@ impl Primitive for View {
         t.shape = outputs[0].shape.clone();
         t.strides = contiguous_strides(&t.shape);
         Ok(vec![t])
+    }
+
+    /// A reinterpretation of bits is not differentiable: no gradient flows through it.
+    fn vjp(&self, inputs: &[Array], _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![zeros_like(&inputs[0])?])
+    }
+
+    fn jvp(&self, inputs: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![zeros_like(&view(&inputs[0], self.0)?)?])
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        // With the batch axis in front, only the example's last axis changes size.
+        let x = batch_to_front(&inputs[0], axes[0])?;
+        Ok((vec![view(&x, self.0)?], vec![Some(0)]))
     }
 }
 
@@ -1033,6 +1231,31 @@ impl Primitive for Contiguous {
             return Ok(vec![t]);
         }
         Ok(vec![make_contiguous(t)?])
+    }
+
+    fn vjp(
+        &self,
+        _: &[Array],
+        _: &[Array],
+        cotangents: &[Array],
+        _: &[usize],
+    ) -> Result<Vec<Array>> {
+        Ok(vec![cotangents[0].clone()])
+    }
+
+    fn jvp(&self, _: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![contiguous(&tangents[0], self.allow_col_major)?])
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        Ok((
+            vec![contiguous(&inputs[0], self.allow_col_major)?],
+            axes.to_vec(),
+        ))
     }
 }
 

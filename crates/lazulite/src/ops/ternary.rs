@@ -3,6 +3,7 @@
 
 use super::binary::{equal, floor_divide, logical_and, logical_or, maximum, minimum, remainder};
 use super::cast::astype;
+use super::creation::zeros_like;
 use super::operand::{to_arrays, Operand};
 use super::shape::fold_last_axis;
 use super::unary::{abs, imag, isnan, isneginf, isposinf, logical_not, real};
@@ -15,6 +16,7 @@ use crate::element::Scalar;
 use crate::error::{Error, Result};
 use crate::primitive::{OutputSpec, Primitive};
 use crate::shape::broadcast_shapes;
+use crate::transforms::batch_to_front;
 
 pub(crate) struct Select;
 
@@ -25,6 +27,47 @@ impl Primitive for Select {
 
     fn eval(&self, inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
         Ok(vec![select_kernel(&inputs[0], &inputs[1], &inputs[2])?])
+    }
+
+    /// The condition routes the cotangent to the input it selected; the (bool) condition
+    /// itself gets none.
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        _: &[Array],
+        cotangents: &[Array],
+        argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        let (cond, g) = (&inputs[0], &cotangents[0]);
+        argnums
+            .iter()
+            .map(|&i| match i {
+                1 => where_(cond, g, 0.0),
+                2 => where_(cond, 0.0, g),
+                _ => zeros_like(cond),
+            })
+            .collect()
+    }
+
+    fn jvp(&self, inputs: &[Array], tangents: &[Array], argnums: &[usize]) -> Result<Vec<Array>> {
+        let tangent = |i: usize| match argnums.iter().position(|&a| a == i) {
+            Some(k) => Ok(tangents[k].clone()),
+            None => zeros_like(&inputs[i]),
+        };
+        Ok(vec![where_(&inputs[0], tangent(1)?, tangent(2)?)?])
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        // With batch axes in front, unbatched inputs broadcast against the batched ones.
+        let front = |i: usize| batch_to_front(&inputs[i], axes[i]);
+        Ok((
+            vec![where_(front(0)?, front(1)?, front(2)?)?],
+            vec![Some(0)],
+        ))
     }
 }
 

@@ -2,6 +2,7 @@
 //! `vjp`, `jvp` and `vmap` rules. They compose to any depth because every rule builds
 //! ordinary lazy arrays.
 
+mod custom;
 mod graph;
 mod jvp;
 mod tracer;
@@ -9,6 +10,7 @@ mod tree;
 mod vjp;
 mod vmap;
 
+pub use custom::{checkpoint, custom_function, CustomFunction};
 pub use jvp::jvp;
 pub use tree::Tree;
 pub use vjp::{value_and_grad_argnums, vjp};

@@ -5,7 +5,7 @@
 use super::strided::for_each_row;
 use crate::backend::Tensor;
 use crate::dtype::DType;
-use crate::element::Element;
+use crate::element::{dispatch, Complex, Element};
 use crate::error::Result;
 
 /// Copies the elements of `src` into `dst`, which must be contiguous and held by nobody
@@ -52,5 +52,51 @@ pub fn concatenate(
         }
         position += t.shape[axis];
     }
+    Ok(out)
+}
+
+/// The transpose of a strided view (the vjp of `as_strided`): a contiguous tensor of
+/// `shape` whose element at row-major position `p` is the sum of the elements of `src`
+/// that the view with `strides` and `offset` reads from `p`. The caller guarantees those
+/// positions lie inside `shape`. Sums are taken in float64 (per part for complex).
+pub fn scatter_add_strided(
+    src: &Tensor,
+    shape: &[usize],
+    strides: &[isize],
+    offset: usize,
+) -> Result<Tensor> {
+    let mut out = Tensor::uninit(src.dtype, shape)?;
+    let n = out.size();
+    let complex = src.dtype.is_complex();
+    let mut re = vec![0f64; n];
+    let mut im = vec![0f64; if complex { n } else { 0 }];
+    let size = src.dtype.size();
+    let bytes = src.buf.bytes();
+    dispatch!(src.dtype, T => {
+        for_each_row(
+            &src.shape,
+            [strides, &src.strides],
+            [offset as isize, src.offset as isize],
+            |[d, s], len, [dstep, sstep]| {
+                for i in 0..len as isize {
+                    let at = (s + i * sstep) as usize * size;
+                    let v = T::load(bytemuck::pod_read_unaligned(&bytes[at..at + size]));
+                    let p = (d + i * dstep) as usize;
+                    re[p] += v.to_f64();
+                    if complex {
+                        im[p] += v.to_complex().im as f64;
+                    }
+                }
+            },
+        );
+        for (p, o) in out.slice_mut::<T>().iter_mut().enumerate() {
+            let v = if complex {
+                T::from_elem(Complex::new(re[p] as f32, im[p] as f32))
+            } else {
+                T::from_f64(re[p])
+            };
+            *o = v.store();
+        }
+    });
     Ok(out)
 }

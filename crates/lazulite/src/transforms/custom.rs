@@ -1,0 +1,327 @@
+//! Functions with user-supplied transform rules ([`CustomFunction`], MLX's
+//! `mx.custom_function`) and gradient checkpointing ([`checkpoint`]) built on them.
+//!
+//! Design: calling a custom function records the wrapped function on its inputs as an
+//! ordinary lazy graph (the "inner" graph), then records one `Custom` node whose inputs
+//! are the function's inputs and whose outputs have the inner outputs' shapes and dtypes.
+//! The node holds the inner outputs privately, not as graph inputs, so the transforms see
+//! only the `Custom` node and use its rules instead of walking the inner graph. Evaluating
+//! the node evaluates the inner outputs and hands their data over; the inner graph is then
+//! dropped, so none of its intermediates outlive the call (what [`checkpoint`] needs).
+//! When a node is evaluated again (dataflow graphs re-run after a placeholder changes),
+//! the function is recorded afresh on the new input values.
+//!
+//! A rule the user did not supply falls back to the transform of the wrapped function:
+//! `vjp`/`jvp`/`vmap` of `f` itself. Under `vmap`, the batched result is the vmap rule's
+//! output, so a custom vjp applies to unbatched calls only (as in MLX).
+
+use super::jvp::jvp;
+use super::vjp::vjp_argnums;
+use super::vmap::vmap;
+use crate::array::Array;
+use crate::backend::Tensor;
+use crate::error::{Error, Result};
+use crate::ops::zeros_like;
+use crate::primitive::{OutputSpec, Primitive};
+use std::sync::{Arc, Mutex};
+
+type Forward = dyn Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync;
+type VjpRule = dyn Fn(&[Array], &[Array], &[Array]) -> Result<Vec<Array>> + Send + Sync;
+type JvpRule = dyn Fn(&[Array], &[Array]) -> Result<Vec<Array>> + Send + Sync;
+type VmapRule =
+    dyn Fn(&[Array], &[Option<usize>]) -> Result<(Vec<Array>, Vec<Option<usize>>)> + Send + Sync;
+
+#[derive(Clone)]
+struct Rules {
+    forward: Arc<Forward>,
+    vjp: Option<Arc<VjpRule>>,
+    jvp: Option<Arc<JvpRule>>,
+    vmap: Option<Arc<VmapRule>>,
+}
+
+/// A function of arrays with optional custom `vjp`, `jvp` and `vmap` rules (MLX's
+/// `mx.custom_function` with its `.vjp`, `.jvp` and `.vmap` decorators). Call it with
+/// [`CustomFunction::call`]; the transforms use the custom rules where given and
+/// differentiate or batch the function itself otherwise.
+///
+/// ```
+/// use lazulite::{custom_function, grad, Array};
+/// // sin, with a gradient deliberately scaled by 10 to show that the rule is used.
+/// let f = custom_function(|x: &[Array]| Ok(vec![x[0].sin()?]))
+///     .vjp(|primals, cotangents, _outputs| {
+///         Ok(vec![(&(&cotangents[0] * &primals[0].cos()?) * 10.0)])
+///     });
+/// let g = grad(move |x: &Array| Ok(f.call(&[x.clone()])?.remove(0)));
+/// assert_eq!(g(&Array::scalar(0.0f32)).unwrap().item::<f32>().unwrap(), 10.0);
+/// ```
+#[derive(Clone)]
+pub struct CustomFunction {
+    rules: Rules,
+}
+
+/// Wraps `f` as a [`CustomFunction`] (no custom rules yet: add them with its `vjp`,
+/// `jvp` and `vmap` methods).
+///
+/// ```
+/// use lazulite::{custom_function, Array};
+/// let f = custom_function(|x: &[Array]| Ok(vec![x[0].square()?]));
+/// let y = f.call(&[Array::scalar(3.0f32)]).unwrap();
+/// assert_eq!(y[0].item::<f32>().unwrap(), 9.0);
+/// ```
+pub fn custom_function<F>(f: F) -> CustomFunction
+where
+    F: Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + 'static,
+{
+    CustomFunction {
+        rules: Rules {
+            forward: Arc::new(f),
+            vjp: None,
+            jvp: None,
+            vmap: None,
+        },
+    }
+}
+
+impl CustomFunction {
+    /// Sets the vector-Jacobian product: `rule(primals, cotangents, outputs)` returns one
+    /// cotangent per primal (of its shape).
+    ///
+    /// ```
+    /// use lazulite::{custom_function, vjp, Array};
+    /// let f = custom_function(|x: &[Array]| Ok(vec![x[0].exp()?]))
+    ///     .vjp(|_, cotangents, outputs| Ok(vec![&cotangents[0] * &outputs[0]]));
+    /// let (_, g) = vjp(|x| f.call(x), &[Array::scalar(0.0f32)], &[Array::scalar(2.0f32)]).unwrap();
+    /// assert_eq!(g[0].item::<f32>().unwrap(), 2.0);
+    /// ```
+    pub fn vjp<R>(mut self, rule: R) -> CustomFunction
+    where
+        R: Fn(&[Array], &[Array], &[Array]) -> Result<Vec<Array>> + Send + Sync + 'static,
+    {
+        self.rules.vjp = Some(Arc::new(rule));
+        self
+    }
+
+    /// Sets the Jacobian-vector product: `rule(primals, tangents)` returns one tangent per
+    /// output (of its shape).
+    ///
+    /// ```
+    /// use lazulite::{custom_function, jvp, Array};
+    /// let f = custom_function(|x: &[Array]| Ok(vec![x[0].sin()?]))
+    ///     .jvp(|primals, tangents| Ok(vec![&tangents[0] * &primals[0].cos()?]));
+    /// let (_, t) = jvp(|x| f.call(x), &[Array::scalar(0.0f32)], &[Array::scalar(3.0f32)]).unwrap();
+    /// assert_eq!(t[0].item::<f32>().unwrap(), 3.0);
+    /// ```
+    pub fn jvp<R>(mut self, rule: R) -> CustomFunction
+    where
+        R: Fn(&[Array], &[Array]) -> Result<Vec<Array>> + Send + Sync + 'static,
+    {
+        self.rules.jvp = Some(Arc::new(rule));
+        self
+    }
+
+    /// Sets the batching rule: `rule(inputs, axes)` gets the inputs batched along `axes`
+    /// (`None`: not batched) and returns the batched outputs and their batch axes.
+    ///
+    /// ```
+    /// use lazulite::{custom_function, vmap, Array};
+    /// let f = custom_function(|x: &[Array]| Ok(vec![x[0].square()?]))
+    ///     .vmap(|inputs, axes| Ok((vec![inputs[0].square()?], axes.to_vec())));
+    /// let xs = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+    /// let ys = vmap(move |x| f.call(x), vec![Some(0)], vec![Some(0)])(&[xs]).unwrap();
+    /// assert_eq!(ys[0].to_vec::<f32>().unwrap(), vec![1.0, 4.0]);
+    /// ```
+    pub fn vmap<R>(mut self, rule: R) -> CustomFunction
+    where
+        R: Fn(&[Array], &[Option<usize>]) -> Result<(Vec<Array>, Vec<Option<usize>>)>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.rules.vmap = Some(Arc::new(rule));
+        self
+    }
+
+    /// Applies the function to `inputs`.
+    pub fn call(&self, inputs: &[Array]) -> Result<Vec<Array>> {
+        let outputs = (self.rules.forward)(inputs)?;
+        let output_specs = specs(&outputs);
+        let node = Custom {
+            rules: self.rules.clone(),
+            outputs: output_specs.clone(),
+            pending: Mutex::new(Some(outputs)),
+        };
+        Ok(Array::from_op_multi(node, inputs.to_vec(), output_specs))
+    }
+}
+
+/// The node a [`CustomFunction`] call records (see the module documentation).
+struct Custom {
+    rules: Rules,
+    /// Shapes and dtypes of the outputs.
+    outputs: Vec<OutputSpec>,
+    /// The inner outputs recorded by the call, until the node is first evaluated.
+    pending: Mutex<Option<Vec<Array>>>,
+}
+
+impl Custom {
+    fn check(what: &str, got: &[Array], expected: &[OutputSpec]) -> Result<()> {
+        if got.len() != expected.len() {
+            return Err(Error::value(format!(
+                "[custom_function] The custom {what} returned {} arrays, expected {}.",
+                got.len(),
+                expected.len()
+            )));
+        }
+        for (g, e) in got.iter().zip(expected) {
+            if g.shape() != e.shape {
+                return Err(Error::value(format!(
+                    "[custom_function] The custom {what} returned an array of shape {:?}, \
+                     expected {:?}.",
+                    g.shape(),
+                    e.shape
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn specs(arrays: &[Array]) -> Vec<OutputSpec> {
+    arrays
+        .iter()
+        .map(|a| OutputSpec {
+            shape: a.shape().to_vec(),
+            dtype: a.dtype(),
+        })
+        .collect()
+}
+
+impl Primitive for Custom {
+    fn name(&self) -> &'static str {
+        "custom_function"
+    }
+
+    fn eval(&self, inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        let recorded = self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let inner = match recorded {
+            Some(inner) => inner,
+            None => {
+                let args: Vec<Array> = inputs.into_iter().map(Array::from_tensor).collect();
+                (self.rules.forward)(&args)?
+            }
+        };
+        Custom::check("function", &inner, outputs)?;
+        crate::eval::eval(&inner.iter().collect::<Vec<_>>())?;
+        inner
+            .iter()
+            .zip(outputs)
+            .map(|(a, spec)| {
+                if a.dtype() != spec.dtype {
+                    return Err(Error::value(format!(
+                        "[custom_function] The function returned {} where {} was recorded.",
+                        a.dtype(),
+                        spec.dtype
+                    )));
+                }
+                a.tensor()
+            })
+            .collect()
+    }
+
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        outputs: &[Array],
+        cotangents: &[Array],
+        argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        if let Some(rule) = &self.rules.vjp {
+            let grads = rule(inputs, cotangents, outputs)?;
+            Custom::check("vjp", &grads, &specs(inputs))?;
+            return argnums
+                .iter()
+                .map(|&i| grads[i].astype(inputs[i].dtype()))
+                .collect();
+        }
+        let forward = self.rules.forward.clone();
+        let (_, grads) = vjp_argnums(|x| forward(x), inputs, argnums, |_| Ok(cotangents.to_vec()))?;
+        Ok(grads)
+    }
+
+    fn jvp(&self, inputs: &[Array], tangents: &[Array], argnums: &[usize]) -> Result<Vec<Array>> {
+        let full = (0..inputs.len())
+            .map(|i| match argnums.iter().position(|&a| a == i) {
+                Some(k) => Ok(tangents[k].clone()),
+                None => zeros_like(&inputs[i]),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        match &self.rules.jvp {
+            Some(rule) => {
+                let out = rule(inputs, &full)?;
+                Custom::check("jvp", &out, &self.outputs)?;
+                Ok(out)
+            }
+            None => {
+                let forward = self.rules.forward.clone();
+                Ok(jvp(|x| forward(x), inputs, &full)?.1)
+            }
+        }
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        if let Some(rule) = &self.rules.vmap {
+            let (outs, out_axes) = rule(inputs, axes)?;
+            if out_axes.len() != outs.len() {
+                return Err(Error::value(format!(
+                    "[custom_function] The custom vmap returned {} arrays and {} axes.",
+                    outs.len(),
+                    out_axes.len()
+                )));
+            }
+            return Ok((outs, out_axes));
+        }
+        let forward = self.rules.forward.clone();
+        let in_axes = axes.iter().map(|a| a.map(|a| a as i32)).collect();
+        let outs = vmap(move |x| forward(x), in_axes, vec![Some(0)])(inputs)?;
+        let out_axes = vec![Some(0); outs.len()];
+        Ok((outs, out_axes))
+    }
+}
+
+/// `f` with gradient checkpointing (MLX's `mx.checkpoint`): the forward pass computes
+/// the outputs without keeping `f`'s intermediates, and the backward pass recomputes them
+/// from the inputs, trading compute for memory.
+///
+/// ```
+/// use lazulite::{checkpoint, grad, Array};
+/// let f = checkpoint(|x: &[Array]| Ok(vec![x[0].sin()?.exp()?]));
+/// let g = grad(move |x: &Array| Ok(f(&[x.clone()])?.remove(0)));
+/// let expected = 1.0f32.cos() * 1.0f32.sin().exp();
+/// assert!((g(&Array::scalar(1.0f32)).unwrap().item::<f32>().unwrap() - expected).abs() < 1e-6);
+/// ```
+pub fn checkpoint<F>(f: F) -> impl Fn(&[Array]) -> Result<Vec<Array>> + Clone
+where
+    F: Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + 'static,
+{
+    let f = Arc::new(f);
+    let recompute = f.clone();
+    let wrapped = custom_function(move |x| f(x)).vjp(move |primals, cotangents, _| {
+        let argnums: Vec<usize> = (0..primals.len()).collect();
+        let (_, grads) = vjp_argnums(
+            |x| recompute(x),
+            primals,
+            &argnums,
+            |_| Ok(cotangents.to_vec()),
+        )?;
+        Ok(grads)
+    });
+    move |inputs: &[Array]| wrapped.call(inputs)
+}
