@@ -251,3 +251,58 @@ def test_linalg():
         mx.matmul(A, A)
     with pytest.raises(ValueError):
         A @ A
+
+
+# Unary-shaped ops of the new families on any layout: (lazulite, NumPy) per name.
+LAYOUT_OPS = {
+    "sort": (lambda a: mx.sort(a, axis=0), lambda x: np.sort(x, axis=0)),
+    "cumsum": (lambda a: mx.cumsum(a, axis=-1), lambda x: np.cumsum(x, axis=-1)),
+    "cummax": (lambda a: mx.cummax(a, axis=0), lambda x: np.maximum.accumulate(x, axis=0)),
+    "flip": (lambda a: mx.flip(a, axis=1), lambda x: np.flip(x, axis=1)),
+    "roll": (lambda a: mx.roll(a, 2, 1), lambda x: np.roll(x, 2, axis=1)),
+    "flatten": (lambda a: mx.flatten(a), lambda x: x.reshape(-1)),
+    "tril": (lambda a: mx.tril(a), np.tril),
+    "pad": (lambda a: mx.pad(a, [(1, 0), (0, 2)], mode="edge"), lambda x: np.pad(x, [(1, 0), (0, 2)], mode="edge")),
+    "sum": (lambda a: mx.sum(a, axis=0), lambda x: x.sum(axis=0)),
+    "max": (lambda a: a.max(axis=1, keepdims=True), lambda x: x.max(axis=1, keepdims=True)),
+    "matmul": (lambda a: a @ a.T, lambda x: x @ x.T),
+    "repeat": (lambda a: mx.repeat(a, 2, axis=0), lambda x: np.repeat(x, 2, axis=0)),
+    "clip": (lambda a: mx.clip(a, -1, 1), lambda x: np.clip(x, -1, 1)),
+}
+
+matrices = hnp.arrays(
+    np.float32,
+    hnp.array_shapes(min_dims=2, max_dims=2, min_side=0, max_side=5),
+    elements=st.floats(-3, 3, width=32),
+)
+
+
+@pytest.mark.parametrize("op", sorted(LAYOUT_OPS))
+@settings(max_examples=8, deadline=None)
+@given(x=matrices, layout=st.sampled_from(["contiguous", "transposed", "reversed", "broadcast"]))
+def test_new_ops_on_any_layout(op, x, layout):
+    ours, numpy = LAYOUT_OPS[op]
+    a = mx.array(x)
+    if layout == "transposed":
+        a, x = a.T, x.T
+    elif layout == "reversed":
+        a, x = a[::-1, ::-2], x[::-1, ::-2]
+    elif layout == "broadcast" and x.shape[0] > 0:
+        a, x = mx.broadcast_to(a[:1], (3, x.shape[1])), np.broadcast_to(x[:1], (3, x.shape[1]))
+    if (x.shape[1] == 0 and op == "max") or (x.size == 0 and op == "pad"):
+        with pytest.raises(ValueError):
+            mx.eval(ours(a))
+        return
+    check(ours(a), numpy(x), rtol=1e-4, atol=1e-4)
+
+
+def test_zero_dimensional_inputs():
+    s = mx.array(2.5)
+    assert mx.sum(s).item() == 2.5 and mx.sum(s).shape == ()
+    assert mx.cumsum(s).tolist() == [2.5]
+    assert mx.atleast_2d(s).shape == (1, 1)
+    assert mx.expand_dims(s, 0).shape == (1,)
+    assert mx.sort(s, axis=None).tolist() == [2.5]
+    assert mx.where(True, s, 0.0).item() == 2.5
+    with pytest.raises((ValueError, IndexError)):
+        mx.swapaxes(s, 0, 1)
