@@ -3,6 +3,6 @@
 ``import lazulite.core as mx`` gives the same API as ``mlx.core``.
 """
 
-from . import core
+from . import core, utils
 
-__all__ = ["core"]
+__all__ = ["core", "utils"]

@@ -34,7 +34,7 @@ impl PyArray {
         self.inner.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    fn rebind(&self, a: Array) {
+    pub fn rebind(&self, a: Array) {
         *self.inner.write().unwrap_or_else(|e| e.into_inner()) = a;
     }
 

@@ -38,6 +38,20 @@ impl Returned for Vec<lazulite::Array> {
     }
 }
 
+/// A tuple of arrays (MLX returns tuples from `broadcast_arrays`, `meshgrid`, ...).
+pub struct Tuple(pub Vec<lazulite::Array>);
+
+impl Returned for Tuple {
+    fn into_python(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let items = self
+            .0
+            .into_iter()
+            .map(|a| a.into_python(py))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(pyo3::types::PyTuple::new(py, items)?.into_any().unbind())
+    }
+}
+
 impl Returned for usize {
     fn into_python(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         Ok(self.into_pyobject(py)?.into_any().unbind())
@@ -88,6 +102,12 @@ impl Hint for i64 {
 impl Hint for usize {
     fn hint() -> String {
         "int".into()
+    }
+}
+
+impl Hint for &str {
+    fn hint() -> String {
+        "str".into()
     }
 }
 
@@ -165,6 +185,9 @@ macro_rules! bind {
     (@args $what:tt [$($p:tt)*] [$($s:tt)*] [] $n:ident : $t:ty = None , $($rest:tt)*) => {
         $crate::bind!(@args $what [$($p)* $n: $t,] [$($s)* $n = None,] [] $($rest)*);
     };
+    (@args $what:tt [$($p:tt)*] [$($s:tt)*] [] $n:ident : $t:ty = Some($d:literal) , $($rest:tt)*) => {
+        $crate::bind!(@args $what [$($p)* $n: $t,] [$($s)* $n = Some($d),] [] $($rest)*);
+    };
     (@args $what:tt [$($p:tt)*] [$($s:tt)*] [] $n:ident : $t:ty = $d:literal , $($rest:tt)*) => {
         $crate::bind!(@args $what [$($p)* $n: $t,] [$($s)* $n = $d,] [] $($rest)*);
     };
@@ -200,7 +223,7 @@ macro_rules! bind {
         #[allow(unused_mut)]
         let mut params: Vec<String> = Vec::new();
         $crate::bind!(@hint params $($args)* ,);
-        $crate::bind::Signature { name: stringify!($name), is_method: $is_method, params }
+        $crate::bind::Signature { name: stringify!($name).trim_start_matches("r#"), is_method: $is_method, params }
     }};
     (@hint $v:ident / , $($rest:tt)*) => {
         $v.push("/".into());
@@ -216,6 +239,11 @@ macro_rules! bind {
     };
     (@hint $v:ident $n:ident : $t:ty = None , $($rest:tt)*) => {
         $v.push(format!("{}: {} = None", stringify!($n), <$t as $crate::bind::Hint>::hint()));
+        $crate::bind!(@hint $v $($rest)*);
+    };
+    (@hint $v:ident $n:ident : $t:ty = Some($d:literal) , $($rest:tt)*) => {
+        $v.push(format!("{}: {} = {}", stringify!($n), <$t as $crate::bind::Hint>::hint(),
+            $crate::bind::python_literal(stringify!($d))));
         $crate::bind!(@hint $v $($rest)*);
     };
     (@hint $v:ident $n:ident : $t:ty = $d:literal , $($rest:tt)*) => {
@@ -235,7 +263,14 @@ macro_rules! bind {
 pub fn python_literal(rust: &str) -> String {
     match rust {
         "true" => "True".into(),
+        s if s.starts_with('"') => format!("'{}'", s.trim_matches('"')),
         "false" => "False".into(),
         other => other.into(),
+    }
+}
+
+impl Hint for u64 {
+    fn hint() -> String {
+        "int".into()
     }
 }

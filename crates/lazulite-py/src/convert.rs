@@ -489,3 +489,146 @@ impl From<AxesArg> for Axes {
         Axes::List(a.0)
     }
 }
+
+/// A list (or tuple) of array-likes, as `concatenate` and `stack` take.
+pub struct ArrList(pub Vec<Array>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for ArrList {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<ArrList> {
+        let obj = obj.to_owned();
+        if !is_sequence(&obj) {
+            return Err(PyTypeError::new_err(format!(
+                "Expected a list of arrays but got {}.",
+                type_name(&obj)
+            )));
+        }
+        obj.try_iter()?
+            .map(|item| Ok(item?.extract::<Arr>()?.0))
+            .collect::<PyResult<Vec<_>>>()
+            .map(ArrList)
+    }
+}
+
+impl Hint for ArrList {
+    fn hint() -> String {
+        "list[array]".into()
+    }
+}
+
+/// A number of sections or a sequence of split indices (`split`).
+pub struct Sections(pub lazulite::IndicesOrSections);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Sections {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Sections> {
+        let obj = obj.to_owned();
+        let values = ints(&obj, "indices_or_sections")?;
+        Ok(Sections(if is_sequence(&obj) {
+            lazulite::IndicesOrSections::Indices(values)
+        } else {
+            lazulite::IndicesOrSections::Sections(values[0])
+        }))
+    }
+}
+
+impl Hint for Sections {
+    fn hint() -> String {
+        "int | Sequence[int]".into()
+    }
+}
+
+/// Ints: one or a sequence (`roll`'s shifts, `tile`'s reps, `unflatten`'s shape).
+pub struct Ints(pub Vec<i64>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Ints {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Ints> {
+        ints(&obj, "the argument").map(Ints)
+    }
+}
+
+impl Hint for Ints {
+    fn hint() -> String {
+        "int | Sequence[int]".into()
+    }
+}
+
+/// `pad`'s widths: `n`, `(n,)`, `(before, after)` or one such pair per axis.
+pub struct PadWidth(pub Vec<(i64, i64)>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for PadWidth {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<PadWidth> {
+        let obj = obj.to_owned();
+        if !is_sequence(&obj) {
+            let n = ints(&obj, "pad_width")?[0];
+            return Ok(PadWidth(vec![(n, n)]));
+        }
+        let items: Vec<Bound<'_, PyAny>> = obj.try_iter()?.collect::<PyResult<_>>()?;
+        if items.iter().all(|i| !is_sequence(i)) {
+            let flat = ints(&obj, "pad_width")?;
+            return match flat.as_slice() {
+                [n] => Ok(PadWidth(vec![(*n, *n)])),
+                [b, e] => Ok(PadWidth(vec![(*b, *e)])),
+                _ => Err(PyValueError::new_err(
+                    "[pad] pad_width must be an int, a pair, or a list of pairs.",
+                )),
+            };
+        }
+        items
+            .iter()
+            .map(|item| match ints(item, "pad_width")?.as_slice() {
+                [n] => Ok((*n, *n)),
+                [b, e] => Ok((*b, *e)),
+                _ => Err(PyValueError::new_err(
+                    "[pad] Each pad_width entry must be one int or a pair of ints.",
+                )),
+            })
+            .collect::<PyResult<Vec<_>>>()
+            .map(PadWidth)
+    }
+}
+
+impl Hint for PadWidth {
+    fn hint() -> String {
+        "int | tuple[int] | tuple[int, int] | list[tuple[int, int]]".into()
+    }
+}
+
+/// `tensordot`'s axes: a count, or two sequences of axes.
+pub struct ContractAxes(pub lazulite::TensordotAxes);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for ContractAxes {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<ContractAxes> {
+        let obj = obj.to_owned();
+        if !is_sequence(&obj) {
+            return Ok(ContractAxes(lazulite::TensordotAxes::Count(
+                ints(&obj, "axes")?[0],
+            )));
+        }
+        let pair: Vec<Bound<'_, PyAny>> = obj.try_iter()?.collect::<PyResult<_>>()?;
+        let [a, b] = pair.as_slice() else {
+            return Err(PyValueError::new_err(
+                "[tensordot] axes must be an int or a list of two lists of axes.",
+            ));
+        };
+        let axes = |o: &Bound<'_, PyAny>| -> PyResult<Vec<i32>> { Ok(o.extract::<AxesArg>()?.0) };
+        Ok(ContractAxes(lazulite::TensordotAxes::Pairs(
+            axes(a)?,
+            axes(b)?,
+        )))
+    }
+}
+
+impl Hint for ContractAxes {
+    fn hint() -> String {
+        "int | list[Sequence[int]]".into()
+    }
+}

@@ -7,10 +7,17 @@
 mod array;
 mod bind;
 mod convert;
+mod dataflow;
 mod dtype;
 mod errors;
+mod linalg;
 mod misc;
 mod ops;
+mod random;
+mod reductions;
+mod shapes;
+mod transforms;
+mod trees;
 
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -19,10 +26,27 @@ use pyo3::types::PyList;
 /// stub generator (`tools/gen_stubs.py`).
 #[pyfunction]
 fn _signatures(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
-    let rows = ops::signatures()
-        .into_iter()
-        .map(|s| (s.name, s.is_method, s.python()));
+    let rows = [
+        ops::signatures(),
+        reductions::signatures(),
+        shapes::signatures(),
+        linalg::signatures(),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|s| (s.name, s.is_method, s.python()));
     PyList::new(py, rows)
+}
+
+/// The `random` submodule's functions as `(name, "name(params)")`, for the stubs.
+#[pyfunction]
+fn _random_signatures(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    PyList::new(
+        py,
+        random::signatures()
+            .into_iter()
+            .map(|s| (s.name, s.python())),
+    )
 }
 
 #[pymodule]
@@ -32,6 +56,13 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     dtype::register(m)?;
     ops::register(m)?;
     misc::register(m)?;
+    reductions::register_all(m)?;
+    shapes::register_all(m)?;
+    linalg::register_all(m)?;
+    transforms::register(m)?;
+    dataflow::register(m)?;
+    random::register_submodule(m)?;
+    m.add_function(wrap_pyfunction!(_random_signatures, m)?)?;
     m.add_function(wrap_pyfunction!(_signatures, m)?)?;
     Ok(())
 }

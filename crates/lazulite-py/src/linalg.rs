@@ -1,0 +1,75 @@
+//! Linear algebra with MLX's signatures; `@` on arrays; `einsum` (variadic) by hand.
+
+use crate::array::PyArray;
+use crate::bind;
+use crate::convert::{Arr, ContractAxes};
+use crate::errors::Res;
+use lazulite as lz;
+use lazulite::Array;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+bind! {
+    functions {
+        matmul(a: Arr, b: Arr, /, *, stream) => lz::matmul(&a.0, &b.0);
+        addmm(c: Arr, a: Arr, b: Arr, /, alpha: f64 = 1.0, beta: f64 = 1.0, *, stream) => lz::addmm(&c.0, &a.0, &b.0, alpha, beta);
+        inner(a: Arr, b: Arr, /, *, stream) => lz::inner(&a.0, &b.0);
+        outer(a: Arr, b: Arr, /, *, stream) => lz::outer(&a.0, &b.0);
+        tensordot(a: Arr, b: Arr, /, axes: Option<ContractAxes> = None, *, stream) => lz::tensordot(&a.0, &b.0, axes.map_or(lz::TensordotAxes::Count(2), |x| x.0));
+        kron(a: Arr, b: Arr, *, stream) => lz::kron(&a.0, &b.0);
+        vecdot(a: Arr, b: Arr, /, *, axis: i32 = -1, stream) => lz::vecdot(&a.0, &b.0, axis);
+    }
+    methods {}
+}
+
+/// `einsum("ij,jk->ik", a, b)`.
+#[pyfunction]
+#[pyo3(signature = (subscripts, *operands, stream = None))]
+#[allow(unused_variables)]
+fn einsum(
+    subscripts: &str,
+    operands: &Bound<'_, PyTuple>,
+    stream: Option<Py<PyAny>>,
+) -> Res<PyArray> {
+    let arrays: Vec<Array> = operands
+        .iter()
+        .map(|o| Ok(o.extract::<Arr>()?.0))
+        .collect::<PyResult<_>>()?;
+    let refs: Vec<&Array> = arrays.iter().collect();
+    Ok(PyArray::from(lz::einsum(subscripts, &refs)?))
+}
+
+/// The other operand of `@`; `None` lets Python try the other side.
+fn matmul_operand(other: &Bound<'_, PyAny>) -> Option<Array> {
+    other.extract::<Arr>().ok().map(|a| a.0)
+}
+
+#[pymethods]
+impl PyArray {
+    fn __matmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> Res<Py<PyAny>> {
+        let Some(b) = matmul_operand(other) else {
+            return Ok(py.NotImplemented());
+        };
+        Ok(Py::new(py, PyArray::from(lz::matmul(&self.array(), &b)?))?.into_any())
+    }
+
+    fn __rmatmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> Res<Py<PyAny>> {
+        let Some(a) = matmul_operand(other) else {
+            return Ok(py.NotImplemented());
+        };
+        Ok(Py::new(py, PyArray::from(lz::matmul(&a, &self.array())?))?.into_any())
+    }
+
+    fn __imatmul__(&self, other: &Bound<'_, PyAny>) -> Res<()> {
+        let b = other.extract::<Arr>()?.0;
+        self.rebind(lz::matmul(&self.array(), &b)?);
+        Ok(())
+    }
+}
+
+/// Adds the table's functions and `einsum` to `module`.
+pub fn register_all(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    register(module)?;
+    module.add_function(wrap_pyfunction!(einsum, module)?)?;
+    Ok(())
+}
