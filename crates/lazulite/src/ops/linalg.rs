@@ -7,9 +7,10 @@
 //! dtypes; `outer`, `kron` and contraction-free `einsum` multiply elementwise instead
 //! and accept them.
 
-use super::binary::multiply;
+use super::binary::{add, multiply};
 use super::cast::astype;
-use super::creation::ones;
+use super::creation::{ones, zeros_like};
+use super::shape::swapaxes;
 use super::unary::conjugate;
 use super::view::{broadcast_to, transpose};
 use crate::array::Array;
@@ -19,6 +20,7 @@ use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
 use crate::primitive::{OutputSpec, Primitive};
 use crate::shape::{broadcast_shapes, checked_size};
+use crate::transforms::batch_to_front;
 use std::collections::BTreeMap;
 
 /// Batched matrix product of `(batch..., M, K)` and `(batch..., K, N)` inputs of one
@@ -34,6 +36,72 @@ impl Primitive for Matmul {
         let b = inputs.pop().expect("matmul has two inputs");
         let a = inputs.pop().expect("matmul has two inputs");
         Ok(vec![matmul_kernel(a, b, None)?])
+    }
+
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        _: &[Array],
+        cotangents: &[Array],
+        argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        argnums
+            .iter()
+            .map(|&i| product_cotangent(inputs, &cotangents[0], i))
+            .collect()
+    }
+
+    fn jvp(&self, inputs: &[Array], tangents: &[Array], argnums: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![product_tangent(inputs, tangents, argnums, 0)?])
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        // matmul broadcasts the batch dimensions, so an unbatched input needs no copy.
+        let a = batch_to_front(&inputs[0], axes[0])?;
+        let b = batch_to_front(&inputs[1], axes[1])?;
+        Ok((vec![matmul(&a, &b)?], vec![Some(0)]))
+    }
+}
+
+/// The cotangent of factor `i` (0: `a`, 1: `b`) of `a @ b` for the output cotangent
+/// `g`: `g @ bᵀ` or `aᵀ @ g` (batch dimensions are equal; inputs are matrices).
+fn product_cotangent(factors: &[Array], g: &Array, i: usize) -> Result<Array> {
+    if i == 0 {
+        matmul(g, &swapaxes(&factors[1], -1, -2)?)
+    } else {
+        matmul(&swapaxes(&factors[0], -1, -2)?, g)
+    }
+}
+
+/// The tangent of `a @ b` for `inputs[offset..offset + 2] == [a, b]`, from the tangents
+/// of the inputs listed in `argnums`; `None` when neither factor has one.
+fn product_tangent(
+    inputs: &[Array],
+    tangents: &[Array],
+    argnums: &[usize],
+    offset: usize,
+) -> Result<Array> {
+    let (a, b) = (&inputs[offset], &inputs[offset + 1]);
+    let tangent = |i: usize| argnums.iter().position(|&k| k == i).map(|k| &tangents[k]);
+    let terms = [
+        tangent(offset).map(|ta| matmul(ta, b)),
+        tangent(offset + 1).map(|tb| matmul(a, tb)),
+    ];
+    let mut total: Option<Array> = None;
+    for term in terms.into_iter().flatten() {
+        let term = term?;
+        total = Some(match total {
+            Some(acc) => add(&acc, &term)?,
+            None => term,
+        });
+    }
+    match total {
+        Some(t) => Ok(t),
+        None => zeros_like(&matmul(a, b)?),
     }
 }
 
@@ -58,6 +126,55 @@ impl Primitive for AddMm {
         let a = inputs.pop().expect("addmm has three inputs");
         let c = inputs.pop().expect("addmm has three inputs");
         Ok(vec![matmul_kernel(a, b, Some((c, self.alpha, self.beta)))?])
+    }
+
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        _: &[Array],
+        cotangents: &[Array],
+        argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        let g = &cotangents[0];
+        argnums
+            .iter()
+            .map(|&i| {
+                if i == 0 {
+                    multiply(g, self.beta)
+                } else {
+                    multiply(&product_cotangent(&inputs[1..], g, i - 1)?, self.alpha)
+                }
+            })
+            .collect()
+    }
+
+    fn jvp(&self, inputs: &[Array], tangents: &[Array], argnums: &[usize]) -> Result<Vec<Array>> {
+        let product = multiply(&product_tangent(inputs, tangents, argnums, 1)?, self.alpha)?;
+        match argnums.iter().position(|&k| k == 0) {
+            Some(k) => Ok(vec![add(&product, &multiply(&tangents[k], self.beta)?)?]),
+            None => Ok(vec![product]),
+        }
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        let front = |i: usize| batch_to_front(&inputs[i], axes[i]);
+        let (c, mut a, b) = (front(0)?, front(1)?, front(2)?);
+        // addmm broadcasts c to the product's shape, not the other way: give the product
+        // c's batch dimension when only c has one.
+        if let (Some(ax), None, None) = (axes[0], axes[1], axes[2]) {
+            let shape: Vec<usize> = std::iter::once(inputs[0].shape()[ax])
+                .chain(a.shape().iter().copied())
+                .collect();
+            a = broadcast_to(&a, &shape)?;
+        }
+        Ok((
+            vec![addmm(&c, &a, &b, self.alpha, self.beta)?],
+            vec![Some(0)],
+        ))
     }
 }
 

@@ -11,7 +11,10 @@
 //! before squaring (MLX uses `E[x²] - E[x]²`).
 
 use super::cast::astype;
-use super::view::{reshape, transpose};
+use super::creation::{arange, zeros, zeros_like};
+use super::scan::cumprod;
+use super::sort::argsort;
+use super::view::{broadcast_to, reshape, slice, transpose};
 use crate::array::Array;
 use crate::backend::cpu::reduce::{
     arg_reduce as arg_reduce_kernel, median as median_kernel, reduce as reduce_kernel, ArgReduceOp,
@@ -22,7 +25,10 @@ use crate::dtype::{finfo, DType};
 use crate::error::{Error, Result};
 use crate::primitive::{OutputSpec, Primitive};
 use crate::shape::Axes;
-use crate::{abs, divide, exp, log, maximum, minimum, sqrt, square, stop_gradient, subtract};
+use crate::transforms::batch_to_front;
+use crate::{
+    abs, divide, equal, exp, log, maximum, minimum, multiply, sqrt, square, stop_gradient, subtract,
+};
 
 /// Gives `t` (contiguous) the shape of the node's output.
 fn shaped_as(mut t: Tensor, spec: &OutputSpec) -> Tensor {
@@ -36,6 +42,30 @@ fn shaped_as(mut t: Tensor, spec: &OutputSpec) -> Tensor {
 pub(crate) struct Reduce {
     pub op: ReduceOp,
     pub axes: Vec<usize>,
+    pub keepdims: bool,
+    pub dtype: DType,
+}
+
+impl Reduce {
+    /// `v` (of the input's shape) scaled by the partial derivative of the reduction with
+    /// respect to each input element; `None` when the output does not depend smoothly on
+    /// the input (all, any).
+    fn scale_by_partials(&self, x: &Array, v: &Array) -> Result<Option<Array>> {
+        let scaled = match self.op {
+            ReduceOp::Sum => v.clone(),
+            ReduceOp::Prod => multiply(v, &products_of_others(x, &self.axes)?)?,
+            ReduceOp::Max | ReduceOp::Min => {
+                // The extreme value's cotangent is shared equally among the elements equal
+                // to it (as MLX and JAX do).
+                let extreme = record(self.op, x, &self.axes, true, x.dtype());
+                let hits = equal(x, &extreme)?;
+                let count = record(ReduceOp::Sum, &hits, &self.axes, true, DType::Int32);
+                divide(&multiply(v, &hits)?, &count)?
+            }
+            ReduceOp::All | ReduceOp::Any => return Ok(None),
+        };
+        Ok(Some(scaled))
+    }
 }
 
 impl Primitive for Reduce {
@@ -52,12 +82,95 @@ impl Primitive for Reduce {
         let t = reduce_kernel(self.op, &x, &self.axes, outputs[0].dtype)?;
         Ok(vec![shaped_as(t, &outputs[0])])
     }
+
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        _: &[Array],
+        cotangents: &[Array],
+        _: &[usize],
+    ) -> Result<Vec<Array>> {
+        let x = &inputs[0];
+        let spread = spread_over_reduced(&cotangents[0], x.shape(), &self.axes)?;
+        let grad = match self.scale_by_partials(x, &spread)? {
+            Some(g) => astype(&g, x.dtype())?,
+            None => zeros_like(x)?,
+        };
+        Ok(vec![grad])
+    }
+
+    fn jvp(&self, inputs: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        let x = &inputs[0];
+        let shape = reduced_shape(x.shape(), &self.axes, self.keepdims);
+        Ok(vec![match self.scale_by_partials(x, &tangents[0])? {
+            Some(scaled) => record(
+                ReduceOp::Sum,
+                &scaled,
+                &self.axes,
+                self.keepdims,
+                self.dtype,
+            ),
+            None => zeros(&shape, self.dtype)?,
+        }])
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        let x = batch_to_front(&inputs[0], axes[0])?;
+        let shifted: Vec<usize> = self.axes.iter().map(|&d| d + 1).collect();
+        Ok((
+            vec![record(self.op, &x, &shifted, self.keepdims, self.dtype)],
+            vec![Some(0)],
+        ))
+    }
+}
+
+/// `v`, the result of a reduction of an array of `shape` over `axes`, broadcast back to
+/// `shape` (each input element gets the value of the output it went into).
+fn spread_over_reduced(v: &Array, shape: &[usize], axes: &[usize]) -> Result<Array> {
+    let kept: Vec<i64> = reduced_shape(shape, axes, true)
+        .iter()
+        .map(|&d| d as i64)
+        .collect();
+    broadcast_to(&reshape(v, &kept)?, shape)
+}
+
+/// For each element of `x`, the product of the other elements of its reduction over
+/// `axes`: exclusive products from both ends multiplied, so that zeros need no division.
+fn products_of_others(x: &Array, axes: &[usize]) -> Result<Array> {
+    let kept: Vec<usize> = (0..x.ndim()).filter(|d| !axes.contains(d)).collect();
+    let order: Vec<usize> = kept.iter().chain(axes).copied().collect();
+    let perm: Vec<i32> = order.iter().map(|&d| d as i32).collect();
+    let moved = transpose(x, &perm)?;
+    let mut rows: Vec<i64> = kept.iter().map(|&d| x.shape()[d] as i64).collect();
+    rows.push(reduced_count(x.shape(), axes) as i64);
+    let rows = reshape(&moved, &rows)?;
+    let before = cumprod(&rows, Some(-1), false, false, None)?;
+    let after = cumprod(&rows, Some(-1), true, false, None)?;
+    let moved_shape: Vec<i64> = moved.shape().iter().map(|&d| d as i64).collect();
+    let others = reshape(&multiply(&before, &after)?, &moved_shape)?;
+    let mut inverse = vec![0i32; order.len()];
+    for (i, &d) in order.iter().enumerate() {
+        inverse[d] = i as i32;
+    }
+    transpose(&others, &inverse)
 }
 
 /// The position of the first maximum or minimum along `axis`.
 pub(crate) struct ArgReduce {
     pub op: ArgReduceOp,
     pub axis: usize,
+    pub keepdims: bool,
+}
+
+impl ArgReduce {
+    fn record(self, x: &Array) -> Array {
+        let shape = reduced_shape(x.shape(), &[self.axis], self.keepdims);
+        Array::from_op(self, vec![x.clone()], shape, DType::UInt32)
+    }
 }
 
 impl Primitive for ArgReduce {
@@ -73,6 +186,29 @@ impl Primitive for ArgReduce {
         let x = inputs.pop().expect("arg reductions have one input");
         let t = arg_reduce_kernel(self.op, &x, self.axis)?;
         Ok(vec![shaped_as(t, &outputs[0])])
+    }
+
+    fn vjp(&self, inputs: &[Array], _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![zeros_like(&inputs[0])?])
+    }
+
+    fn jvp(&self, inputs: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        let shape = reduced_shape(inputs[0].shape(), &[self.axis], self.keepdims);
+        Ok(vec![zeros(&shape, DType::UInt32)?])
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        let x = batch_to_front(&inputs[0], axes[0])?;
+        let batched = ArgReduce {
+            op: self.op,
+            axis: self.axis + 1,
+            keepdims: self.keepdims,
+        };
+        Ok((vec![batched.record(&x)], vec![Some(0)]))
     }
 }
 
@@ -95,6 +231,74 @@ impl Primitive for Median {
         let t = median_kernel(&x, self.axis, outputs[0].dtype)?;
         Ok(vec![shaped_as(t, &outputs[0])])
     }
+
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        _: &[Array],
+        cotangents: &[Array],
+        _: &[usize],
+    ) -> Result<Vec<Array>> {
+        let x = &inputs[0];
+        let spread = spread_over_reduced(&cotangents[0], x.shape(), &[self.axis])?;
+        let grad = multiply(&spread, &self.middle_weights(x)?)?;
+        Ok(vec![astype(&grad, x.dtype())?])
+    }
+
+    fn jvp(&self, inputs: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        let x = &inputs[0];
+        let weighted = multiply(&tangents[0], &self.middle_weights(x)?)?;
+        let dtype = x.dtype().to_inexact();
+        Ok(vec![record(
+            ReduceOp::Sum,
+            &astype(&weighted, dtype)?,
+            &[self.axis],
+            false,
+            dtype,
+        )])
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        let x = batch_to_front(&inputs[0], axes[0])?;
+        Ok((vec![record_median(&x, self.axis + 1)], vec![Some(0)]))
+    }
+}
+
+impl Median {
+    /// How much each element of `x` counts in its line's median: 1 for the middle element
+    /// of the sorted line, 1/2 for each of the two middle ones of an even count.
+    fn middle_weights(&self, x: &Array) -> Result<Array> {
+        let n = x.shape()[self.axis];
+        let order = argsort(x, Some(self.axis as i32))?;
+        let at = |k: usize| -> Result<Array> {
+            let mut start = vec![0i64; x.ndim()];
+            let mut stop: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
+            start[self.axis] = k as i64;
+            stop[self.axis] = k as i64 + 1;
+            slice(&order, &start, &stop, &vec![1; x.ndim()])
+        };
+        let mut line = vec![1i64; x.ndim()];
+        line[self.axis] = n as i64;
+        let positions = reshape(&arange(0.0, n as f64, 1.0, DType::UInt32)?, &line)?;
+        let dtype = x.dtype().to_inexact();
+        let lower = astype(&equal(&positions, &at((n - 1) / 2)?)?, dtype)?;
+        let upper = astype(&equal(&positions, &at(n / 2)?)?, dtype)?;
+        multiply(&crate::add(&lower, &upper)?, 0.5)
+    }
+}
+
+/// Records the median of `rows` along `axis`, which is removed.
+fn record_median(rows: &Array, axis: usize) -> Array {
+    Array::from_op(
+        Median { axis },
+        vec![rows.clone()],
+        reduced_shape(rows.shape(), &[axis], false),
+        rows.dtype().to_inexact(),
+    )
 }
 
 /// Normalises one axis; out of range is an `IndexError` as in MLX.
@@ -152,6 +356,8 @@ fn record(op: ReduceOp, a: &Array, axes: &[usize], keepdims: bool, dtype: DType)
         Reduce {
             op,
             axes: axes.to_vec(),
+            keepdims,
+            dtype,
         },
         vec![a.clone()],
         reduced_shape(a.shape(), axes, keepdims),
@@ -258,15 +464,9 @@ pub fn any(a: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
 
 fn arg_reduction(op: ArgReduceOp, a: &Array, axis: Option<i32>, keepdims: bool) -> Result<Array> {
     let name = op.name();
-    let (x, axis, shape) = match axis {
-        None => {
-            let shape = if keepdims { vec![1; a.ndim()] } else { vec![] };
-            (reshape(a, &[a.size() as i64])?, 0, shape)
-        }
-        Some(axis) => {
-            let axis = resolve_axis(name, axis, a.ndim())?;
-            (a.clone(), axis, reduced_shape(a.shape(), &[axis], keepdims))
-        }
+    let (x, axis, flattened) = match axis {
+        None => (reshape(a, &[a.size() as i64])?, 0, true),
+        Some(axis) => (a.clone(), resolve_axis(name, axis, a.ndim())?, false),
     };
     if a.size() == 0 {
         return Err(Error::value(format!(
@@ -279,12 +479,16 @@ fn arg_reduction(op: ArgReduceOp, a: &Array, axis: Option<i32>, keepdims: bool) 
             x.shape()[axis]
         )));
     }
-    Ok(Array::from_op(
-        ArgReduce { op, axis },
-        vec![x],
-        shape,
-        DType::UInt32,
-    ))
+    let positions = ArgReduce {
+        op,
+        axis,
+        keepdims: keepdims && !flattened,
+    }
+    .record(&x);
+    if flattened && keepdims {
+        return reshape(&positions, &vec![1; a.ndim()]);
+    }
+    Ok(positions)
 }
 
 /// Position (uint32) of the first maximum along `axis`, or in the flattened array for
@@ -496,10 +700,10 @@ pub fn median(a: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array>
     let mut rows_shape: Vec<i64> = kept.iter().map(|&d| a.shape()[d] as i64).collect();
     rows_shape.push(reduced_count(a.shape(), &axes) as i64);
     let rows = reshape(&transpose(a, &order)?, &rows_shape)?;
-    Ok(Array::from_op(
-        Median { axis: kept.len() },
-        vec![rows],
-        reduced_shape(a.shape(), &axes, keepdims),
-        a.dtype().to_inexact(),
-    ))
+    let out = record_median(&rows, kept.len());
+    let shape: Vec<i64> = reduced_shape(a.shape(), &axes, keepdims)
+        .iter()
+        .map(|&d| d as i64)
+        .collect();
+    reshape(&out, &shape)
 }

@@ -1,18 +1,24 @@
 //! Cumulative ops: the `Scan` primitive and cumsum, cumprod, cummax, cummin,
 //! logcumsumexp.
 
+use super::binary::{add, divide, equal, maximum, multiply, subtract};
 use super::cast::astype;
+use super::creation::arange;
+use super::sort::{gather_along, one_hot_along, scatter_along};
+use super::unary::{exp, log, negative};
 use super::view::reshape;
 use crate::array::Array;
 use crate::backend::cpu::scan::{scan as scan_kernel, ScanOp};
 use crate::backend::Tensor;
-use crate::dtype::DType;
+use crate::dtype::{finfo, DType};
 use crate::error::{Error, Result};
 use crate::primitive::{OutputSpec, Primitive};
 use crate::shape::normalize_axis;
+use crate::transforms::batch_to_front;
 
 /// A cumulative `op` along `axis`, from the end when `reverse`, each output excluding
 /// its own element unless `inclusive`. Input and output have the same shape and dtype.
+#[derive(Clone, Copy)]
 pub(crate) struct Scan {
     pub op: ScanOp,
     pub axis: usize,
@@ -42,6 +48,209 @@ impl Primitive for Scan {
             self.inclusive,
         )?])
     }
+
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        outputs: &[Array],
+        cotangents: &[Array],
+        _: &[usize],
+    ) -> Result<Vec<Array>> {
+        let (x, y, g) = (&inputs[0], &outputs[0], &cotangents[0]);
+        let grad = match self.op {
+            // Each output sums the elements before it: each input feeds those after it.
+            ScanOp::Sum => self.backward(ScanOp::Sum, g)?,
+            ScanOp::Prod => {
+                let parts = ProductParts::new(self, x)?;
+                // Before the first zero: d y_j / d x_i = y_j / x_i.
+                let before = divide(&self.backward(ScanOp::Sum, &multiply(g, y)?)?, &parts.safe)?;
+                // At the first zero: the products with that zero left out.
+                let at = self.backward(ScanOp::Sum, &multiply(g, &parts.zero_left_out)?)?;
+                add(
+                    &multiply(&before, &parts.before_first_zero)?,
+                    &multiply(&at, &parts.first_zero)?,
+                )?
+            }
+            ScanOp::Max | ScanOp::Min => {
+                let picks = self.extremum_sources(x)?;
+                scatter_along(g, &picks, self.axis)?
+            }
+            ScanOp::LogAddExp => {
+                // d y_j / d x_i = exp(x_i - y_j), summed in log space per sign of g.
+                let neg_y = negative(&finite_floor(y)?)?;
+                let (pos, neg) = signed_log_terms(g)?;
+                let scan = |w: &Array| self.backward(ScanOp::LogAddExp, &add(w, &neg_y)?);
+                subtract(&exp(&add(x, &scan(&pos)?)?)?, &exp(&add(x, &scan(&neg)?)?)?)?
+            }
+        };
+        Ok(vec![astype(&grad, x.dtype())?])
+    }
+
+    fn jvp(&self, inputs: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        let (x, t) = (&inputs[0], &tangents[0]);
+        let tangent = match self.op {
+            ScanOp::Sum => self.forward(ScanOp::Sum, t)?,
+            ScanOp::Prod => {
+                let y = self.forward(ScanOp::Prod, x)?;
+                let parts = ProductParts::new(self, x)?;
+                let before = multiply(t, &parts.before_first_zero)?;
+                let before = self.forward(ScanOp::Sum, &divide(&before, &parts.safe)?)?;
+                let at = self.forward(ScanOp::Sum, &multiply(t, &parts.first_zero)?)?;
+                add(
+                    &multiply(&y, &before)?,
+                    &multiply(&parts.zero_left_out, &at)?,
+                )?
+            }
+            ScanOp::Max | ScanOp::Min => {
+                let picks = self.extremum_sources(x)?;
+                gather_along(t, &picks, self.axis)?
+            }
+            ScanOp::LogAddExp => {
+                let y = finite_floor(&self.forward(ScanOp::LogAddExp, x)?)?;
+                let (pos, neg) = signed_log_terms(t)?;
+                let scan = |w: &Array| self.forward(ScanOp::LogAddExp, &add(w, x)?);
+                subtract(
+                    &exp(&subtract(&scan(&pos)?, &y)?)?,
+                    &exp(&subtract(&scan(&neg)?, &y)?)?,
+                )?
+            }
+        };
+        let dtype = self.output_dtype(x.dtype());
+        Ok(vec![astype(&tangent, dtype)?])
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        let x = batch_to_front(&inputs[0], axes[0])?;
+        let batched = Scan {
+            axis: self.axis + 1,
+            ..*self
+        };
+        Ok((vec![batched.record(&x)], vec![Some(0)]))
+    }
+}
+
+impl Scan {
+    fn output_dtype(&self, dtype: DType) -> DType {
+        match (self.op, dtype) {
+            (ScanOp::Sum, DType::Bool) => DType::Int32,
+            (ScanOp::LogAddExp, d) => d.to_inexact(),
+            (_, d) => d,
+        }
+    }
+
+    fn record(self, a: &Array) -> Array {
+        let dtype = self.output_dtype(a.dtype());
+        let shape = a.shape().to_vec();
+        Array::from_op(self, vec![a.clone()], shape, dtype)
+    }
+
+    /// `op` scanned in this scan's direction and inclusivity.
+    fn forward(&self, op: ScanOp, a: &Array) -> Result<Array> {
+        let scan = Scan { op, ..*self };
+        Ok(scan.record(&astype(a, scan.output_dtype(a.dtype()))?))
+    }
+
+    /// `op` scanned the other way: output `j` combines the elements whose outputs
+    /// input `j` feeds.
+    fn backward(&self, op: ScanOp, a: &Array) -> Result<Array> {
+        let scan = Scan {
+            op,
+            reverse: !self.reverse,
+            ..*self
+        };
+        Ok(scan.record(a))
+    }
+
+    /// For cummax/cummin: a one-hot mask of which input each output is (MLX's choice:
+    /// among equal candidates, the latest in scan order; the first output of an exclusive
+    /// scan is none).
+    fn extremum_sources(&self, x: &Array) -> Result<Array> {
+        let n = x.shape()[self.axis];
+        let running = Scan {
+            inclusive: true,
+            ..*self
+        }
+        .record(x);
+        let reaches = equal(x, &running)?;
+        // Positions ranked 1.. in scan order, so that a running max of the ranks of the
+        // elements that reached the running extremum finds the latest; 0 means none
+        // (it maps to an index outside the line, which picks nothing).
+        let mut line = vec![1i64; x.ndim()];
+        line[self.axis] = n as i64;
+        let (start, stop, step) = if self.reverse {
+            (n as f64, 0.0, -1.0)
+        } else {
+            (1.0, n as f64 + 1.0, 1.0)
+        };
+        let rank = reshape(&arange(start, stop, step, DType::Int32)?, &line)?;
+        let candidates = multiply(&reaches, &rank)?;
+        let latest = Scan {
+            op: ScanOp::Max,
+            ..*self
+        }
+        .record(&candidates);
+        let index = if self.reverse {
+            subtract(n as f64, &latest)?
+        } else {
+            subtract(&latest, 1.0)?
+        };
+        one_hot_along(&astype(&index, DType::Int32)?, self.axis, n)
+    }
+}
+
+/// For the derivatives of a cumulative product: the position of each line's first zero
+/// (in scan order) splits it into elements before it, whose derivative is `y / x`, the
+/// zero itself, whose derivative is the product with it left out, and elements after
+/// it, whose derivatives are zero.
+struct ProductParts {
+    /// `x` with every zero replaced by 1.
+    safe: Array,
+    /// 1 where no zero comes at or before the element, else 0.
+    before_first_zero: Array,
+    /// 1 at the first zero, else 0.
+    first_zero: Array,
+    /// The cumulative product with the first zero replaced by 1.
+    zero_left_out: Array,
+}
+
+impl ProductParts {
+    fn new(scan: &Scan, x: &Array) -> Result<ProductParts> {
+        let dtype = x.dtype();
+        let is_zero = astype(&equal(x, 0.0)?, dtype)?;
+        let zeros_so_far = Scan {
+            op: ScanOp::Sum,
+            inclusive: true,
+            ..*scan
+        }
+        .record(&is_zero);
+        let none_so_far = astype(&equal(&zeros_so_far, 0.0)?, dtype)?;
+        let first = astype(&equal(&zeros_so_far, 1.0)?, dtype)?;
+        let first_zero = multiply(&first, &is_zero)?;
+        let zero_left_out = scan.forward(ScanOp::Prod, &add(x, &first_zero)?)?;
+        Ok(ProductParts {
+            safe: add(x, &is_zero)?,
+            before_first_zero: none_so_far,
+            first_zero,
+            zero_left_out,
+        })
+    }
+}
+
+/// `y` with `-inf` raised to the lowest finite value, so that `-y` stays finite.
+fn finite_floor(y: &Array) -> Result<Array> {
+    match finfo(y.dtype()) {
+        Some(info) => maximum(y, info.min),
+        None => Ok(y.clone()),
+    }
+}
+
+/// `log(max(w, 0))` and `log(max(-w, 0))`: `w = exp(pos) - exp(neg)` in log space.
+fn signed_log_terms(w: &Array) -> Result<(Array, Array)> {
+    Ok((log(&maximum(w, 0.0)?)?, log(&maximum(&negative(w)?, 0.0)?)?))
 }
 
 /// `axis` as an index below `ndim`; out of range is an index error, as in MLX.
@@ -66,14 +275,13 @@ fn scan(op: ScanOp, a: &Array, axis: Option<i32>, reverse: bool, inclusive: bool
         (_, d) => d,
     };
     let a = astype(&a, dtype)?;
-    let shape = a.shape().to_vec();
     let prim = Scan {
         op,
         axis,
         reverse,
         inclusive,
     };
-    Ok(Array::from_op(prim, vec![a], shape, dtype))
+    Ok(prim.record(&a))
 }
 
 /// Cumulative sum along `axis` (`None`: over the flattened array). `reverse` sums from

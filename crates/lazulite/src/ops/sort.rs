@@ -4,10 +4,13 @@
 //! Order (MLX's): NaN after everything, `-0.0` equal to `0.0`, complex numbers by real
 //! part then imaginary part. Index results are uint32, as in MLX.
 
-use super::binary::subtract;
+use super::binary::{equal, multiply, subtract};
 use super::cast::astype;
+use super::creation::{arange, zeros, zeros_like};
+use super::reduce::sum;
 use super::scan::{checked_axis, flatten_for_axis};
-use super::view::slice;
+use super::shape::expand_dims;
+use super::view::{reshape, slice};
 use crate::array::Array;
 use crate::backend::cpu::sort::{
     searchsorted as searchsorted_kernel, sort as sort_kernel, SortKind,
@@ -16,6 +19,7 @@ use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
 use crate::primitive::{OutputSpec, Primitive};
+use crate::transforms::batch_to_front;
 
 /// Sorts, argsorts or partitions every line along `axis`.
 pub(crate) struct Sort {
@@ -45,6 +49,98 @@ impl Primitive for Sort {
     fn eval(&self, inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
         Ok(vec![sort_kernel(self.kind, &inputs[0], self.axis)?])
     }
+
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        _: &[Array],
+        cotangents: &[Array],
+        _: &[usize],
+    ) -> Result<Vec<Array>> {
+        let x = &inputs[0];
+        match self.source_positions(x)? {
+            Some(picks) => Ok(vec![scatter_along(&cotangents[0], &picks, self.axis)?]),
+            None => Ok(vec![zeros_like(x)?]),
+        }
+    }
+
+    fn jvp(&self, inputs: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        let x = &inputs[0];
+        match self.source_positions(x)? {
+            Some(picks) => Ok(vec![gather_along(&tangents[0], &picks, self.axis)?]),
+            None => Ok(vec![zeros(x.shape(), DType::UInt32)?]),
+        }
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        let x = batch_to_front(&inputs[0], axes[0])?;
+        let batched = Sort {
+            kind: self.kind,
+            axis: self.axis + 1,
+        };
+        let dtype = if self.returns_indices() {
+            DType::UInt32
+        } else {
+            x.dtype()
+        };
+        let shape = x.shape().to_vec();
+        Ok((
+            vec![Array::from_op(batched, vec![x], shape, dtype)],
+            vec![Some(0)],
+        ))
+    }
+}
+
+impl Sort {
+    fn returns_indices(&self) -> bool {
+        matches!(self.kind, SortKind::ArgSort | SortKind::ArgPartition(_))
+    }
+
+    /// For the value-returning kinds, which input element each output element is, as a
+    /// one-hot mask (see [`one_hot_along`]); `None` for the index-returning kinds, whose
+    /// outputs do not depend smoothly on the input.
+    fn source_positions(&self, x: &Array) -> Result<Option<Array>> {
+        let axis = Some(self.axis as i32);
+        let order = match self.kind {
+            SortKind::Sort => argsort(x, axis)?,
+            // The kernel arranges values and indices identically for the same kth.
+            SortKind::Partition(kth) => argpartition(x, kth as i64, axis)?,
+            SortKind::ArgSort | SortKind::ArgPartition(_) => return Ok(None),
+        };
+        Ok(Some(one_hot_along(
+            &order,
+            self.axis,
+            x.shape()[self.axis],
+        )?))
+    }
+}
+
+/// A mask `m` with an axis of length `n` inserted after `axis` of `index`:
+/// `m[.., j, i, ..]` is whether `index[.., j, ..] == i`. Gathers and scatters along an
+/// axis are products with it (quadratic in the axis length: lazulite has no gather
+/// primitive, and these products carry their own derivative rules).
+pub(crate) fn one_hot_along(index: &Array, axis: usize, n: usize) -> Result<Array> {
+    let mut line = vec![1i64; index.ndim() + 1];
+    line[axis + 1] = n as i64;
+    let positions = reshape(&arange(0.0, n as f64, 1.0, index.dtype())?, &line)?;
+    equal(&expand_dims(index, (axis + 1) as i32)?, &positions)
+}
+
+/// `out[.., j, ..] = values[.., picks(j), ..]` along `axis` for a one-hot `picks`.
+pub(crate) fn gather_along(values: &Array, picks: &Array, axis: usize) -> Result<Array> {
+    let spread = multiply(picks, &expand_dims(values, axis as i32)?)?;
+    sum(&spread, (axis + 1) as i32, false)
+}
+
+/// The transpose of [`gather_along`]: `out[.., i, ..]` is the sum of the `values` at the
+/// positions `j` that picked `i`.
+pub(crate) fn scatter_along(values: &Array, picks: &Array, axis: usize) -> Result<Array> {
+    let spread = multiply(picks, &expand_dims(values, (axis + 1) as i32)?)?;
+    sum(&spread, axis as i32, false)
 }
 
 /// MLX's way of printing a shape in messages: `(2,3)`.

@@ -8,7 +8,7 @@ use crate::backend::cpu::elementwise::map1;
 use crate::backend::{contiguous_strides, Tensor};
 use crate::element::dispatch;
 use crate::error::{Error, Result};
-use crate::ops::{astype, zeros};
+use crate::ops::{astype, sum, zeros};
 use crate::primitive::{OutputSpec, Primitive};
 use crate::shape::{broadcast_shapes, checked_size, normalize_axis};
 use crate::transforms::batch_to_front;
@@ -283,6 +283,25 @@ impl Primitive for Broadcast {
         t.shape = shape.clone();
         t.strides = strides;
         Ok(vec![t])
+    }
+
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        _: &[Array],
+        cotangents: &[Array],
+        _: &[usize],
+    ) -> Result<Vec<Array>> {
+        // Every output element reading an input element adds its cotangent to it: sum
+        // over the added leading dimensions and over the dimensions stretched from 1.
+        let shape = inputs[0].shape();
+        let lead = self.0.len() - shape.len();
+        let axes: Vec<i32> = (0..self.0.len())
+            .filter(|&d| d < lead || (shape[d - lead] == 1 && self.0[d] != 1))
+            .map(|d| d as i32)
+            .collect();
+        let summed = sum(&cotangents[0], axes, false)?;
+        Ok(vec![reshape(&summed, &as_i64(shape))?])
     }
 
     fn jvp(&self, _: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
