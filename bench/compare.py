@@ -1,0 +1,350 @@
+"""Side-by-side benchmark: lazulite (through `lazulite.core`), NumPy, JAX and MLX.
+
+Times each workload with every library that is installed, in one run, interleaving the
+libraries (one call of each in turn, repeated) so a noisy machine slows them alike, and
+prints the median milliseconds and the ratio lazulite / best peer (below 1: lazulite is
+faster). A workload a library lacks (or whose lazulite function is not bound yet) shows
+"n/a".
+
+    bash bench/setup.sh                       # .venv-bench with the peers + release build
+    .venv-bench/bin/python bench/compare.py   # all workloads
+    .venv-bench/bin/python bench/compare.py softmax sum   # names containing a word
+
+lazulite and MLX run eagerly (record, then `eval`); JAX runs `jax.jit`-compiled functions
+(compiled before timing) and waits with `block_until_ready`; NumPy runs eagerly.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import sys
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+N = 10_000_000
+SQUARE = 4096
+
+
+def optional(name: str) -> Any:
+    try:
+        return __import__(name, fromlist=["_"])
+    except ImportError:
+        return None
+
+
+lz = optional("lazulite.core")
+mx = optional("mlx.core")
+jax = optional("jax")
+jnp = optional("jax.numpy")
+if jax is not None:
+    jax.config.update("jax_enable_x64", True)
+
+
+class Unsupported(Exception):
+    """The library has no such function (or dtype)."""
+
+
+def need(ns: Any, name: str) -> Callable:
+    fn = getattr(ns, name, None)
+    if fn is None:
+        raise Unsupported(name)
+    return fn
+
+
+# --- libraries -----------------------------------------------------------------------
+# A library turns NumPy inputs into its arrays (`put`), and a workload's function into a
+# zero-argument callable that computes and waits for the result (`prepare`).
+
+
+class Library:
+    name = ""
+
+    def put(self, x: np.ndarray, dtype: str) -> Any:
+        raise NotImplementedError
+
+    def prepare(self, fn: Callable, args: list) -> Callable[[], Any]:
+        raise NotImplementedError
+
+
+class NumPy(Library):
+    name = "numpy"
+    ns = np
+
+    def put(self, x, dtype):
+        if dtype == "bfloat16":
+            raise Unsupported("bfloat16")
+        return x.astype(dtype)
+
+    def prepare(self, fn, args):
+        return lambda: fn(np, *args)
+
+
+class Jax(Library):
+    name = "jax"
+
+    def put(self, x, dtype):
+        return jax.device_put(x.astype(np.float32)).astype(dtype).block_until_ready()
+
+    def prepare(self, fn, args):
+        compiled = jax.jit(lambda *a: fn(jnp, *a))
+        compiled(*args).block_until_ready()
+        return lambda: compiled(*args).block_until_ready()
+
+
+class Eager(Library):
+    """lazulite and MLX: the same API, recorded then evaluated."""
+
+    def __init__(self, name: str, ns: Any):
+        self.name, self.ns = name, ns
+
+    def put(self, x, dtype):
+        a = self.ns.array(x.astype(np.float32)).astype(need(self.ns, dtype))
+        self.ns.eval(a)
+        return a
+
+    def prepare(self, fn, args):
+        ns = self.ns
+
+        def run():
+            y = fn(ns, *args)
+            ns.eval(y)
+            return y
+
+        return run
+
+
+LIBRARIES: list[Library] = [Eager("lazulite", lz)] if lz is not None else []
+LIBRARIES.append(NumPy())
+if jax is not None:
+    LIBRARIES.append(Jax())
+if mx is not None:
+    LIBRARIES.append(Eager("mlx", mx))
+
+
+# --- workloads -----------------------------------------------------------------------
+# A workload: name, inputs (NumPy arrays, dtype), and the function per API family:
+# `numpy_fn(ns, *args)` for NumPy and jax.numpy, `mlx_fn(ns, *args)` for MLX and lazulite.
+# `eager_only`: JAX runs it without jit (a per-op overhead measurement).
+
+
+class Workload:
+    def __init__(
+        self,
+        name: str,
+        inputs: Callable[[], list[np.ndarray]],
+        numpy_fn: Callable,
+        mlx_fn: Callable,
+        dtype: str = "float32",
+        runs: int = 7,
+        eager_only: bool = False,
+    ):
+        self.name, self.inputs, self.dtype, self.runs = name, inputs, dtype, runs
+        self.numpy_fn, self.mlx_fn, self.eager_only = numpy_fn, mlx_fn, eager_only
+
+    def fn_for(self, lib: Library) -> Callable:
+        return self.mlx_fn if isinstance(lib, Eager) else self.numpy_fn
+
+
+_cache: dict[tuple, np.ndarray] = {}
+
+
+def uniform(shape: tuple, lo: float, hi: float, seed: int) -> np.ndarray:
+    key = (shape, lo, hi, seed)
+    if key not in _cache:
+        rng = np.random.default_rng(seed)
+        _cache[key] = rng.uniform(lo, hi, size=shape).astype(np.float32)
+    return _cache[key]
+
+
+def wide(n=N):
+    return uniform((n,), -3.0, 3.0, 1)
+
+
+def positive(n=N):
+    return uniform((n,), 0.01, 10.0, 2)
+
+
+def unit(n=N):
+    return uniform((n,), -0.99, 0.99, 3)
+
+
+def square():
+    return uniform((SQUARE, SQUARE), -3.0, 3.0, 4)
+
+
+def same(name: str) -> Callable:
+    """The function `name` of the namespace applied to the arguments."""
+    return lambda ns, *a: need(ns, name)(*a)
+
+
+def numpy_softmax(ns, x):
+    if ns is not np:
+        return jax.nn.softmax(x, axis=-1)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def numpy_logsumexp(ns, x):
+    if ns is not np:
+        return jax.nn.logsumexp(x, axis=-1)
+    m = x.max(axis=-1, keepdims=True)
+    return np.log(np.exp(x - m).sum(axis=-1)) + m[:, 0]
+
+
+def chain(ns, x):
+    return need(ns, "arctan")(
+        need(ns, "round")(need(ns, "sinh")(need(ns, "abs")(
+            need(ns, "cos")(-need(ns, "sin")(need(ns, "log")(x + x)))
+        )))
+    )
+
+
+def chained_adds(ns, x):
+    for _ in range(10_000):
+        x = x + 1.0
+    return x
+
+
+def workloads() -> list[Workload]:
+    out = []
+    for n in (512, 1024, 2048):
+        for dtype in ("float32", "float16", "bfloat16", "float64"):
+            runs = 3 if n == 2048 else 5
+            if dtype == "float16" and n == 2048:
+                runs = 1  # NumPy's float16 matmul takes seconds
+            out.append(Workload(
+                f"matmul {dtype} {n}",
+                lambda n=n: [uniform((n, n), -1, 1, 5), uniform((n, n), -1, 1, 6)],
+                lambda ns, a, b: ns.matmul(a, b),
+                lambda ns, a, b: need(ns, "matmul")(a, b),
+                dtype=dtype, runs=runs,
+            ))
+    unary = [
+        ("abs", wide), ("negative", wide), ("square", wide), ("sqrt", positive),
+        ("rsqrt", positive), ("exp", wide), ("expm1", wide), ("log", positive),
+        ("log1p", positive), ("log2", positive), ("log10", positive), ("sin", wide),
+        ("cos", wide), ("tan", wide), ("arcsin", unit), ("arccos", unit),
+        ("arctan", wide), ("sinh", wide), ("cosh", wide), ("tanh", wide),
+        ("arcsinh", wide), ("sigmoid", wide), ("erf", wide), ("floor", wide),
+        ("ceil", wide), ("round", wide), ("trunc", wide),
+    ]
+    numpy_unary = {
+        "rsqrt": lambda ns, x: 1 / ns.sqrt(x),
+        "sigmoid": lambda ns, x: 1 / (1 + ns.exp(-x)),
+        "erf": lambda ns, x: jax.scipy.special.erf(x) if ns is not np else need(ns, "erf")(x),
+    }
+    for name, data in unary:
+        out.append(Workload(
+            f"{name} 10M f32", lambda data=data: [data()],
+            numpy_unary.get(name, same(name)), same(name),
+        ))
+    for name in ("add", "multiply", "divide", "maximum"):
+        out.append(Workload(f"{name} 10M f32", lambda: [wide(), positive()], same(name), same(name)))
+    out += [
+        Workload("add 4096^2 + row", lambda: [square(), wide(SQUARE).reshape(1, SQUARE)],
+                 same("add"), same("add")),
+        Workload("multiply 4096^2 * column", lambda: [square(), positive(SQUARE).reshape(SQUARE, 1)],
+                 same("multiply"), same("multiply")),
+        Workload("add scalar 10M f32", lambda: [wide()],
+                 lambda ns, x: x + 1.0, lambda ns, x: x + 1.0),
+        Workload("astype 10M f32->f16", lambda: [wide()],
+                 lambda ns, x: x.astype(ns.float16), lambda ns, x: x.astype(ns.float16)),
+    ]
+    for red in ("sum", "max", "argmax"):
+        out.append(Workload(f"{red} 10M", lambda: [wide()],
+                            lambda ns, x, r=red: need(ns, r)(x),
+                            lambda ns, x, r=red: need(ns, r)(x)))
+        for axis in (0, 1):
+            out.append(Workload(f"{red} 4096^2 axis {axis}", lambda: [square()],
+                                lambda ns, x, r=red, a=axis: need(ns, r)(x, axis=a),
+                                lambda ns, x, r=red, a=axis: need(ns, r)(x, axis=a)))
+    out += [
+        Workload("softmax rows 4096^2", lambda: [square()], numpy_softmax,
+                 lambda ns, x: need(ns, "softmax")(x, axis=-1)),
+        Workload("logsumexp rows 4096^2", lambda: [square()], numpy_logsumexp,
+                 lambda ns, x: need(ns, "logsumexp")(x, axis=-1)),
+        Workload("chain 10M f32", lambda: [positive()], chain, chain),
+        Workload("transpose + add 4096^2", lambda: [square()],
+                 lambda ns, x: x.T + x, lambda ns, x: x.T + x),
+        Workload("cumsum 10M", lambda: [wide()],
+                 lambda ns, x: ns.cumsum(x), lambda ns, x: need(ns, "cumsum")(x)),
+        Workload("sort 1M", lambda: [wide(1_000_000)],
+                 lambda ns, x: ns.sort(x), lambda ns, x: need(ns, "sort")(x)),
+        Workload("10000 chained scalar adds", lambda: [np.array(1.0, np.float32)],
+                 chained_adds, chained_adds, runs=3, eager_only=True),
+    ]
+    return out
+
+
+# --- running -------------------------------------------------------------------------
+
+
+def prepare(lib: Library, w: Workload) -> Callable[[], Any] | None:
+    try:
+        args = [lib.put(x, w.dtype) for x in w.inputs()]
+        fn = w.fn_for(lib)
+        if w.eager_only and isinstance(lib, Jax):
+            return lambda: fn(jnp, *args).block_until_ready()
+        run = lib.prepare(fn, args)
+        run()  # warm-up (and a check that the function exists)
+        return run
+    except (Unsupported, AttributeError, TypeError, NotImplementedError) as e:
+        if os.environ.get("BENCH_VERBOSE"):
+            print(f"  {lib.name} {w.name}: n/a ({type(e).__name__}: {e})", file=sys.stderr)
+        return None
+
+
+def measure(w: Workload) -> dict[str, float | None]:
+    runs = {lib.name: prepare(lib, w) for lib in LIBRARIES}
+    times: dict[str, list[float]] = {name: [] for name, run in runs.items() if run}
+    for _ in range(w.runs):
+        for name, run in runs.items():
+            if run is None:
+                continue
+            start = time.perf_counter()
+            run()
+            times[name].append((time.perf_counter() - start) * 1e3)
+    return {lib.name: statistics.median(times[lib.name]) if lib.name in times else None
+            for lib in LIBRARIES}
+
+
+def describe_machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    versions = [f"numpy {np.__version__}"]
+    if jax is not None:
+        versions.append(f"jax {jax.__version__}")
+    if mx is not None:
+        versions.append(f"mlx {getattr(mx, '__version__', '?')}")
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, " + ", ".join(versions)
+
+
+def main() -> None:
+    filters = sys.argv[1:]
+    names = [lib.name for lib in LIBRARIES]
+    print(f"# {describe_machine()}")
+    print("# median ms; ratio = lazulite / fastest peer (< 1: lazulite faster)")
+    header = "| workload | " + " | ".join(names) + " | ratio |"
+    print(header)
+    print("|" + "---|" * (len(names) + 2))
+    for w in workloads():
+        if filters and not any(f in w.name for f in filters):
+            continue
+        result = measure(w)
+        cells = [f"{result[n]:.3f}" if result[n] is not None else "n/a" for n in names]
+        peers = [t for n, t in result.items() if n != "lazulite" and t is not None]
+        ours = result.get("lazulite")
+        ratio = f"{ours / min(peers):.2f}" if ours is not None and peers else "n/a"
+        print(f"| {w.name} | " + " | ".join(cells) + f" | {ratio} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Creates .venv-bench (if missing) with the benchmark's peers (NumPy, JAX on CPU, MLX on CPU)
+# and installs the `lazulite.core` extension built in release mode. Kept apart from the test
+# venv (.venv), which must not need JAX or MLX.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+requirements="maturin==1.16.0 numpy==2.4.6 jax[cpu]==0.10.2 mlx==0.32.4 mlx-cpu==0.32.4"
+stamp=.venv-bench/.lazulite-bench-requirements
+
+if [ ! -x .venv-bench/bin/python ]; then
+  python3 -m venv .venv-bench
+fi
+if [ "$(cat "$stamp" 2>/dev/null)" != "$requirements" ]; then
+  # shellcheck disable=SC2086 # the list is split on purpose
+  .venv-bench/bin/python -m pip install --quiet $requirements
+  echo "$requirements" > "$stamp"
+fi
+
+(cd python && VIRTUAL_ENV="$PWD/../.venv-bench" ../.venv-bench/bin/maturin develop --release --quiet)

@@ -1,0 +1,192 @@
+//! The Rust side of the side-by-side benchmark (`bench/compare.py` is the Python side):
+//! times the same workloads through the public API, record + eval, and prints the median
+//! in milliseconds. It also times the per-op overhead of recording and evaluating a tiny
+//! op (the target is at most 2 us).
+//!
+//! Run with `cargo run --release --example bench` (`-- FILTER` runs the workloads whose
+//! name contains FILTER).
+
+use lazulite::{eval, Array, DType, Result};
+use std::time::Instant;
+
+const N: usize = 10_000_000;
+
+/// `n` values uniform in [lo, hi) from a fixed-seed generator.
+fn uniform(n: usize, lo: f32, hi: f32, seed: u64) -> Vec<f32> {
+    let mut state = seed;
+    (0..n)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let unit = (state >> 40) as f32 / (1u64 << 24) as f32;
+            lo + (hi - lo) * unit
+        })
+        .collect()
+}
+
+fn array(n: usize, shape: &[usize], lo: f32, hi: f32, seed: u64) -> Result<Array> {
+    Array::from_slice(&uniform(n, lo, hi, seed), shape)
+}
+
+/// Median milliseconds of `runs` calls of `work` (each records and evaluates), after
+/// one warm-up call.
+fn median_ms(runs: usize, mut work: impl FnMut() -> Result<Array>) -> Result<f64> {
+    eval(&[&work()?])?;
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let start = Instant::now();
+        let y = work()?;
+        eval(&[&y])?;
+        times.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[runs / 2])
+}
+
+struct Bench {
+    filter: Option<String>,
+}
+
+impl Bench {
+    fn run(&self, name: &str, runs: usize, work: impl FnMut() -> Result<Array>) -> Result<()> {
+        if self.filter.as_ref().is_some_and(|f| !name.contains(f.as_str())) {
+            return Ok(());
+        }
+        println!("{name:32} {:10.3} ms", median_ms(runs, work)?);
+        Ok(())
+    }
+}
+
+type Unary = fn(&Array) -> Result<Array>;
+
+fn main() -> Result<()> {
+    let bench = Bench {
+        filter: std::env::args().nth(1),
+    };
+    println!("lazulite (Rust), median ms");
+
+    for n in [512, 1024, 2048] {
+        let runs = if n == 2048 { 3 } else { 7 };
+        for dtype in [DType::Float32, DType::Float16, DType::BFloat16, DType::Float64] {
+            let a = lazulite::astype(&array(n * n, &[n, n], -1.0, 1.0, 1)?, dtype)?;
+            let b = lazulite::astype(&array(n * n, &[n, n], -1.0, 1.0, 2)?, dtype)?;
+            eval(&[&a, &b])?;
+            bench.run(&format!("matmul {dtype} {n}"), runs, || {
+                lazulite::matmul(&a, &b)
+            })?;
+        }
+    }
+
+    let wide = array(N, &[N], -3.0, 3.0, 3)?;
+    let positive = array(N, &[N], 0.01, 10.0, 4)?;
+    let unit = array(N, &[N], -0.99, 0.99, 5)?;
+    let unary: [(&str, Unary, &Array); 26] = [
+        ("abs", lazulite::abs, &wide),
+        ("negative", lazulite::negative, &wide),
+        ("square", lazulite::square, &wide),
+        ("sqrt", lazulite::sqrt, &positive),
+        ("rsqrt", lazulite::rsqrt, &positive),
+        ("exp", lazulite::exp, &wide),
+        ("expm1", lazulite::expm1, &wide),
+        ("log", lazulite::log, &positive),
+        ("log1p", lazulite::log1p, &positive),
+        ("log2", lazulite::log2, &positive),
+        ("log10", lazulite::log10, &positive),
+        ("sin", lazulite::sin, &wide),
+        ("cos", lazulite::cos, &wide),
+        ("tan", lazulite::tan, &wide),
+        ("arcsin", lazulite::arcsin, &unit),
+        ("arccos", lazulite::arccos, &unit),
+        ("arctan", lazulite::arctan, &wide),
+        ("sinh", lazulite::sinh, &wide),
+        ("cosh", lazulite::cosh, &wide),
+        ("tanh", lazulite::tanh, &wide),
+        ("sigmoid", lazulite::sigmoid, &wide),
+        ("erf", lazulite::erf, &wide),
+        ("floor", lazulite::floor, &wide),
+        ("ceil", lazulite::ceil, &wide),
+        ("round", |a| lazulite::round(a, 0), &wide),
+        ("trunc", lazulite::trunc, &wide),
+    ];
+    for (name, op, x) in unary {
+        bench.run(&format!("{name} 10M f32"), 7, || op(x))?;
+    }
+
+    let m = 4096;
+    let square = array(m * m, &[m, m], -3.0, 3.0, 6)?;
+    let row = array(m, &[1, m], -3.0, 3.0, 7)?;
+    let column = array(m, &[m, 1], 0.5, 3.0, 8)?;
+    bench.run("add 10M f32", 7, || lazulite::add(&wide, &positive))?;
+    bench.run("multiply 10M f32", 7, || lazulite::multiply(&wide, &positive))?;
+    bench.run("divide 10M f32", 7, || lazulite::divide(&wide, &positive))?;
+    bench.run("maximum 10M f32", 7, || lazulite::maximum(&wide, &positive))?;
+    bench.run("add 4096^2 + row", 7, || lazulite::add(&square, &row))?;
+    bench.run("multiply 4096^2 * column", 7, || {
+        lazulite::multiply(&square, &column)
+    })?;
+    bench.run("add scalar 10M f32", 7, || lazulite::add(&wide, 1.0))?;
+    bench.run("astype 10M f32->f16", 7, || {
+        lazulite::astype(&wide, DType::Float16)
+    })?;
+    bench.run("astype 10M f32->i32", 7, || {
+        lazulite::astype(&wide, DType::Int32)
+    })?;
+
+    bench.run("sum 10M", 7, || lazulite::sum(&wide, 0, false))?;
+    bench.run("max 10M", 7, || lazulite::max(&wide, 0, false))?;
+    bench.run("argmax 10M", 7, || lazulite::argmax(&wide, Some(0), false))?;
+    for axis in [0, 1] {
+        bench.run(&format!("sum 4096^2 axis {axis}"), 7, || {
+            lazulite::sum(&square, axis, false)
+        })?;
+        bench.run(&format!("max 4096^2 axis {axis}"), 7, || {
+            lazulite::max(&square, axis, false)
+        })?;
+        bench.run(&format!("argmax 4096^2 axis {axis}"), 7, || {
+            lazulite::argmax(&square, Some(axis), false)
+        })?;
+    }
+    bench.run("softmax rows 4096^2", 7, || {
+        lazulite::softmax(&square, -1, false)
+    })?;
+    bench.run("logsumexp rows 4096^2", 7, || {
+        lazulite::logsumexp(&square, -1, false)
+    })?;
+    bench.run("chain 10M f32", 7, || {
+        let y = lazulite::log(&lazulite::add(&positive, &positive)?)?;
+        let y = lazulite::cos(&lazulite::negative(&lazulite::sin(&y)?)?)?;
+        let y = lazulite::sinh(&lazulite::abs(&y)?)?;
+        lazulite::arctan(&lazulite::round(&y, 0)?)
+    })?;
+    bench.run("transpose + add 4096^2", 7, || {
+        lazulite::add(&lazulite::transpose(&square, &[1, 0])?, &square)
+    })?;
+    bench.run("cumsum 10M", 7, || lazulite::cumsum(&wide, Some(0), false, true, None))?;
+    let million = array(1_000_000, &[1_000_000], -3.0, 3.0, 9)?;
+    bench.run("sort 1M", 7, || lazulite::sort(&million, Some(0)))?;
+
+    let scalar = Array::from_slice(&[1.0f32], &[])?;
+    bench.run("10000 chained scalar adds", 5, || {
+        let mut y = scalar.clone();
+        for _ in 0..10_000 {
+            y = lazulite::add(&y, 1.0)?;
+        }
+        Ok(y)
+    })?;
+    if bench.filter.as_ref().is_none_or(|f| "per-op overhead".contains(f.as_str())) {
+        let calls = 100_000;
+        let mut times = Vec::new();
+        for _ in 0..5 {
+            let start = Instant::now();
+            for _ in 0..calls {
+                let y = lazulite::add(&scalar, 1.0)?;
+                eval(&[&y])?;
+            }
+            times.push(start.elapsed().as_secs_f64() * 1e6 / calls as f64);
+        }
+        times.sort_by(f64::total_cmp);
+        println!("{:32} {:10.3} us", "per-op overhead (x + 1, eval)", times[2]);
+    }
+    Ok(())
+}
