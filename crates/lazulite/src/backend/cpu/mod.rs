@@ -14,3 +14,4 @@ pub mod sort;
 pub mod strided;
 pub mod ternary;
 pub mod unary;
+pub mod indexing;
