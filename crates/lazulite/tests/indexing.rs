@@ -7,13 +7,18 @@ mod common;
 
 use common::{array_from_json, assert_matches, load_fixture};
 use lazulite::{
-    arange, argwhere, at, idx, index, index_put, jvp, nonzero, put_along_axis, reshape,
-    take, take_along_axis, unique, vjp, vmap, Array, DType, ErrorKind, Index, Result,
+    arange, argwhere, at, idx, index, index_put, jvp, nonzero, put_along_axis, reshape, take,
+    take_along_axis, unique, vjp, vmap, Array, DType, ErrorKind, Index, Result,
 };
 use serde_json::Value;
 
 fn base(shape: &Value) -> Array {
-    let shape: Vec<i64> = shape.as_array().unwrap().iter().map(|d| d.as_i64().unwrap()).collect();
+    let shape: Vec<i64> = shape
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_i64().unwrap())
+        .collect();
     let n: i64 = shape.iter().product();
     reshape(&arange(0.0, n as f64, 1.0, DType::Int32).unwrap(), &shape).unwrap()
 }
@@ -53,7 +58,13 @@ fn reads_writes_and_adds_match_numpy() {
         let ix = parse_index(&case["index"]);
         assert_matches(&index(&a, &ix).unwrap(), &case["read"], 0.0, 0.0, ctx);
         let value = array_from_json(&case["value"]);
-        assert_matches(&index_put(&a, &ix, &value).unwrap(), &case["write"], 0.0, 0.0, ctx);
+        assert_matches(
+            &index_put(&a, &ix, &value).unwrap(),
+            &case["write"],
+            0.0,
+            0.0,
+            ctx,
+        );
         assert_matches(&at(&a, &ix).add(1).unwrap(), &case["add"], 0.0, 0.0, ctx);
         // The input is never modified.
         assert_matches(&a, &case_base(&case["shape"]), 0.0, 0.0, ctx);
@@ -61,7 +72,12 @@ fn reads_writes_and_adds_match_numpy() {
 }
 
 fn case_base(shape: &Value) -> Value {
-    let s: Vec<u64> = shape.as_array().unwrap().iter().map(|d| d.as_u64().unwrap()).collect();
+    let s: Vec<u64> = shape
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_u64().unwrap())
+        .collect();
     let n: u64 = s.iter().product();
     serde_json::json!({"dtype": "int32", "shape": s, "data": (0..n).collect::<Vec<_>>()})
 }
@@ -90,18 +106,45 @@ fn layouts_and_dtypes() {
     let i2 = Array::from_slice(&[2i32, 0, -1], &[3]).unwrap();
     let got = index(&rev, &idx![&i2]).unwrap().to_vec::<f32>().unwrap();
     assert_eq!(got, vec![3.0, 1.0, 11.0, 9.0, 3.0, 1.0]);
-    let b = lazulite::broadcast_to(&Array::from_slice(&[1.5f64, 2.5], &[2]).unwrap(), &[3, 2]).unwrap();
+    let b =
+        lazulite::broadcast_to(&Array::from_slice(&[1.5f64, 2.5], &[2]).unwrap(), &[3, 2]).unwrap();
     let bi = lazulite::broadcast_to(&Array::from_slice(&[1u8], &[1]).unwrap(), &[4]).unwrap();
-    assert_eq!(index(&b, &idx![.., &bi]).unwrap().to_vec::<f64>().unwrap(), vec![2.5; 12]);
-    for dtype in [DType::Bool, DType::UInt8, DType::Int64, DType::Float16, DType::BFloat16, DType::Float64, DType::Complex64] {
+    assert_eq!(
+        index(&b, &idx![.., &bi]).unwrap().to_vec::<f64>().unwrap(),
+        vec![2.5; 12]
+    );
+    for dtype in [
+        DType::Bool,
+        DType::UInt8,
+        DType::Int64,
+        DType::Float16,
+        DType::BFloat16,
+        DType::Float64,
+        DType::Complex64,
+    ] {
         let x = a.astype(dtype).unwrap();
         let g = index(&x, &idx![&i2.astype(DType::Int16).unwrap(), ..2]).unwrap();
         let want = index(&a, &idx![&i2, ..2]).unwrap().astype(dtype).unwrap();
         assert_eq!(g.dtype(), dtype);
-        assert!(lazulite::array_equal(&g, &want, false).unwrap().item::<bool>().unwrap(), "{dtype}");
+        assert!(
+            lazulite::array_equal(&g, &want, false)
+                .unwrap()
+                .item::<bool>()
+                .unwrap(),
+            "{dtype}"
+        );
         let w = index_put(&x, &idx![1, &i], 0).unwrap();
-        let w_ref = index_put(&a, &idx![1, &i], 0).unwrap().astype(dtype).unwrap();
-        assert!(lazulite::array_equal(&w, &w_ref, false).unwrap().item::<bool>().unwrap(), "{dtype}");
+        let w_ref = index_put(&a, &idx![1, &i], 0)
+            .unwrap()
+            .astype(dtype)
+            .unwrap();
+        assert!(
+            lazulite::array_equal(&w, &w_ref, false)
+                .unwrap()
+                .item::<bool>()
+                .unwrap(),
+            "{dtype}"
+        );
     }
 }
 
@@ -112,9 +155,15 @@ fn at_modes_with_duplicates() {
     let v = Array::from_slice(&[2.0f32, 3.0, 0.5, 4.0], &[4]).unwrap();
     let f = |r: Result<Array>| r.unwrap().to_vec::<f32>().unwrap();
     assert_eq!(f(at(&a, &idx![&i]).add(&v)), vec![6.0, 2.0, 3.0, 8.5]);
-    assert_eq!(f(at(&a, &idx![&i]).subtract(&v)), vec![-4.0, 2.0, 3.0, -0.5]);
+    assert_eq!(
+        f(at(&a, &idx![&i]).subtract(&v)),
+        vec![-4.0, 2.0, 3.0, -0.5]
+    );
     assert_eq!(f(at(&a, &idx![&i]).multiply(&v)), vec![6.0, 2.0, 3.0, 8.0]);
-    assert_eq!(f(at(&a, &idx![&i]).divide(&v)), vec![1.0 / 6.0, 2.0, 3.0, 4.0 / 0.5 / 4.0]);
+    assert_eq!(
+        f(at(&a, &idx![&i]).divide(&v)),
+        vec![1.0 / 6.0, 2.0, 3.0, 4.0 / 0.5 / 4.0]
+    );
     assert_eq!(f(at(&a, &idx![&i]).maximum(&v)), vec![3.0, 2.0, 3.0, 4.0]);
     assert_eq!(f(at(&a, &idx![&i]).minimum(&v)), vec![1.0, 2.0, 3.0, 0.5]);
     // Assignment: the last duplicate wins (MLX and NumPy).
@@ -154,7 +203,13 @@ fn out_of_bounds_errors_leave_input_intact() {
         take(&a, &bad, Some(1)).unwrap(),
         take(&a, &Array::from_slice(&[6i32], &[1]).unwrap(), None).unwrap(),
         take_along_axis(&a, &reshape(&bad, &[1, 2]).unwrap(), Some(1)).unwrap(),
-        put_along_axis(&a, &reshape(&bad, &[1, 2]).unwrap(), &Array::scalar(0i32), Some(1)).unwrap(),
+        put_along_axis(
+            &a,
+            &reshape(&bad, &[1, 2]).unwrap(),
+            &Array::scalar(0i32),
+            Some(1),
+        )
+        .unwrap(),
     ];
     for (k, r) in lazy.iter().enumerate() {
         let e = r.eval().expect_err("out of bounds");
@@ -171,26 +226,49 @@ fn out_of_bounds_errors_leave_input_intact() {
 fn masks_nonzero_argwhere_unique() {
     let a = Array::from_slice(&[3.0f32, -1.0, 0.0, 5.0, -2.0, 7.0], &[2, 3]).unwrap();
     let pos = lazulite::greater(&a, 0.0).unwrap();
-    assert_eq!(index(&a, &idx![&pos]).unwrap().to_vec::<f32>().unwrap(), vec![3.0, 5.0, 7.0]);
+    assert_eq!(
+        index(&a, &idx![&pos]).unwrap().to_vec::<f32>().unwrap(),
+        vec![3.0, 5.0, 7.0]
+    );
     let nz = nonzero(&a).unwrap();
     assert_eq!(nz[0].to_vec::<i64>().unwrap(), vec![0, 0, 1, 1, 1]);
     assert_eq!(nz[1].to_vec::<i64>().unwrap(), vec![0, 1, 0, 1, 2]);
     assert_eq!(argwhere(&pos).unwrap().shape(), &[3, 2]);
-    assert_eq!(argwhere(&pos).unwrap().to_vec::<i64>().unwrap(), vec![0, 0, 1, 0, 1, 2]);
+    assert_eq!(
+        argwhere(&pos).unwrap().to_vec::<i64>().unwrap(),
+        vec![0, 0, 1, 0, 1, 2]
+    );
     // x[x < 0] = 0 and a masked write of several values.
     let clipped = index_put(&a, &idx![&lazulite::less(&a, 0.0).unwrap()], 0.0).unwrap();
-    assert_eq!(clipped.to_vec::<f32>().unwrap(), vec![3.0, 0.0, 0.0, 5.0, 0.0, 7.0]);
+    assert_eq!(
+        clipped.to_vec::<f32>().unwrap(),
+        vec![3.0, 0.0, 0.0, 5.0, 0.0, 7.0]
+    );
     let vals = Array::from_slice(&[10.0f32, 20.0, 30.0], &[3]).unwrap();
     let w = index_put(&a, &idx![&pos], &vals).unwrap();
-    assert_eq!(w.to_vec::<f32>().unwrap(), vec![10.0, -1.0, 0.0, 20.0, -2.0, 30.0]);
+    assert_eq!(
+        w.to_vec::<f32>().unwrap(),
+        vec![10.0, -1.0, 0.0, 20.0, -2.0, 30.0]
+    );
     let empty = index(&a, &idx![&lazulite::greater(&a, 100.0).unwrap()]).unwrap();
     assert_eq!(empty.shape(), &[0]);
     let u = Array::from_slice(&[2.0f32, f32::NAN, 1.0, 2.0, f32::NAN, -0.0, 0.0], &[7]).unwrap();
     let uv = unique(&u).unwrap().to_vec::<f32>().unwrap();
     assert_eq!(&uv[..3], [0.0, 1.0, 2.0]);
     assert!(uv[3].is_nan() && uv.len() == 4);
-    assert_eq!(unique(&Array::from_slice(&[3i32, 1, 3], &[3]).unwrap()).unwrap().to_vec::<i32>().unwrap(), vec![1, 3]);
-    assert_eq!(unique(&Array::from_slice::<i32>(&[], &[0]).unwrap()).unwrap().shape(), &[0]);
+    assert_eq!(
+        unique(&Array::from_slice(&[3i32, 1, 3], &[3]).unwrap())
+            .unwrap()
+            .to_vec::<i32>()
+            .unwrap(),
+        vec![1, 3]
+    );
+    assert_eq!(
+        unique(&Array::from_slice::<i32>(&[], &[0]).unwrap())
+            .unwrap()
+            .shape(),
+        &[0]
+    );
     assert_eq!(nonzero(&Array::scalar(0i32)).unwrap()[0].shape(), &[0]);
 }
 
@@ -202,18 +280,45 @@ fn take_and_along_axis_match_numpy_by_hand() {
     let t = take(&a, &i, Some(1)).unwrap();
     assert_eq!(t.shape(), &[2, 2, 2]);
     assert_eq!(t.to_vec::<i32>().unwrap(), vec![2, 0, 1, 1, 5, 3, 4, 4]);
-    assert_eq!(take(&a, &Array::scalar(4i32), None).unwrap().item::<i32>().unwrap(), 4);
-    assert_eq!(take(&a, &Array::scalar(1i32), Some(0)).unwrap().to_vec::<i32>().unwrap(), vec![3, 4, 5]);
+    assert_eq!(
+        take(&a, &Array::scalar(4i32), None)
+            .unwrap()
+            .item::<i32>()
+            .unwrap(),
+        4
+    );
+    assert_eq!(
+        take(&a, &Array::scalar(1i32), Some(0))
+            .unwrap()
+            .to_vec::<i32>()
+            .unwrap(),
+        vec![3, 4, 5]
+    );
     // take_along_axis with argsort sorts.
     let m = Array::from_slice(&[3.0f32, 1.0, 2.0, 0.0, 9.0, 5.0], &[2, 3]).unwrap();
     let order = lazulite::argsort(&m, Some(1)).unwrap();
     let sorted = take_along_axis(&m, &order, Some(1)).unwrap();
-    assert_eq!(sorted.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0, 0.0, 5.0, 9.0]);
+    assert_eq!(
+        sorted.to_vec::<f32>().unwrap(),
+        vec![1.0, 2.0, 3.0, 0.0, 5.0, 9.0]
+    );
     // Broadcasting indices over the other axis; axis None flattens.
     let col = Array::from_slice(&[2i32], &[1, 1]).unwrap();
-    assert_eq!(take_along_axis(&a, &col, Some(1)).unwrap().to_vec::<i32>().unwrap(), vec![2, 5]);
+    assert_eq!(
+        take_along_axis(&a, &col, Some(1))
+            .unwrap()
+            .to_vec::<i32>()
+            .unwrap(),
+        vec![2, 5]
+    );
     let flat = Array::from_slice(&[5i32, 0], &[2]).unwrap();
-    assert_eq!(take_along_axis(&a, &flat, None).unwrap().to_vec::<i32>().unwrap(), vec![5, 0]);
+    assert_eq!(
+        take_along_axis(&a, &flat, None)
+            .unwrap()
+            .to_vec::<i32>()
+            .unwrap(),
+        vec![5, 0]
+    );
     let p = put_along_axis(&a, &col, &Array::scalar(-1i32), Some(1)).unwrap();
     assert_eq!(p.to_vec::<i32>().unwrap(), vec![0, 1, -1, 3, 4, -1]);
     assert!(take_along_axis(&a, &flat, Some(1)).is_err());
@@ -381,11 +486,31 @@ fn gather_and_scatter_derivatives_match_finite_differences() {
     let i = Array::from_slice(&[2i32, 0, 2, -1], &[4]).unwrap();
     let j = Array::from_slice(&[1i32, 1, 3, 0], &[4]).unwrap();
     let cases: Vec<(&str, Box<Fun<'_>>, Vec<Array>)> = vec![
-        ("gather rows", Box::new(|p: &[Array]| index(&p[0], &idx![&i.clone()])), vec![x.clone()]),
-        ("gather pairs", Box::new(|p: &[Array]| index(&p[0], &idx![&i.clone(), &j.clone()])), vec![x.clone()]),
-        ("gather sep", Box::new(|p: &[Array]| index(&p[0], &idx![&i.clone(), 1..;2])), vec![x.clone()]),
-        ("take", Box::new(|p: &[Array]| take(&p[0], &j.clone(), Some(1))), vec![x.clone()]),
-        ("mask", Box::new(|p: &[Array]| index(&p[0], &idx![&lazulite::greater(&p[0], 0.0)?])), vec![x.clone()]),
+        (
+            "gather rows",
+            Box::new(|p: &[Array]| index(&p[0], &idx![&i.clone()])),
+            vec![x.clone()],
+        ),
+        (
+            "gather pairs",
+            Box::new(|p: &[Array]| index(&p[0], &idx![&i.clone(), &j.clone()])),
+            vec![x.clone()],
+        ),
+        (
+            "gather sep",
+            Box::new(|p: &[Array]| index(&p[0], &idx![&i.clone(), 1..;2])),
+            vec![x.clone()],
+        ),
+        (
+            "take",
+            Box::new(|p: &[Array]| take(&p[0], &j.clone(), Some(1))),
+            vec![x.clone()],
+        ),
+        (
+            "mask",
+            Box::new(|p: &[Array]| index(&p[0], &idx![&lazulite::greater(&p[0], 0.0)?])),
+            vec![x.clone()],
+        ),
         (
             "scatter assign",
             Box::new(|p: &[Array]| index_put(&p[0], &idx![&i.clone(), &j.clone()], &p[1])),
@@ -414,17 +539,53 @@ fn gather_and_scatter_vmap_match_a_loop() {
     let i = Array::from_slice(&[1i32, 0, 1], &[3]).unwrap();
     let vs = array(&uniform(6, 6, -1.0, 1.0), &[2, 3]);
     let f_gather: Box<Fun<'_>> = Box::new(|p: &[Array]| index(&p[0], &idx![.., &p[1]]));
-    check_vmap("gather both", f_gather.as_ref(), &[xs.clone(), is.clone()], vec![Some(0), Some(0)], 0);
-    check_vmap("gather data", f_gather.as_ref(), &[xs.clone(), i.clone()], vec![Some(2), None], 1);
+    check_vmap(
+        "gather both",
+        f_gather.as_ref(),
+        &[xs.clone(), is.clone()],
+        vec![Some(0), Some(0)],
+        0,
+    );
+    check_vmap(
+        "gather data",
+        f_gather.as_ref(),
+        &[xs.clone(), i.clone()],
+        vec![Some(2), None],
+        1,
+    );
     let f_rows: Box<Fun<'_>> = Box::new(|p: &[Array]| index(&p[0], &idx![&p[1]]));
     let is01 = Array::from_slice(&[1i32, 0, -1, 0, 1, 1], &[2, 3]).unwrap();
-    check_vmap("gather idx", f_rows.as_ref(), &[xs.clone(), is01], vec![None, Some(0)], 0);
+    check_vmap(
+        "gather idx",
+        f_rows.as_ref(),
+        &[xs.clone(), is01],
+        vec![None, Some(0)],
+        0,
+    );
     let f_put: Box<Fun<'_>> = Box::new(|p: &[Array]| index_put(&p[0], &idx![&p[1], 2], &p[2]));
-    check_vmap("scatter all", f_put.as_ref(), &[xs.clone(), is.clone(), vs.clone()], vec![Some(0), Some(0), Some(0)], 0);
+    check_vmap(
+        "scatter all",
+        f_put.as_ref(),
+        &[xs.clone(), is.clone(), vs.clone()],
+        vec![Some(0), Some(0), Some(0)],
+        0,
+    );
     let vs3 = array(&uniform(7, 9, -1.0, 1.0), &[3, 3]);
-    check_vmap("scatter data", f_put.as_ref(), &[xs.clone(), i.clone(), vs3], vec![Some(1), None, Some(1)], 0);
+    check_vmap(
+        "scatter data",
+        f_put.as_ref(),
+        &[xs.clone(), i.clone(), vs3],
+        vec![Some(1), None, Some(1)],
+        0,
+    );
     let f_add: Box<Fun<'_>> = Box::new(|p: &[Array]| at(&p[0], &idx![.., &p[1]]).add(1.0));
-    check_vmap("scatter idx", f_add.as_ref(), &[xs.clone(), is.clone()], vec![None, Some(0)], 0);
+    check_vmap(
+        "scatter idx",
+        f_add.as_ref(),
+        &[xs.clone(), is.clone()],
+        vec![None, Some(0)],
+        0,
+    );
 }
 
 #[test]
@@ -435,10 +596,17 @@ fn mask_reads_under_vmap_give_a_clear_error() {
         vec![Some(0)],
         vec![Some(0)],
     );
-    let e = f(&[xs.clone()]).unwrap_err();
+    let e = f(std::slice::from_ref(&xs)).unwrap_err();
     assert!(e.message().contains("vmap"), "{}", e.message());
-    let g = vmap(|p: &[Array]| Ok(vec![unique(&p[0])?]), vec![Some(0)], vec![Some(0)]);
-    assert!(g(&[xs]).unwrap_err().message().contains("Cannot evaluate an array inside a vmapped function"));
+    let g = vmap(
+        |p: &[Array]| Ok(vec![unique(&p[0])?]),
+        vec![Some(0)],
+        vec![Some(0)],
+    );
+    assert!(g(&[xs])
+        .unwrap_err()
+        .message()
+        .contains("Cannot evaluate an array inside a vmapped function"));
 }
 
 /// The seed's examples, translated.
@@ -448,23 +616,52 @@ fn seed_examples() {
     assert_eq!(index(&arr, &idx![3]).unwrap().item::<i32>().unwrap(), 3);
     assert_eq!(index(&arr, &idx![3]).unwrap().shape(), &[] as &[usize]);
     assert_eq!(index(&arr, &idx![-2]).unwrap().item::<i32>().unwrap(), 8);
-    assert_eq!(index(&arr, &idx![2..8;2]).unwrap().to_vec::<i32>().unwrap(), vec![2, 4, 6]);
+    assert_eq!(
+        index(&arr, &idx![2..8;2]).unwrap().to_vec::<i32>().unwrap(),
+        vec![2, 4, 6]
+    );
     let cube = reshape(&arange(0.0, 8.0, 1.0, DType::Int32).unwrap(), &[2, 2, 2]).unwrap();
-    assert_eq!(index(&cube, &idx![.., .., 0]).unwrap().to_vec::<i32>().unwrap(), vec![0, 2, 4, 6]);
-    assert_eq!(index(&cube, &idx![..., 0]).unwrap().to_vec::<i32>().unwrap(), vec![0, 2, 4, 6]);
+    assert_eq!(
+        index(&cube, &idx![.., .., 0])
+            .unwrap()
+            .to_vec::<i32>()
+            .unwrap(),
+        vec![0, 2, 4, 6]
+    );
+    assert_eq!(
+        index(&cube, &idx![..., 0])
+            .unwrap()
+            .to_vec::<i32>()
+            .unwrap(),
+        vec![0, 2, 4, 6]
+    );
     let arr8 = arange(0.0, 8.0, 1.0, DType::Int32).unwrap();
-    assert_eq!(index(&arr8, &idx![Index::NewAxis]).unwrap().shape(), &[1, 8]);
+    assert_eq!(
+        index(&arr8, &idx![Index::NewAxis]).unwrap().shape(),
+        &[1, 8]
+    );
     let picks = Array::from_slice(&[5i32, 7], &[2]).unwrap();
     let r = index(&arr, &idx![&picks]).unwrap();
-    assert_eq!((r.dtype(), r.to_vec::<i32>().unwrap()), (DType::Int32, vec![5, 7]));
+    assert_eq!(
+        (r.dtype(), r.to_vec::<i32>().unwrap()),
+        (DType::Int32, vec![5, 7])
+    );
     let a = Array::from_slice(&[1i32, 2, 3], &[3]).unwrap();
-    assert_eq!(index_put(&a, &idx![2], 0).unwrap().to_vec::<i32>().unwrap(), vec![1, 2, 0]);
+    assert_eq!(
+        index_put(&a, &idx![2], 0).unwrap().to_vec::<i32>().unwrap(),
+        vec![1, 2, 0]
+    );
     // grad of fun(x, idx) { x[idx] = 2.0; sum(x) } is [1, 0, 1]: the vjp of the update
     // with a cotangent of ones (the sum's), since reductions have no vjp rule yet.
     let x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
     let i = Array::from_slice(&[1i32], &[1]).unwrap();
     let ones = Array::from_slice(&[1.0f32; 3], &[3]).unwrap();
-    let (_, g) = vjp(|p| Ok(vec![index_put(&p[0], &idx![&p[1]], 2.0)?]), &[x, i], &[ones]).unwrap();
+    let (_, g) = vjp(
+        |p| Ok(vec![index_put(&p[0], &idx![&p[1]], 2.0)?]),
+        &[x, i],
+        &[ones],
+    )
+    .unwrap();
     let dfdx = &g[0];
     assert_eq!(dfdx.to_vec::<f32>().unwrap(), vec![1.0, 0.0, 1.0]);
 }
@@ -478,5 +675,8 @@ fn basic_indexing_is_a_view() {
     v.eval().unwrap();
     assert_eq!(v.shape(), &[3, 1, 2]);
     assert_eq!(lazulite::get_active_memory(), before, "no new buffer");
-    assert_eq!(v.to_vec::<f32>().unwrap(), vec![21.0, 23.0, 17.0, 19.0, 13.0, 15.0]);
+    assert_eq!(
+        v.to_vec::<f32>().unwrap(),
+        vec![21.0, 23.0, 17.0, 19.0, 13.0, 15.0]
+    );
 }

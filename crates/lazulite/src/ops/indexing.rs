@@ -18,8 +18,8 @@ use super::ternary::where_;
 use super::unary::{negative, reciprocal};
 use super::view::{broadcast_to, reshape, slice, slice_update, transpose};
 use crate::array::Array;
-use crate::backend::cpu::indexing::{gather as gather_kernel, scatter as scatter_kernel};
 pub(crate) use crate::backend::cpu::indexing::ScatterMode;
+use crate::backend::cpu::indexing::{gather as gather_kernel, scatter as scatter_kernel};
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::{dispatch, Complex, Element};
@@ -66,7 +66,10 @@ fn broadcast_indices(op: &str, indices: &[Array]) -> Result<(Vec<Array>, Vec<usi
             Error::index(format!(
                 "[{op}] Shape mismatch: indexing arrays could not be broadcast together with \
                  shapes {:?}.",
-                indices.iter().map(|i| i.shape().to_vec()).collect::<Vec<_>>()
+                indices
+                    .iter()
+                    .map(|i| i.shape().to_vec())
+                    .collect::<Vec<_>>()
             ))
         })?;
     }
@@ -237,7 +240,8 @@ impl Primitive for Gather {
         axes: &[Option<usize>],
     ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
         let n = batch_size(inputs, axes);
-        let (mut indices, mut prim_axes) = batched_indices(&inputs[1..], &axes[1..], &self.axes, n)?;
+        let (mut indices, mut prim_axes) =
+            batched_indices(&inputs[1..], &axes[1..], &self.axes, n)?;
         let a = if axes[0].is_some() {
             batch_to_front(&inputs[0], axes[0])?
         } else {
@@ -263,11 +267,7 @@ impl Primitive for Scatter {
         let updates = inputs.pop().expect("updates");
         let dst = inputs.remove(0);
         Ok(vec![scatter_kernel(
-            dst,
-            &inputs,
-            &updates,
-            &self.axes,
-            self.mode,
+            dst, &inputs, &updates, &self.axes, self.mode,
         )?])
     }
 
@@ -453,7 +453,7 @@ impl From<&Array> for Index {
     }
 }
 
-/// Builds a `Vec<Index>` that reads like a NumPy index: entries separated by commas,
+/// Builds an array of [`Index`] (pass it as `&idx![...]`) that reads like a NumPy index: entries separated by commas,
 /// `...` for the ellipsis, `range;step` for a stepped slice (`..;-1` reverses), anything
 /// else converted with `Index::from` (integers, ranges, arrays, `Index::NewAxis`).
 ///
@@ -469,7 +469,7 @@ impl From<&Array> for Index {
 /// ```
 #[macro_export]
 macro_rules! idx {
-    (@acc [$($out:expr),*]) => { vec![$($out),*] };
+    (@acc [$($out:expr),*]) => { [$($out),*] };
     (@acc [$($out:expr),*] ... $(, $($rest:tt)*)?) => {
         $crate::idx!(@acc [$($out,)* $crate::Index::Ellipsis] $($($rest)*)?)
     };
@@ -628,11 +628,7 @@ fn basic_view(a: &Array, entries: &[Entry]) -> Result<(Array, Vec<usize>)> {
     let (mut start, mut stop, mut step) = (vec![], vec![], vec![]);
     let mut shape = vec![];
     let mut array_axes = vec![];
-    for (e, n) in entries
-        .iter()
-        .filter(|e| e.consumes_axis())
-        .zip(a.shape())
-    {
+    for (e, n) in entries.iter().filter(|e| e.consumes_axis()).zip(a.shape()) {
         let (b, len, s) = match e {
             Entry::Int(i) => (*i, 1, 1),
             Entry::Slice(b, len, s) => (*b, *len, *s),
@@ -773,7 +769,12 @@ fn coordinates(a: &Array, entries: &[Entry]) -> Result<(Vec<Array>, Vec<usize>)>
         let c = match e {
             Entry::Slice(first, len, step) => {
                 let first = *first as f64;
-                let r = arange(first, first + (*len as f64) * (*step as f64), *step as f64, DType::Int64)?;
+                let r = arange(
+                    first,
+                    first + (*len as f64) * (*step as f64),
+                    *step as f64,
+                    DType::Int64,
+                )?;
                 let mut shape = vec![1i64; rank];
                 shape[dim_of[k]] = *len as i64;
                 reshape(&r, &shape)?
@@ -897,28 +898,53 @@ impl At {
     /// `a[idx] -= value` (an add of the negated value), duplicates accumulating.
     pub fn subtract(&self, value: impl Into<Operand>) -> Result<Array> {
         let v = self.value(value.into())?;
-        update(&self.array, &self.indices, negative(&v)?.into(), ScatterMode::Add)
+        update(
+            &self.array,
+            &self.indices,
+            negative(&v)?.into(),
+            ScatterMode::Add,
+        )
     }
 
     /// `a[idx] *= value`, duplicates accumulating.
     pub fn multiply(&self, value: impl Into<Operand>) -> Result<Array> {
-        update(&self.array, &self.indices, value.into(), ScatterMode::Multiply)
+        update(
+            &self.array,
+            &self.indices,
+            value.into(),
+            ScatterMode::Multiply,
+        )
     }
 
     /// `a[idx] /= value`: a multiply by the reciprocal (as MLX), duplicates accumulating.
     pub fn divide(&self, value: impl Into<Operand>) -> Result<Array> {
         let v = self.value(value.into())?;
-        update(&self.array, &self.indices, reciprocal(&v)?.into(), ScatterMode::Multiply)
+        update(
+            &self.array,
+            &self.indices,
+            reciprocal(&v)?.into(),
+            ScatterMode::Multiply,
+        )
     }
 
     /// `a[idx] = maximum(a[idx], value)`, over all duplicates.
     pub fn maximum(&self, value: impl Into<Operand>) -> Result<Array> {
-        update(&self.array, &self.indices, value.into(), ScatterMode::Maximum)
+        update(
+            &self.array,
+            &self.indices,
+            value.into(),
+            ScatterMode::Maximum,
+        )
     }
 
     /// `a[idx] = minimum(a[idx], value)`, over all duplicates.
     pub fn minimum(&self, value: impl Into<Operand>) -> Result<Array> {
-        update(&self.array, &self.indices, value.into(), ScatterMode::Minimum)
+        update(
+            &self.array,
+            &self.indices,
+            value.into(),
+            ScatterMode::Minimum,
+        )
     }
 
     /// The value as an array of the updated array's dtype.
@@ -984,7 +1010,9 @@ fn along(op: &str, a: &Array, axis: Option<i32>) -> Result<(Array, usize)> {
 pub fn take(a: &Array, indices: &Array, axis: Option<i32>) -> Result<Array> {
     let (a, ax) = along("take", a, axis)?;
     if indices.dtype() == DType::Bool {
-        return Err(Error::value("[take] Got indices with invalid dtype bool. Indices must be integral."));
+        return Err(Error::value(
+            "[take] Got indices with invalid dtype bool. Indices must be integral.",
+        ));
     }
     let mut entries = vec![Index::slice(None, None, None); ax];
     entries.push(Index::Array(indices.clone()));
@@ -1054,7 +1082,11 @@ fn along_shapes(op: &str, a: &Array, indices: &Array, axis: usize) -> Result<(Ar
 /// ```
 pub fn take_along_axis(a: &Array, indices: &Array, axis: Option<i32>) -> Result<Array> {
     let (a, ax) = along("take_along_axis", a, axis)?;
-    let indices = if axis.is_none() { reshape(indices, &[-1])? } else { indices.clone() };
+    let indices = if axis.is_none() {
+        reshape(indices, &[-1])?
+    } else {
+        indices.clone()
+    };
     let (a, shape) = along_shapes("take_along_axis", &a, &indices, ax)?;
     let coords = along_coordinates(&indices, ax, &shape)?;
     let axes: Vec<usize> = (0..shape.len()).collect();
@@ -1078,9 +1110,18 @@ pub fn put_along_axis(
     axis: Option<i32>,
 ) -> Result<Array> {
     let (flat, ax) = along("put_along_axis", a, axis)?;
-    let indices = if axis.is_none() { reshape(indices, &[-1])? } else { indices.clone() };
+    let indices = if axis.is_none() {
+        reshape(indices, &[-1])?
+    } else {
+        indices.clone()
+    };
     let (_, shape) = along_shapes("put_along_axis", &flat, &indices, ax)?;
-    if shape.iter().zip(flat.shape()).enumerate().any(|(d, (s, n))| d != ax && s != n) {
+    if shape
+        .iter()
+        .zip(flat.shape())
+        .enumerate()
+        .any(|(d, (s, n))| d != ax && s != n)
+    {
         return Err(Error::value(format!(
             "[put_along_axis] Indices of shape {:?} do not match the array of shape {:?} \
              outside the axis.",
@@ -1108,7 +1149,11 @@ pub fn nonzero(a: &Array) -> Result<Vec<Array>> {
     let flat = astype(&reshape(a, &[-1])?, DType::Bool)?.to_vec::<bool>()?;
     let count = flat.iter().filter(|&&b| b).count();
     let ndim = a.ndim().max(1);
-    let shape = if a.ndim() == 0 { vec![1] } else { a.shape().to_vec() };
+    let shape = if a.ndim() == 0 {
+        vec![1]
+    } else {
+        a.shape().to_vec()
+    };
     let mut coords = vec![Vec::with_capacity(count); ndim];
     for (pos, _) in flat.iter().enumerate().filter(|(_, &b)| b) {
         let mut rem = pos;

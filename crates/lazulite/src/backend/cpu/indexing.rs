@@ -72,13 +72,12 @@ fn offsets(
     let mut out = vec![base; count];
     for (k, idx) in indices.iter().enumerate() {
         let (dim, stride) = (split.dims[k], split.strides[k]);
-        dispatch!(idx.dtype, I => add_offsets::<I>(idx, dim, stride, &mut out))
-            .map_err(|bad| {
-                Error::index(format!(
-                    "[{op}] Index {bad} is out of bounds for axis {} with size {dim}.",
-                    axes[k]
-                ))
-            })?;
+        dispatch!(idx.dtype, I => add_offsets::<I>(idx, dim, stride, &mut out)).map_err(|bad| {
+            Error::index(format!(
+                "[{op}] Index {bad} is out of bounds for axis {} with size {dim}.",
+                axes[k]
+            ))
+        })?;
     }
     Ok(out)
 }
@@ -165,7 +164,10 @@ fn copy_rows<W: Element>(src: &Tensor, out: &mut Tensor, offsets: &[isize], spli
             [o],
             |[start], len, [step]| {
                 for i in 0..len as isize {
-                    unsafe { d.add(pos).write(std::ptr::read_unaligned(s.offset(start + i * step))) };
+                    unsafe {
+                        d.add(pos)
+                            .write(std::ptr::read_unaligned(s.offset(start + i * step)))
+                    };
                     pos += 1;
                 }
             },

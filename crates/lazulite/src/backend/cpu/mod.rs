@@ -3,6 +3,7 @@
 pub mod binary;
 pub mod copy;
 pub mod elementwise;
+pub mod indexing;
 pub mod math;
 pub mod matmul;
 pub mod random;
@@ -14,4 +15,3 @@ pub mod sort;
 pub mod strided;
 pub mod ternary;
 pub mod unary;
-pub mod indexing;
