@@ -29,3 +29,8 @@ pub use sort::{argpartition, argsort, diff, partition, searchsorted, sort, topk}
 pub use ternary::*;
 pub use unary::*;
 pub use view::{broadcast_to, reshape, slice, slice_update, transpose};
+pub mod indexing;
+pub use indexing::{
+    argwhere, at, index, index_put, nonzero, put_along_axis, take, take_along_axis, unique, At,
+    Index,
+};

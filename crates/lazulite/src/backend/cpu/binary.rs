@@ -122,7 +122,7 @@ trait FloatDivMod: Sized {
 }
 
 /// Arithmetic every element type supports, with NumPy's semantics for its kind.
-trait Arith: Element {
+pub(crate) trait Arith: Element {
     fn add(self, o: Self) -> Self;
     fn sub(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;

@@ -3,6 +3,7 @@
 pub mod binary;
 pub mod copy;
 pub mod elementwise;
+pub mod indexing;
 pub mod math;
 pub mod matmul;
 pub mod random;

@@ -1,0 +1,682 @@
+//! Indexing: NumPy fixtures for reads, writes and `.at` adds over many index expressions
+//! (tools/fixtures/indexing.py), views of views, bounds errors for every entry point
+//! (the input stays intact), masks, take/take_along_axis/put_along_axis, nonzero,
+//! argwhere, unique, gradients (finite differences), vmap (a loop) and the seed examples.
+
+mod common;
+
+use common::{array_from_json, assert_matches, load_fixture};
+use lazulite::{
+    arange, argwhere, at, idx, index, index_put, jvp, nonzero, put_along_axis, reshape, take,
+    take_along_axis, unique, vjp, vmap, Array, DType, ErrorKind, Index, Result,
+};
+use serde_json::Value;
+
+fn base(shape: &Value) -> Array {
+    let shape: Vec<i64> = shape
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_i64().unwrap())
+        .collect();
+    let n: i64 = shape.iter().product();
+    reshape(&arange(0.0, n as f64, 1.0, DType::Int32).unwrap(), &shape).unwrap()
+}
+
+fn opt(v: &Value) -> Option<i64> {
+    v.as_i64()
+}
+
+fn parse_index(v: &Value) -> Vec<Index> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            if let Some(i) = e.get("int") {
+                Index::Int(i.as_i64().unwrap())
+            } else if let Some(s) = e.get("slice") {
+                Index::slice(opt(&s[0]), opt(&s[1]), opt(&s[2]))
+            } else if e.get("none").is_some() {
+                Index::NewAxis
+            } else if e.get("ellipsis").is_some() {
+                Index::Ellipsis
+            } else if let Some(a) = e.get("array") {
+                Index::Array(array_from_json(a))
+            } else {
+                Index::Mask(array_from_json(&e["mask"]))
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn reads_writes_and_adds_match_numpy() {
+    let fx = load_fixture("indexing");
+    for case in fx["cases"].as_array().unwrap() {
+        let ctx = case["repr"].as_str().unwrap();
+        let a = base(&case["shape"]);
+        let ix = parse_index(&case["index"]);
+        assert_matches(&index(&a, &ix).unwrap(), &case["read"], 0.0, 0.0, ctx);
+        let value = array_from_json(&case["value"]);
+        assert_matches(
+            &index_put(&a, &ix, &value).unwrap(),
+            &case["write"],
+            0.0,
+            0.0,
+            ctx,
+        );
+        assert_matches(&at(&a, &ix).add(1).unwrap(), &case["add"], 0.0, 0.0, ctx);
+        // The input is never modified.
+        assert_matches(&a, &case_base(&case["shape"]), 0.0, 0.0, ctx);
+    }
+}
+
+fn case_base(shape: &Value) -> Value {
+    let s: Vec<u64> = shape
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_u64().unwrap())
+        .collect();
+    let n: u64 = s.iter().product();
+    serde_json::json!({"dtype": "int32", "shape": s, "data": (0..n).collect::<Vec<_>>()})
+}
+
+#[test]
+fn views_of_views_match_numpy() {
+    let fx = load_fixture("indexing");
+    for (k, chain) in fx["chains"].as_array().unwrap().iter().enumerate() {
+        let mut r = base(&chain["shape"]);
+        for step in chain["steps"].as_array().unwrap() {
+            r = index(&r, &parse_index(step)).unwrap();
+        }
+        assert_matches(&r, &chain["read"], 0.0, 0.0, &format!("chain {k}"));
+    }
+}
+
+#[test]
+fn layouts_and_dtypes() {
+    // Transposed, reversed and broadcast inputs; indices in several dtypes and layouts.
+    let a = reshape(&arange(0.0, 12.0, 1.0, DType::Float32).unwrap(), &[3, 4]).unwrap();
+    let t = a.t().unwrap(); // (4, 3)
+    let i = Array::from_slice(&[3i64, 0, -1], &[3]).unwrap();
+    let r = index(&t, &idx![&i, 1]).unwrap();
+    assert_eq!(r.to_vec::<f32>().unwrap(), vec![7.0, 4.0, 7.0]);
+    let rev = index(&a, &idx![..;-1, ..;-2]).unwrap();
+    let i2 = Array::from_slice(&[2i32, 0, -1], &[3]).unwrap();
+    let got = index(&rev, &idx![&i2]).unwrap().to_vec::<f32>().unwrap();
+    assert_eq!(got, vec![3.0, 1.0, 11.0, 9.0, 3.0, 1.0]);
+    let b =
+        lazulite::broadcast_to(&Array::from_slice(&[1.5f64, 2.5], &[2]).unwrap(), &[3, 2]).unwrap();
+    let bi = lazulite::broadcast_to(&Array::from_slice(&[1u8], &[1]).unwrap(), &[4]).unwrap();
+    assert_eq!(
+        index(&b, &idx![.., &bi]).unwrap().to_vec::<f64>().unwrap(),
+        vec![2.5; 12]
+    );
+    for dtype in [
+        DType::Bool,
+        DType::UInt8,
+        DType::Int64,
+        DType::Float16,
+        DType::BFloat16,
+        DType::Float64,
+        DType::Complex64,
+    ] {
+        let x = a.astype(dtype).unwrap();
+        let g = index(&x, &idx![&i2.astype(DType::Int16).unwrap(), ..2]).unwrap();
+        let want = index(&a, &idx![&i2, ..2]).unwrap().astype(dtype).unwrap();
+        assert_eq!(g.dtype(), dtype);
+        assert!(
+            lazulite::array_equal(&g, &want, false)
+                .unwrap()
+                .item::<bool>()
+                .unwrap(),
+            "{dtype}"
+        );
+        let w = index_put(&x, &idx![1, &i], 0).unwrap();
+        let w_ref = index_put(&a, &idx![1, &i], 0)
+            .unwrap()
+            .astype(dtype)
+            .unwrap();
+        assert!(
+            lazulite::array_equal(&w, &w_ref, false)
+                .unwrap()
+                .item::<bool>()
+                .unwrap(),
+            "{dtype}"
+        );
+    }
+}
+
+#[test]
+fn at_modes_with_duplicates() {
+    let a = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
+    let i = Array::from_slice(&[0i32, 0, 3, -1], &[4]).unwrap();
+    let v = Array::from_slice(&[2.0f32, 3.0, 0.5, 4.0], &[4]).unwrap();
+    let f = |r: Result<Array>| r.unwrap().to_vec::<f32>().unwrap();
+    assert_eq!(f(at(&a, &idx![&i]).add(&v)), vec![6.0, 2.0, 3.0, 8.5]);
+    assert_eq!(
+        f(at(&a, &idx![&i]).subtract(&v)),
+        vec![-4.0, 2.0, 3.0, -0.5]
+    );
+    assert_eq!(f(at(&a, &idx![&i]).multiply(&v)), vec![6.0, 2.0, 3.0, 8.0]);
+    assert_eq!(
+        f(at(&a, &idx![&i]).divide(&v)),
+        vec![1.0 / 6.0, 2.0, 3.0, 4.0 / 0.5 / 4.0]
+    );
+    assert_eq!(f(at(&a, &idx![&i]).maximum(&v)), vec![3.0, 2.0, 3.0, 4.0]);
+    assert_eq!(f(at(&a, &idx![&i]).minimum(&v)), vec![1.0, 2.0, 3.0, 0.5]);
+    // Assignment: the last duplicate wins (MLX and NumPy).
+    assert_eq!(f(index_put(&a, &idx![&i], &v)), vec![3.0, 2.0, 3.0, 4.0]);
+    // Basic indices and scalar values, cast to the array's dtype.
+    assert_eq!(f(at(&a, &idx![1..;2]).add(10)), vec![1.0, 12.0, 3.0, 14.0]);
+    let ints = Array::from_slice(&[1u8, 2], &[2]).unwrap();
+    assert_eq!(index_put(&ints, &idx![0], 7).unwrap().dtype(), DType::UInt8);
+    assert!(index_put(&ints, &idx![0], 300).is_err());
+}
+
+/// Every entry point: an out-of-range index is an IndexError (static: when recorded;
+/// array: from eval) and the input is untouched.
+#[test]
+fn out_of_bounds_errors_leave_input_intact() {
+    let a = Array::from_slice(&[1i32, 2, 3, 4, 5, 6], &[2, 3]).unwrap();
+    let before = a.to_vec::<i32>().unwrap();
+    let static_errors = [
+        index(&a, &idx![2]).err(),
+        index(&a, &idx![-3]).err(),
+        index(&a, &idx![0, 3]).err(),
+        index(&a, &idx![0, 0, 0]).err(),
+        index_put(&a, &idx![.., -4], 0).err(),
+        at(&a, &idx![5]).add(1).err(),
+        index(&a, &idx![&Array::from_slice(&[true], &[1]).unwrap()]).err(),
+    ];
+    for (k, e) in static_errors.into_iter().enumerate() {
+        assert_eq!(e.expect("an error").kind(), ErrorKind::Index, "static {k}");
+    }
+    let bad = Array::from_slice(&[0i32, 3], &[2]).unwrap();
+    let bad_neg = Array::from_slice(&[-3i64], &[1]).unwrap();
+    let lazy = [
+        index(&a, &idx![.., &bad]).unwrap(),
+        index(&a, &idx![&bad_neg]).unwrap(),
+        index_put(&a, &idx![1, &bad], 9).unwrap(),
+        at(&a, &idx![.., &bad]).add(1).unwrap(),
+        take(&a, &bad, Some(1)).unwrap(),
+        take(&a, &Array::from_slice(&[6i32], &[1]).unwrap(), None).unwrap(),
+        take_along_axis(&a, &reshape(&bad, &[1, 2]).unwrap(), Some(1)).unwrap(),
+        put_along_axis(
+            &a,
+            &reshape(&bad, &[1, 2]).unwrap(),
+            &Array::scalar(0i32),
+            Some(1),
+        )
+        .unwrap(),
+    ];
+    for (k, r) in lazy.iter().enumerate() {
+        let e = r.eval().expect_err("out of bounds");
+        assert_eq!(e.kind(), ErrorKind::Index, "lazy {k}: {}", e.message());
+        assert!(e.message().contains("out of bounds"), "{}", e.message());
+    }
+    assert_eq!(a.to_vec::<i32>().unwrap(), before);
+    // Float indices are a ValueError when recorded (as MLX).
+    let f = Array::from_slice(&[1.0f32], &[1]).unwrap();
+    assert_eq!(index(&a, &idx![&f]).unwrap_err().kind(), ErrorKind::Value);
+}
+
+#[test]
+fn masks_nonzero_argwhere_unique() {
+    let a = Array::from_slice(&[3.0f32, -1.0, 0.0, 5.0, -2.0, 7.0], &[2, 3]).unwrap();
+    let pos = lazulite::greater(&a, 0.0).unwrap();
+    assert_eq!(
+        index(&a, &idx![&pos]).unwrap().to_vec::<f32>().unwrap(),
+        vec![3.0, 5.0, 7.0]
+    );
+    let nz = nonzero(&a).unwrap();
+    assert_eq!(nz[0].to_vec::<i64>().unwrap(), vec![0, 0, 1, 1, 1]);
+    assert_eq!(nz[1].to_vec::<i64>().unwrap(), vec![0, 1, 0, 1, 2]);
+    assert_eq!(argwhere(&pos).unwrap().shape(), &[3, 2]);
+    assert_eq!(
+        argwhere(&pos).unwrap().to_vec::<i64>().unwrap(),
+        vec![0, 0, 1, 0, 1, 2]
+    );
+    // x[x < 0] = 0 and a masked write of several values.
+    let clipped = index_put(&a, &idx![&lazulite::less(&a, 0.0).unwrap()], 0.0).unwrap();
+    assert_eq!(
+        clipped.to_vec::<f32>().unwrap(),
+        vec![3.0, 0.0, 0.0, 5.0, 0.0, 7.0]
+    );
+    let vals = Array::from_slice(&[10.0f32, 20.0, 30.0], &[3]).unwrap();
+    let w = index_put(&a, &idx![&pos], &vals).unwrap();
+    assert_eq!(
+        w.to_vec::<f32>().unwrap(),
+        vec![10.0, -1.0, 0.0, 20.0, -2.0, 30.0]
+    );
+    let empty = index(&a, &idx![&lazulite::greater(&a, 100.0).unwrap()]).unwrap();
+    assert_eq!(empty.shape(), &[0]);
+    let u = Array::from_slice(&[2.0f32, f32::NAN, 1.0, 2.0, f32::NAN, -0.0, 0.0], &[7]).unwrap();
+    let uv = unique(&u).unwrap().to_vec::<f32>().unwrap();
+    assert_eq!(&uv[..3], [0.0, 1.0, 2.0]);
+    assert!(uv[3].is_nan() && uv.len() == 4);
+    assert_eq!(
+        unique(&Array::from_slice(&[3i32, 1, 3], &[3]).unwrap())
+            .unwrap()
+            .to_vec::<i32>()
+            .unwrap(),
+        vec![1, 3]
+    );
+    assert_eq!(
+        unique(&Array::from_slice::<i32>(&[], &[0]).unwrap())
+            .unwrap()
+            .shape(),
+        &[0]
+    );
+    assert_eq!(nonzero(&Array::scalar(0i32)).unwrap()[0].shape(), &[0]);
+}
+
+#[test]
+fn take_and_along_axis_match_numpy_by_hand() {
+    let a = reshape(&arange(0.0, 6.0, 1.0, DType::Int32).unwrap(), &[2, 3]).unwrap();
+    let i = Array::from_slice(&[[2i32, 0], [1, 1]].concat(), &[2, 2]).unwrap();
+    // np.take(a, i, axis=1) -> shape (2, 2, 2)
+    let t = take(&a, &i, Some(1)).unwrap();
+    assert_eq!(t.shape(), &[2, 2, 2]);
+    assert_eq!(t.to_vec::<i32>().unwrap(), vec![2, 0, 1, 1, 5, 3, 4, 4]);
+    assert_eq!(
+        take(&a, &Array::scalar(4i32), None)
+            .unwrap()
+            .item::<i32>()
+            .unwrap(),
+        4
+    );
+    assert_eq!(
+        take(&a, &Array::scalar(1i32), Some(0))
+            .unwrap()
+            .to_vec::<i32>()
+            .unwrap(),
+        vec![3, 4, 5]
+    );
+    // take_along_axis with argsort sorts.
+    let m = Array::from_slice(&[3.0f32, 1.0, 2.0, 0.0, 9.0, 5.0], &[2, 3]).unwrap();
+    let order = lazulite::argsort(&m, Some(1)).unwrap();
+    let sorted = take_along_axis(&m, &order, Some(1)).unwrap();
+    assert_eq!(
+        sorted.to_vec::<f32>().unwrap(),
+        vec![1.0, 2.0, 3.0, 0.0, 5.0, 9.0]
+    );
+    // Broadcasting indices over the other axis; axis None flattens.
+    let col = Array::from_slice(&[2i32], &[1, 1]).unwrap();
+    assert_eq!(
+        take_along_axis(&a, &col, Some(1))
+            .unwrap()
+            .to_vec::<i32>()
+            .unwrap(),
+        vec![2, 5]
+    );
+    let flat = Array::from_slice(&[5i32, 0], &[2]).unwrap();
+    assert_eq!(
+        take_along_axis(&a, &flat, None)
+            .unwrap()
+            .to_vec::<i32>()
+            .unwrap(),
+        vec![5, 0]
+    );
+    let p = put_along_axis(&a, &col, &Array::scalar(-1i32), Some(1)).unwrap();
+    assert_eq!(p.to_vec::<i32>().unwrap(), vec![0, 1, -1, 3, 4, -1]);
+    assert!(take_along_axis(&a, &flat, Some(1)).is_err());
+}
+
+// Gradient and vmap helpers (as in tests/transforms.rs).
+
+/// Deterministic pseudo-random values in [lo, hi).
+fn uniform(seed: u64, n: usize, lo: f64, hi: f64) -> Vec<f64> {
+    let mut s = seed.wrapping_mul(0x9E3779B97F4A7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            lo + (hi - lo) * ((s >> 11) as f64 / (1u64 << 53) as f64)
+        })
+        .collect()
+}
+
+fn array(values: &[f64], shape: &[usize]) -> Array {
+    Array::from_slice(values, shape).unwrap()
+}
+
+fn dot(a: &Array, b: &[f64]) -> f64 {
+    a.to_vec::<f64>()
+        .unwrap()
+        .iter()
+        .zip(b)
+        .map(|(x, y)| x * y)
+        .sum()
+}
+
+type Fun<'a> = dyn Fn(&[Array]) -> Result<Array> + 'a;
+
+/// Checks vjp and jvp of `f` at `inputs` along a random direction against central
+/// differences: <w, J u> from finite differences, from jvp, and from vjp must agree.
+fn check_derivatives(name: &str, f: &Fun<'_>, inputs: &[Array]) {
+    let eps = 1e-6;
+    let dirs: Vec<Vec<f64>> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, x)| uniform(100 + i as u64, x.size(), -1.0, 1.0))
+        .collect();
+    let shifted = |sign: f64| -> Array {
+        let moved: Vec<Array> = inputs
+            .iter()
+            .zip(&dirs)
+            .map(|(x, d)| {
+                let v: Vec<f64> = x
+                    .to_vec::<f64>()
+                    .unwrap()
+                    .iter()
+                    .zip(d)
+                    .map(|(a, b)| a + sign * eps * b)
+                    .collect();
+                array(&v, x.shape())
+            })
+            .collect();
+        f(&moved).unwrap()
+    };
+    let (plus, minus) = (
+        shifted(1.0).to_vec::<f64>().unwrap(),
+        shifted(-1.0).to_vec::<f64>().unwrap(),
+    );
+    let out = f(inputs).unwrap();
+    let w = uniform(7, out.size(), -1.0, 1.0);
+    let fd: f64 = plus
+        .iter()
+        .zip(&minus)
+        .zip(&w)
+        .map(|((p, m), w)| (p - m) / (2.0 * eps) * w)
+        .sum();
+
+    let tangents: Vec<Array> = inputs
+        .iter()
+        .zip(&dirs)
+        .map(|(x, d)| array(d, x.shape()))
+        .collect();
+    let (_, jv) = jvp(|p| Ok(vec![f(p)?]), inputs, &tangents).unwrap();
+    let via_jvp = dot(&jv[0], &w);
+
+    let (_, vj) = vjp(|p| Ok(vec![f(p)?]), inputs, &[array(&w, out.shape())]).unwrap();
+    let via_vjp: f64 = vj.iter().zip(&dirs).map(|(g, d)| dot(g, d)).sum();
+
+    let tol = 1e-5 * (1.0 + fd.abs());
+    assert!(
+        (via_jvp - fd).abs() < tol,
+        "{name}: jvp {via_jvp} vs finite differences {fd}"
+    );
+    assert!(
+        (via_vjp - fd).abs() < tol,
+        "{name}: vjp {via_vjp} vs finite differences {fd}"
+    );
+}
+
+/// vmap of `f` equals stacking `f` applied to each example.
+fn check_vmap(name: &str, f: &Fun<'_>, inputs: &[Array], in_axes: Vec<Option<i32>>, out_axis: i32) {
+    let batched = vmap(|p| Ok(vec![f(p)?]), in_axes.clone(), vec![Some(out_axis)])(inputs).unwrap();
+    let (axis, x) = inputs
+        .iter()
+        .zip(&in_axes)
+        .find_map(|(x, a)| a.map(|a| (a, x)))
+        .unwrap();
+    let axis = if axis < 0 {
+        axis + x.ndim() as i32
+    } else {
+        axis
+    } as usize;
+    let n = x.shape()[axis];
+    let mut rows: Vec<Vec<f64>> = Vec::new();
+    let mut row_shape = vec![];
+    for i in 0..n {
+        let example: Vec<Array> = inputs
+            .iter()
+            .zip(&in_axes)
+            .map(|(x, a)| match a {
+                None => x.clone(),
+                Some(a) => {
+                    let a = if *a < 0 { *a + x.ndim() as i32 } else { *a } as usize;
+                    let mut start = vec![0i64; x.ndim()];
+                    let mut stop: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
+                    start[a] = i as i64;
+                    stop[a] = i as i64 + 1;
+                    let s = lazulite::slice(x, &start, &stop, &vec![1; x.ndim()]).unwrap();
+                    let mut shape: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
+                    shape.remove(a);
+                    lazulite::reshape(&s, &shape).unwrap()
+                }
+            })
+            .collect();
+        let y = f(&example).unwrap();
+        row_shape = y.shape().to_vec();
+        rows.push(y.to_vec::<f64>().unwrap());
+    }
+    // Expected: stack on axis 0, then move to out_axis.
+    let mut stacked_shape = vec![n];
+    stacked_shape.extend(&row_shape);
+    let flat: Vec<f64> = rows.concat();
+    let stacked = array(&flat, &stacked_shape);
+    let out_axis = if out_axis < 0 {
+        out_axis + stacked_shape.len() as i32
+    } else {
+        out_axis
+    } as usize;
+    let mut perm: Vec<i32> = (1..stacked_shape.len() as i32).collect();
+    perm.insert(out_axis, 0);
+    let expected = lazulite::transpose(&stacked, &perm).unwrap();
+    assert_eq!(batched[0].shape(), expected.shape(), "{name}: shape");
+    let (got, want) = (
+        batched[0].to_vec::<f64>().unwrap(),
+        expected.to_vec::<f64>().unwrap(),
+    );
+    for (g, w) in got.iter().zip(&want) {
+        assert!(
+            (g - w).abs() <= 1e-12 * (1.0 + w.abs()),
+            "{name}: {got:?} vs {want:?}"
+        );
+    }
+}
+
+#[test]
+fn gather_and_scatter_derivatives_match_finite_differences() {
+    let x = array(&uniform(1, 12, -1.0, 1.0), &[3, 4]);
+    let i = Array::from_slice(&[2i32, 0, 2, -1], &[4]).unwrap();
+    let j = Array::from_slice(&[1i32, 1, 3, 0], &[4]).unwrap();
+    let cases: Vec<(&str, Box<Fun<'_>>, Vec<Array>)> = vec![
+        (
+            "gather rows",
+            Box::new(|p: &[Array]| index(&p[0], &idx![&i.clone()])),
+            vec![x.clone()],
+        ),
+        (
+            "gather pairs",
+            Box::new(|p: &[Array]| index(&p[0], &idx![&i.clone(), &j.clone()])),
+            vec![x.clone()],
+        ),
+        (
+            "gather sep",
+            Box::new(|p: &[Array]| index(&p[0], &idx![&i.clone(), 1..;2])),
+            vec![x.clone()],
+        ),
+        (
+            "take",
+            Box::new(|p: &[Array]| take(&p[0], &j.clone(), Some(1))),
+            vec![x.clone()],
+        ),
+        (
+            "mask",
+            Box::new(|p: &[Array]| index(&p[0], &idx![&lazulite::greater(&p[0], 0.0)?])),
+            vec![x.clone()],
+        ),
+        (
+            "scatter assign",
+            Box::new(|p: &[Array]| index_put(&p[0], &idx![&i.clone(), &j.clone()], &p[1])),
+            vec![x.clone(), array(&uniform(2, 4, -1.0, 1.0), &[4])],
+        ),
+        (
+            "scatter add",
+            Box::new(|p: &[Array]| at(&p[0], &idx![&i.clone()]).add(&p[1])),
+            vec![x.clone(), array(&uniform(3, 16, -1.0, 1.0), &[4, 4])],
+        ),
+        (
+            "basic write",
+            Box::new(|p: &[Array]| index_put(&p[0], &idx![1, ..;-2], &p[1])),
+            vec![x.clone(), array(&uniform(4, 2, -1.0, 1.0), &[2])],
+        ),
+    ];
+    for (name, f, inputs) in &cases {
+        check_derivatives(name, f.as_ref(), inputs);
+    }
+}
+
+#[test]
+fn gather_and_scatter_vmap_match_a_loop() {
+    let xs = array(&uniform(5, 24, -1.0, 1.0), &[2, 3, 4]);
+    let is = Array::from_slice(&[2i32, 0, -1, 1, 1, 0], &[2, 3]).unwrap();
+    let i = Array::from_slice(&[1i32, 0, 1], &[3]).unwrap();
+    let vs = array(&uniform(6, 6, -1.0, 1.0), &[2, 3]);
+    let f_gather: Box<Fun<'_>> = Box::new(|p: &[Array]| index(&p[0], &idx![.., &p[1]]));
+    check_vmap(
+        "gather both",
+        f_gather.as_ref(),
+        &[xs.clone(), is.clone()],
+        vec![Some(0), Some(0)],
+        0,
+    );
+    check_vmap(
+        "gather data",
+        f_gather.as_ref(),
+        &[xs.clone(), i.clone()],
+        vec![Some(2), None],
+        1,
+    );
+    let f_rows: Box<Fun<'_>> = Box::new(|p: &[Array]| index(&p[0], &idx![&p[1]]));
+    let is01 = Array::from_slice(&[1i32, 0, -1, 0, 1, 1], &[2, 3]).unwrap();
+    check_vmap(
+        "gather idx",
+        f_rows.as_ref(),
+        &[xs.clone(), is01],
+        vec![None, Some(0)],
+        0,
+    );
+    let f_put: Box<Fun<'_>> = Box::new(|p: &[Array]| index_put(&p[0], &idx![&p[1], 2], &p[2]));
+    check_vmap(
+        "scatter all",
+        f_put.as_ref(),
+        &[xs.clone(), is.clone(), vs.clone()],
+        vec![Some(0), Some(0), Some(0)],
+        0,
+    );
+    let vs3 = array(&uniform(7, 9, -1.0, 1.0), &[3, 3]);
+    check_vmap(
+        "scatter data",
+        f_put.as_ref(),
+        &[xs.clone(), i.clone(), vs3],
+        vec![Some(1), None, Some(1)],
+        0,
+    );
+    let f_add: Box<Fun<'_>> = Box::new(|p: &[Array]| at(&p[0], &idx![.., &p[1]]).add(1.0));
+    check_vmap(
+        "scatter idx",
+        f_add.as_ref(),
+        &[xs.clone(), is.clone()],
+        vec![None, Some(0)],
+        0,
+    );
+}
+
+#[test]
+fn mask_reads_under_vmap_give_a_clear_error() {
+    let xs = array(&uniform(5, 6, -1.0, 1.0), &[2, 3]);
+    let f = vmap(
+        |p: &[Array]| Ok(vec![index(&p[0], &idx![&lazulite::greater(&p[0], 0.0)?])?]),
+        vec![Some(0)],
+        vec![Some(0)],
+    );
+    let e = f(std::slice::from_ref(&xs)).unwrap_err();
+    assert!(e.message().contains("vmap"), "{}", e.message());
+    let g = vmap(
+        |p: &[Array]| Ok(vec![unique(&p[0])?]),
+        vec![Some(0)],
+        vec![Some(0)],
+    );
+    assert!(g(&[xs])
+        .unwrap_err()
+        .message()
+        .contains("Cannot evaluate an array inside a vmapped function"));
+}
+
+/// The seed's examples, translated.
+#[test]
+fn seed_examples() {
+    let arr = arange(0.0, 10.0, 1.0, DType::Int32).unwrap();
+    assert_eq!(index(&arr, &idx![3]).unwrap().item::<i32>().unwrap(), 3);
+    assert_eq!(index(&arr, &idx![3]).unwrap().shape(), &[] as &[usize]);
+    assert_eq!(index(&arr, &idx![-2]).unwrap().item::<i32>().unwrap(), 8);
+    assert_eq!(
+        index(&arr, &idx![2..8;2]).unwrap().to_vec::<i32>().unwrap(),
+        vec![2, 4, 6]
+    );
+    let cube = reshape(&arange(0.0, 8.0, 1.0, DType::Int32).unwrap(), &[2, 2, 2]).unwrap();
+    assert_eq!(
+        index(&cube, &idx![.., .., 0])
+            .unwrap()
+            .to_vec::<i32>()
+            .unwrap(),
+        vec![0, 2, 4, 6]
+    );
+    assert_eq!(
+        index(&cube, &idx![..., 0])
+            .unwrap()
+            .to_vec::<i32>()
+            .unwrap(),
+        vec![0, 2, 4, 6]
+    );
+    let arr8 = arange(0.0, 8.0, 1.0, DType::Int32).unwrap();
+    assert_eq!(
+        index(&arr8, &idx![Index::NewAxis]).unwrap().shape(),
+        &[1, 8]
+    );
+    let picks = Array::from_slice(&[5i32, 7], &[2]).unwrap();
+    let r = index(&arr, &idx![&picks]).unwrap();
+    assert_eq!(
+        (r.dtype(), r.to_vec::<i32>().unwrap()),
+        (DType::Int32, vec![5, 7])
+    );
+    let a = Array::from_slice(&[1i32, 2, 3], &[3]).unwrap();
+    assert_eq!(
+        index_put(&a, &idx![2], 0).unwrap().to_vec::<i32>().unwrap(),
+        vec![1, 2, 0]
+    );
+    // grad of fun(x, idx) { x[idx] = 2.0; sum(x) } is [1, 0, 1]: the vjp of the update
+    // with a cotangent of ones (the sum's), since reductions have no vjp rule yet.
+    let x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
+    let i = Array::from_slice(&[1i32], &[1]).unwrap();
+    let ones = Array::from_slice(&[1.0f32; 3], &[3]).unwrap();
+    let (_, g) = vjp(
+        |p| Ok(vec![index_put(&p[0], &idx![&p[1]], 2.0)?]),
+        &[x, i],
+        &[ones],
+    )
+    .unwrap();
+    let dfdx = &g[0];
+    assert_eq!(dfdx.to_vec::<f32>().unwrap(), vec![1.0, 0.0, 1.0]);
+}
+
+#[test]
+fn basic_indexing_is_a_view() {
+    let a = reshape(&arange(0.0, 24.0, 1.0, DType::Float32).unwrap(), &[2, 3, 4]).unwrap();
+    a.eval().unwrap();
+    let before = lazulite::get_active_memory();
+    let v = index(&a, &idx![1, ..;-1, Index::NewAxis, 1..;2]).unwrap();
+    v.eval().unwrap();
+    assert_eq!(v.shape(), &[3, 1, 2]);
+    assert_eq!(lazulite::get_active_memory(), before, "no new buffer");
+    assert_eq!(
+        v.to_vec::<f32>().unwrap(),
+        vec![21.0, 23.0, 17.0, 19.0, 13.0, 15.0]
+    );
+}
