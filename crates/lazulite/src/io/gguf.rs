@@ -221,7 +221,10 @@ pub fn save_gguf<K: AsRef<str>, V: Borrow<Array>>(
         head.extend(ggml_type(t.dtype).expect("checked above").to_le_bytes());
         head.extend(offset.to_le_bytes());
         offsets.push(offset);
-        offset = align_up(offset + (t.size() * t.dtype.size()) as u64, DEFAULT_ALIGNMENT);
+        offset = align_up(
+            offset + (t.size() * t.dtype.size()) as u64,
+            DEFAULT_ALIGNMENT,
+        );
     }
     head.resize(align_up(head.len() as u64, DEFAULT_ALIGNMENT) as usize, 0);
     super::write_atomic(&path, |w| {
@@ -282,7 +285,10 @@ impl<'a> Reader<'a> {
         if n.saturating_mul(min_bytes) > self.remaining() {
             return Err(self.file.error(
                 OP,
-                format!("{what} {n} is more than the {} bytes left can hold.", self.remaining()),
+                format!(
+                    "{what} {n} is more than the {} bytes left can hold.",
+                    self.remaining()
+                ),
             ));
         }
         Ok(n as usize)
@@ -297,7 +303,13 @@ impl<'a> Reader<'a> {
 
     /// Reads a metadata value of GGUF type `t`: kept (as MetadataValue) when `keep`,
     /// else only skipped. `depth` bounds nested arrays.
-    fn value(&mut self, key: &str, t: u32, keep: bool, depth: usize) -> Result<Option<MetadataValue>> {
+    fn value(
+        &mut self,
+        key: &str,
+        t: u32,
+        keep: bool,
+        depth: usize,
+    ) -> Result<Option<MetadataValue>> {
         let bad = |m: &str| self.file.error(OP, format!("metadata '{key}': {m}"));
         if t == STRING {
             let s = self.string(key)?;
@@ -330,7 +342,8 @@ impl<'a> Reader<'a> {
                 }
                 return Ok(None);
             }
-            let dtype = scalar_dtype(item).ok_or_else(|| bad(&format!("unknown value type {item}.")))?;
+            let dtype =
+                scalar_dtype(item).ok_or_else(|| bad(&format!("unknown value type {item}.")))?;
             let bytes = self.take(n as u64 * dtype.size() as u64, key)?;
             return keep.then(|| metadata_array(bytes, &[n], dtype)).transpose();
         }
@@ -394,19 +407,28 @@ pub(crate) fn load(file: &Arc<Mapping>, return_metadata: bool) -> Result<(Arrays
         }
     }
     if n_tensors.saturating_mul(24) > r.remaining() {
-        return Err(file.error(OP, format!("tensor count {n_tensors} does not fit the file.")));
+        return Err(file.error(
+            OP,
+            format!("tensor count {n_tensors} does not fit the file."),
+        ));
     }
     let mut infos = Vec::new();
     for _ in 0..n_tensors {
         let name = r.string("tensor name")?;
         let n_dims = r.u32(&name)? as usize;
         if n_dims > MAX_DIMS {
-            return Err(file.error(OP, format!("'{name}' has {n_dims} dimensions (max {MAX_DIMS}).")));
+            return Err(file.error(
+                OP,
+                format!("'{name}' has {n_dims} dimensions (max {MAX_DIMS})."),
+            ));
         }
         let mut dims = Vec::with_capacity(n_dims);
         for _ in 0..n_dims {
             let d = r.u64(&name)?;
-            dims.push(usize::try_from(d).map_err(|_| file.error(OP, format!("'{name}': dimension {d} too large.")))?);
+            dims.push(
+                usize::try_from(d)
+                    .map_err(|_| file.error(OP, format!("'{name}': dimension {d} too large.")))?,
+            );
         }
         let t = r.u32(&name)?;
         let offset = r.u64(&name)?;
@@ -418,30 +440,42 @@ pub(crate) fn load(file: &Arc<Mapping>, return_metadata: bool) -> Result<(Arrays
     for (name, dims, t, offset) in infos {
         let bad = |m: String| file.error(OP, format!("'{name}': {m}"));
         let shape: Vec<usize> = dims.iter().rev().copied().collect();
-        let (storage_of, dtype, bytes): (Box<dyn Fn(std::ops::Range<usize>) -> Storage>, DType, u64) =
-            if let Some(quant) = Quant::from_type(t) {
-                if dims.first().is_none_or(|d| d % BLOCK != 0) {
-                    return Err(bad(format!(
-                        "{quant:?} needs an innermost dimension that is a multiple of {BLOCK}; \
-                         dims are {dims:?}."
-                    )));
-                }
-                let n = super::byte_size(file, OP, &shape, DType::Float32)? / 4;
-                let bytes = n / BLOCK as u64 * quant.block_bytes() as u64;
-                (Box::new(move |r| Storage::Quantized(r, quant)), DType::Float32, bytes)
-            } else {
-                let dtype = DType::ALL
-                    .into_iter()
-                    .find(|&d| ggml_type(d) == Some(t))
-                    .ok_or_else(|| bad(format!("unsupported GGML tensor type {t}.")))?;
-                (Box::new(Storage::Raw), dtype, super::byte_size(file, OP, &shape, dtype)?)
-            };
+        let quant = Quant::from_type(t);
+        let (dtype, bytes) = if let Some(quant) = quant {
+            if dims.first().is_none_or(|d| d % BLOCK != 0) {
+                return Err(bad(format!(
+                    "{quant:?} needs an innermost dimension that is a multiple of {BLOCK}; \
+                     dims are {dims:?}."
+                )));
+            }
+            let n = super::byte_size(file, OP, &shape, DType::Float32)? / 4;
+            (
+                DType::Float32,
+                n / BLOCK as u64 * quant.block_bytes() as u64,
+            )
+        } else {
+            let dtype = DType::ALL
+                .into_iter()
+                .find(|&d| ggml_type(d) == Some(t))
+                .ok_or_else(|| bad(format!("unsupported GGML tensor type {t}.")))?;
+            (dtype, super::byte_size(file, OP, &shape, dtype)?)
+        };
         let start = data_start
             .checked_add(offset)
             .ok_or_else(|| bad(format!("offset {offset} is too large.")))?;
         let range = file.range(OP, &name, start, bytes)?;
         ranges.push((range.clone(), name.clone()));
-        let array = lazy_array(file, &name, storage_of(range), Layout::little_endian(), shape, dtype);
+        let array = lazy_array(
+            file,
+            &name,
+            match quant {
+                Some(quant) => Storage::Quantized(range, quant),
+                None => Storage::Raw(range),
+            },
+            Layout::little_endian(),
+            shape,
+            dtype,
+        );
         if arrays.insert(name.clone(), array).is_some() {
             return Err(bad("the name appears twice.".into()));
         }

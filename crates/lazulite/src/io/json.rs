@@ -32,7 +32,10 @@ pub(crate) fn parse(text: &[u8]) -> Result<Json, String> {
     let value = p.value(0)?;
     p.skip_space();
     if p.pos != text.len() {
-        return Err(format!("unexpected text after the header JSON at {}.", p.pos));
+        return Err(format!(
+            "unexpected text after the header JSON at {}.",
+            p.pos
+        ));
     }
     Ok(value)
 }
@@ -183,7 +186,9 @@ impl Parser<'_> {
                             {
                                 self.pos += 2;
                                 let low = self.hex4()?;
-                                code = 0x10000 + ((code - 0xD800) << 10) + (low.wrapping_sub(0xDC00) & 0x3FF);
+                                code = 0x10000
+                                    + ((code - 0xD800) << 10)
+                                    + (low.wrapping_sub(0xDC00) & 0x3FF);
                             }
                             let ch = char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER);
                             out.extend(ch.to_string().as_bytes());
@@ -224,7 +229,10 @@ mod tests {
     fn parses_and_quotes() {
         let v = parse(br#" {"a": [1, 2], "b\u00e9\n": {"c": null, "d": true}} "#).unwrap();
         let Json::Object(m) = v else { panic!() };
-        assert_eq!(m[0].1, Json::Array(vec![Json::Number("1".into()), Json::Number("2".into())]));
+        assert_eq!(
+            m[0].1,
+            Json::Array(vec![Json::Number("1".into()), Json::Number("2".into())])
+        );
         assert_eq!(m[1].0, "b\u{e9}\n");
         let s = "q\"\\\u{1}é";
         assert_eq!(parse(quote(s).as_bytes()).unwrap(), Json::String(s.into()));

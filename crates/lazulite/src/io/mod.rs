@@ -75,7 +75,9 @@ impl Loaded {
     pub fn into_array(self) -> Result<Array> {
         match self {
             Loaded::Array(a) => Ok(a),
-            _ => Err(Error::value("[load] The file holds several arrays, not one.")),
+            _ => Err(Error::value(
+                "[load] The file holds several arrays, not one.",
+            )),
         }
     }
 
@@ -121,9 +123,7 @@ pub fn load(path: impl AsRef<Path>, format: Option<&str>, return_metadata: bool)
             .extension()
             .and_then(|e| e.to_str())
             .map(str::to_string)
-            .ok_or_else(|| {
-                Error::value("[load] Could not infer file format from extension")
-            })?,
+            .ok_or_else(|| Error::value("[load] Could not infer file format from extension"))?,
     };
     if !["npy", "npz", "safetensors", "gguf"].contains(&format.as_str()) {
         return Err(Error::value(format!("[load] Unknown file format {format}")));
@@ -181,7 +181,10 @@ impl Mapping {
             } else {
                 ErrorKind::Io
             };
-            Error::new(kind, format!("[load] Failed to open file {}: {e}", path.display()))
+            Error::new(
+                kind,
+                format!("[load] Failed to open file {}: {e}", path.display()),
+            )
         })?;
         let len = file.metadata()?.len();
         let len = usize::try_from(len)
@@ -196,9 +199,13 @@ impl Mapping {
             }));
         }
         // SAFETY: a private mapping; the module docs state the truncation caveat.
-        let mut map = unsafe { memmap2::MmapOptions::new().len(len).map_copy(&file) }.map_err(
-            |e| Error::new(ErrorKind::Io, format!("[load] Cannot map {}: {e}", path.display())),
-        )?;
+        let mut map =
+            unsafe { memmap2::MmapOptions::new().len(len).map_copy(&file) }.map_err(|e| {
+                Error::new(
+                    ErrorKind::Io,
+                    format!("[load] Cannot map {}: {e}", path.display()),
+                )
+            })?;
         let ptr = NonNull::new(map.as_mut_ptr()).expect("a mapping is never null");
         Ok(Arc::new(Mapping {
             _map: Some(map),
@@ -381,7 +388,7 @@ impl Load {
     /// converted copy.
     fn raw(&self, range: Range<usize>, spec: &OutputSpec) -> Result<Tensor> {
         let bytes = self.file.bytes(range.clone());
-        let aligned = (bytes.as_ptr() as usize) % spec.dtype.size() == 0;
+        let aligned = (bytes.as_ptr() as usize).is_multiple_of(spec.dtype.size());
         let valid_bools = spec.dtype != DType::Bool || bytes.iter().all(|&b| b <= 1);
         if !self.layout.swap && aligned && valid_bools && !bytes.is_empty() {
             let ptr = NonNull::new(bytes.as_ptr() as *mut u8).expect("mapped bytes");
@@ -404,7 +411,13 @@ impl Load {
         Ok(t)
     }
 
-    fn inflate(&self, range: Range<usize>, skip: usize, crc: u32, spec: &OutputSpec) -> Result<Tensor> {
+    fn inflate(
+        &self,
+        range: Range<usize>,
+        skip: usize,
+        crc: u32,
+        spec: &OutputSpec,
+    ) -> Result<Tensor> {
         let mut t = Tensor::uninit(spec.dtype, &spec.shape)?;
         let n = t.size() * spec.dtype.size();
         let mut reader = npz::Inflater::new(self.file.bytes(range));
@@ -423,7 +436,11 @@ impl Load {
 fn fix_elements(bytes: &mut [u8], dtype: DType, swap: bool) {
     if swap {
         // A complex number is two floats, each in the file's byte order.
-        let width = if dtype == DType::Complex64 { 4 } else { dtype.size() };
+        let width = if dtype == DType::Complex64 {
+            4
+        } else {
+            dtype.size()
+        };
         bytes.chunks_exact_mut(width).for_each(<[u8]>::reverse);
     }
     if dtype == DType::Bool {
@@ -492,7 +509,9 @@ pub(crate) fn write_atomic(
         let file = File::create(&temp).map_err(|e| save_error(path, e))?;
         let mut writer = BufWriter::new(file);
         write(&mut writer)?;
-        let file = writer.into_inner().map_err(|e| save_error(path, e.into_error()))?;
+        let file = writer
+            .into_inner()
+            .map_err(|e| save_error(path, e.into_error()))?;
         file.sync_all().map_err(|e| save_error(path, e))?;
         std::fs::rename(&temp, path).map_err(|e| save_error(path, e))
     })();
@@ -509,7 +528,10 @@ pub(crate) fn save_error(path: &Path, e: std::io::Error) -> Error {
     } else {
         ErrorKind::Io
     };
-    Error::new(kind, format!("[save] Failed to write {}: {e}", path.display()))
+    Error::new(
+        kind,
+        format!("[save] Failed to write {}: {e}", path.display()),
+    )
 }
 
 /// `write_all` with lazulite's error for `path`.

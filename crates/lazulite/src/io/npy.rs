@@ -39,7 +39,11 @@ pub(crate) fn header(dtype: DType, shape: &[usize]) -> Result<Vec<u8>> {
         [d] => format!("({d},)"),
         _ => format!(
             "({})",
-            shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+            shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     };
     let mut dict = format!(
@@ -120,7 +124,10 @@ pub(crate) fn parse_header(bytes: &[u8]) -> std::result::Result<Header, String> 
         .get(start..len)
         .ok_or_else(|| "truncated header.".to_string())?;
     let text = std::str::from_utf8(text).map_err(|_| "header is not text.".to_string())?;
-    let mut p = Literal { s: text.as_bytes(), pos: 0 };
+    let mut p = Literal {
+        s: text.as_bytes(),
+        pos: 0,
+    };
     let (mut descr, mut fortran, mut shape) = (None, None, None);
     p.expect(b'{')?;
     loop {
@@ -196,7 +203,11 @@ struct Literal<'a> {
 
 impl Literal<'_> {
     fn skip_space(&mut self) {
-        while self.s.get(self.pos).is_some_and(|c| c.is_ascii_whitespace()) {
+        while self
+            .s
+            .get(self.pos)
+            .is_some_and(|c| c.is_ascii_whitespace())
+        {
             self.pos += 1;
         }
     }
@@ -215,7 +226,10 @@ impl Literal<'_> {
         if self.eat(c) {
             Ok(())
         } else {
-            Err(format!("malformed header: expected '{}' at {}.", c as char, self.pos))
+            Err(format!(
+                "malformed header: expected '{}' at {}.",
+                c as char, self.pos
+            ))
         }
     }
 
@@ -223,7 +237,12 @@ impl Literal<'_> {
         self.skip_space();
         let quote = match self.s.get(self.pos) {
             Some(&q @ (b'\'' | b'"')) => q,
-            _ => return Err(format!("malformed header: expected a string at {}.", self.pos)),
+            _ => {
+                return Err(format!(
+                    "malformed header: expected a string at {}.",
+                    self.pos
+                ))
+            }
         };
         let start = self.pos + 1;
         let end = self.s[start..]

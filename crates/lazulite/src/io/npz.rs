@@ -55,7 +55,12 @@ pub fn savez_compressed<K: AsRef<str>, V: Borrow<Array>>(
     positional: &[&Array],
     named: impl IntoIterator<Item = (K, V)>,
 ) -> Result<()> {
-    write_npz(path.as_ref(), positional, named, CompressionMethod::Deflated)
+    write_npz(
+        path.as_ref(),
+        positional,
+        named,
+        CompressionMethod::Deflated,
+    )
 }
 
 fn write_npz<K: AsRef<str>, V: Borrow<Array>>(
@@ -103,7 +108,10 @@ fn write_npz<K: AsRef<str>, V: Borrow<Array>>(
             super::put(&mut zip, &path, &header)?;
             super::put(&mut zip, &path, &data)?;
         }
-        zip.finish().map_err(zip_error)?.flush().map_err(|e| super::save_error(&path, e))
+        zip.finish()
+            .map_err(zip_error)?
+            .flush()
+            .map_err(|e| super::save_error(&path, e))
     })
 }
 

@@ -135,7 +135,8 @@ pub(crate) fn load(file: &Arc<Mapping>) -> Result<(Arrays, Metadata)> {
     let header_range = file.range(op, "header", 8, header_len)?;
     let data_start = header_range.end as u64;
     let data_len = file.len() as u64 - data_start;
-    let Json::Object(fields) = json::parse(file.bytes(header_range)).map_err(|m| file.error(op, m))?
+    let Json::Object(fields) =
+        json::parse(file.bytes(header_range)).map_err(|m| file.error(op, m))?
     else {
         return Err(file.error(op, "the header is not a JSON object."));
     };
@@ -173,7 +174,10 @@ pub(crate) fn load(file: &Arc<Mapping>) -> Result<(Arrays, Metadata)> {
             match field(key) {
                 Some(Json::Array(items)) if items.len() <= 64 => items
                     .iter()
-                    .map(|v| v.as_u64().ok_or_else(|| bad(&format!("'{key}' holds a non-integer."))))
+                    .map(|v| {
+                        v.as_u64()
+                            .ok_or_else(|| bad(&format!("'{key}' holds a non-integer.")))
+                    })
                     .collect(),
                 _ => Err(bad(&format!("missing or malformed '{key}'."))),
             }
@@ -195,7 +199,14 @@ pub(crate) fn load(file: &Arc<Mapping>) -> Result<(Arrays, Metadata)> {
         }
         let range = file.range(op, &name, data_start + begin, bytes)?;
         ranges.push((range.clone(), name.clone()));
-        let array = lazy_array(file, &name, Storage::Raw(range), Layout::little_endian(), shape, dtype);
+        let array = lazy_array(
+            file,
+            &name,
+            Storage::Raw(range),
+            Layout::little_endian(),
+            shape,
+            dtype,
+        );
         if arrays.insert(name.clone(), array).is_some() {
             return Err(bad("the name appears twice."));
         }
