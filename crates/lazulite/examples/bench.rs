@@ -50,7 +50,11 @@ struct Bench {
 
 impl Bench {
     fn run(&self, name: &str, runs: usize, work: impl FnMut() -> Result<Array>) -> Result<()> {
-        if self.filter.as_ref().is_some_and(|f| !name.contains(f.as_str())) {
+        if self
+            .filter
+            .as_ref()
+            .is_some_and(|f| !name.contains(f.as_str()))
+        {
             return Ok(());
         }
         println!("{name:32} {:10.3} ms", median_ms(runs, work)?);
@@ -68,7 +72,12 @@ fn main() -> Result<()> {
 
     for n in [512, 1024, 2048] {
         let runs = if n == 2048 { 3 } else { 7 };
-        for dtype in [DType::Float32, DType::Float16, DType::BFloat16, DType::Float64] {
+        for dtype in [
+            DType::Float32,
+            DType::Float16,
+            DType::BFloat16,
+            DType::Float64,
+        ] {
             let a = lazulite::astype(&array(n * n, &[n, n], -1.0, 1.0, 1)?, dtype)?;
             let b = lazulite::astype(&array(n * n, &[n, n], -1.0, 1.0, 2)?, dtype)?;
             eval(&[&a, &b])?;
@@ -118,7 +127,9 @@ fn main() -> Result<()> {
     let row = array(m, &[1, m], -3.0, 3.0, 7)?;
     let column = array(m, &[m, 1], 0.5, 3.0, 8)?;
     bench.run("add 10M f32", 7, || lazulite::add(&wide, &positive))?;
-    bench.run("multiply 10M f32", 7, || lazulite::multiply(&wide, &positive))?;
+    bench.run("multiply 10M f32", 7, || {
+        lazulite::multiply(&wide, &positive)
+    })?;
     bench.run("divide 10M f32", 7, || lazulite::divide(&wide, &positive))?;
     bench.run("maximum 10M f32", 7, || lazulite::maximum(&wide, &positive))?;
     bench.run("add 4096^2 + row", 7, || lazulite::add(&square, &row))?;
@@ -162,7 +173,9 @@ fn main() -> Result<()> {
     bench.run("transpose + add 4096^2", 7, || {
         lazulite::add(&lazulite::transpose(&square, &[1, 0])?, &square)
     })?;
-    bench.run("cumsum 10M", 7, || lazulite::cumsum(&wide, Some(0), false, true, None))?;
+    bench.run("cumsum 10M", 7, || {
+        lazulite::cumsum(&wide, Some(0), false, true, None)
+    })?;
     let million = array(1_000_000, &[1_000_000], -3.0, 3.0, 9)?;
     bench.run("sort 1M", 7, || lazulite::sort(&million, Some(0)))?;
 
@@ -174,7 +187,11 @@ fn main() -> Result<()> {
         }
         Ok(y)
     })?;
-    if bench.filter.as_ref().is_none_or(|f| "per-op overhead".contains(f.as_str())) {
+    if bench
+        .filter
+        .as_ref()
+        .is_none_or(|f| "per-op overhead".contains(f.as_str()))
+    {
         let calls = 100_000;
         let mut times = Vec::new();
         for _ in 0..5 {
@@ -186,7 +203,10 @@ fn main() -> Result<()> {
             times.push(start.elapsed().as_secs_f64() * 1e6 / calls as f64);
         }
         times.sort_by(f64::total_cmp);
-        println!("{:32} {:10.3} us", "per-op overhead (x + 1, eval)", times[2]);
+        println!(
+            "{:32} {:10.3} us",
+            "per-op overhead (x + 1, eval)", times[2]
+        );
     }
     Ok(())
 }

@@ -25,6 +25,7 @@ mod backend;
 mod dataflow;
 mod eval;
 mod graph_print;
+mod io;
 mod ops;
 mod primitive;
 mod print;
@@ -43,6 +44,9 @@ pub use element::{Complex, Element, Scalar};
 pub use error::{Error, ErrorKind, Result};
 pub use eval::eval;
 pub use graph_print::{evaluation_counts, export_to_dot, to_dot, to_trace};
+pub use io::{
+    load, save, save_gguf, save_safetensors, savez, savez_compressed, Loaded, MetadataValue,
+};
 pub use ops::*;
 pub use print::{get_printoptions, set_printoptions};
 pub use raw::RawData;

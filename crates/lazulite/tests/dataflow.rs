@@ -353,13 +353,27 @@ fn owl_print_graph_renders() {
 fn transforms_over_placeholders_follow_assignments() {
     let x = placeholder(&[4], DType::Float64).unwrap();
     let g = lazulite::grad(|x: &Array| x.sin()?.sum(lazulite::Axes::All, false))(&x).unwrap();
-    let doubled = lazulite::vmap(|p| Ok(vec![lazulite::multiply(&p[0], &p[0].exp()?)?]), vec![Some(0)], vec![Some(0)]);
+    let doubled = lazulite::vmap(
+        |p| Ok(vec![lazulite::multiply(&p[0], &p[0].exp()?)?]),
+        vec![Some(0)],
+        vec![Some(0)],
+    );
     let v = doubled(std::slice::from_ref(&x)).unwrap().remove(0);
     for seed in [8, 9] {
         let value = matrix(seed, 1, 4).reshape(&[4]).unwrap();
         x.assign(&value).unwrap();
-        let expected_g: Vec<f64> = value.to_vec::<f64>().unwrap().iter().map(|v| v.cos()).collect();
-        let expected_v: Vec<f64> = value.to_vec::<f64>().unwrap().iter().map(|v| v * v.exp()).collect();
+        let expected_g: Vec<f64> = value
+            .to_vec::<f64>()
+            .unwrap()
+            .iter()
+            .map(|v| v.cos())
+            .collect();
+        let expected_v: Vec<f64> = value
+            .to_vec::<f64>()
+            .unwrap()
+            .iter()
+            .map(|v| v * v.exp())
+            .collect();
         for (a, b) in g.to_vec::<f64>().unwrap().iter().zip(&expected_g) {
             assert!((a - b).abs() < 1e-12);
         }

@@ -1,0 +1,30 @@
+//! What every fuzz target does: write the input as a file of one format, load it with
+//! its metadata where the format has some, and evaluate every array. Errors are fine;
+//! a panic, an abort or an out-of-memory is a bug.
+
+use lazulite::{load, Loaded};
+use std::path::PathBuf;
+
+/// One file per process and format, rewritten for each input.
+fn scratch(ext: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("lazulite_fuzz_{}.{ext}", std::process::id()))
+}
+
+pub fn load_bytes(data: &[u8], ext: &str) {
+    // Loaded arrays are capped well below the fuzzer's RSS limit: a reader that trusts a
+    // size from the header fails here instead of being killed.
+    lazulite::set_memory_limit(256 << 20);
+    let path = scratch(ext);
+    if std::fs::write(&path, data).is_err() {
+        return;
+    }
+    let metadata = ext == "safetensors" || ext == "gguf";
+    let arrays = match load(&path, None, metadata) {
+        Ok(Loaded::Array(a)) => vec![a],
+        Ok(Loaded::Arrays(m)) | Ok(Loaded::WithMetadata(m, _)) => m.into_values().collect(),
+        Err(_) => return,
+    };
+    for a in &arrays {
+        let _ = a.eval();
+    }
+}
