@@ -651,15 +651,17 @@ fn seed_examples() {
         index_put(&a, &idx![2], 0).unwrap().to_vec::<i32>().unwrap(),
         vec![1, 2, 0]
     );
-    // grad of fun(x, idx) { x[idx] = 2.0; sum(x) } is [1, 0, 1]: the vjp of the update
-    // with a cotangent of ones (the sum's), since reductions have no vjp rule yet.
+    // grad of fun(x, idx) { x[idx] = 2.0; x.sum() } is [1, 0, 1].
     let x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
     let i = Array::from_slice(&[1i32], &[1]).unwrap();
-    let ones = Array::from_slice(&[1.0f32; 3], &[3]).unwrap();
-    let (_, g) = vjp(
-        |p| Ok(vec![index_put(&p[0], &idx![&p[1]], 2.0)?]),
+    let (_, g) = lazulite::value_and_grad_argnums(
+        |p| {
+            Ok(vec![
+                index_put(&p[0], &idx![&p[1]], 2.0)?.sum(lazulite::Axes::All, false)?
+            ])
+        },
         &[x, i],
-        &[ones],
+        &[0],
     )
     .unwrap();
     let dfdx = &g[0];
