@@ -11,6 +11,7 @@ use std::sync::Arc;
 struct Printed {
     number: usize,
     name: String,
+    params: String,
     valid: bool,
     runs: u64,
     shape: Vec<usize>,
@@ -44,6 +45,11 @@ fn walk(outputs: &[&Array]) -> Vec<Printed> {
             stack.extend(pending.into_iter().rev());
             continue;
         }
+        let params = state
+            .op
+            .as_ref()
+            .map(|op| op.primitive.params())
+            .unwrap_or_default();
         let name = match &state.op {
             Some(op) => op.primitive.name().to_string(),
             None if node.placeholder => "variable".to_string(),
@@ -54,6 +60,7 @@ fn walk(outputs: &[&Array]) -> Vec<Printed> {
         printed.push(Printed {
             number,
             name,
+            params,
             valid: state.data.is_some(),
             runs: state.runs,
             shape: spec.shape.clone(),
@@ -117,10 +124,15 @@ pub fn to_dot(outputs: &[&Array]) -> String {
         } else {
             ""
         };
+        let params = if p.params.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", p.params.replace('"', "'"))
+        };
         let _ = writeln!(
             out,
-            "  n{} [label=\"#{} {}\\n{:?} {}\"{}];",
-            p.number, p.number, p.name, p.shape, p.dtype, style
+            "  n{} [label=\"#{} {}{}\\n{:?} {}\"{}];",
+            p.number, p.number, p.name, params, p.shape, p.dtype, style
         );
     }
     for p in &nodes {

@@ -97,8 +97,8 @@ fn reassignment_recomputes_only_what_depends_on_it() {
     let b = placeholder(&[], DType::Float64).unwrap();
     let sa = a.sin().unwrap();
     let ca = sa.cos().unwrap();
-    let c = lazulite::add(&lazulite::multiply(&ca, &a).unwrap(), &b).unwrap();
-    a.assign(&matrix(3, 4, 4)).unwrap();
+    let c = lazulite::add(lazulite::multiply(&ca, &a).unwrap(), &b).unwrap();
+    a.assign(matrix(3, 4, 4)).unwrap();
     b.assign(5.0).unwrap();
     c.eval().unwrap();
     let runs = || {
@@ -113,9 +113,9 @@ fn reassignment_recomputes_only_what_depends_on_it() {
         b.assign(value).unwrap();
         c.eval().unwrap();
         let eager = lazulite::add(
-            &lazulite::multiply(
-                &matrix(3, 4, 4).sin().unwrap().cos().unwrap(),
-                &matrix(3, 4, 4),
+            lazulite::multiply(
+                matrix(3, 4, 4).sin().unwrap().cos().unwrap(),
+                matrix(3, 4, 4),
             )
             .unwrap(),
             value,
@@ -125,7 +125,7 @@ fn reassignment_recomputes_only_what_depends_on_it() {
     }
     // sa and ca are held by us, so they kept their values and did not run again.
     assert_eq!(runs(), [1, 1, 3]);
-    a.assign(&matrix(4, 4, 4)).unwrap();
+    a.assign(matrix(4, 4, 4)).unwrap();
     assert_eq!(
         ca.to_vec::<f64>().unwrap(),
         matrix(4, 4, 4)
@@ -215,7 +215,7 @@ fn apply(op: u64, a: &Array, b: &Array) -> Array {
         0 => a + b,
         1 => a * b,
         2 => a.sin().unwrap(),
-        _ => lazulite::maximum(a, &b.cos().unwrap()).unwrap(),
+        _ => lazulite::maximum(a, b.cos().unwrap()).unwrap(),
     }
 }
 
@@ -239,7 +239,7 @@ fn owl_incremental_example() {
         .unwrap()
         .sum(lazulite::Axes::All, false)
         .unwrap();
-    let c = lazulite::add(&b, &lazulite::multiply(&a, &s).unwrap()).unwrap();
+    let c = lazulite::add(&b, lazulite::multiply(&a, &s).unwrap()).unwrap();
     drop(s);
     a.assign(&x).unwrap();
     b.assign(5.0).unwrap();
@@ -302,8 +302,7 @@ fn owl_print_graph_renders() {
         .sum(lazulite::Axes::All, false)
         .unwrap();
     let l = lazulite::add(&x, &s).unwrap().log().unwrap();
-    let z =
-        lazulite::maximum(&lazulite::arctan2(&y, &l).unwrap().negative().unwrap(), 0.0).unwrap();
+    let z = lazulite::maximum(lazulite::arctan2(&y, &l).unwrap().negative().unwrap(), 0.0).unwrap();
     let dir = std::env::temp_dir().join(format!("lazulite-dot-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("plot_lazy.dot");
@@ -339,7 +338,7 @@ fn owl_print_graph_renders() {
         .unwrap();
     let le = lazulite::add(&xv, &se).unwrap().log().unwrap();
     let ze = lazulite::maximum(
-        &lazulite::arctan2(&yv, &le).unwrap().negative().unwrap(),
+        lazulite::arctan2(&yv, &le).unwrap().negative().unwrap(),
         0.0,
     )
     .unwrap();

@@ -4,13 +4,16 @@
 mod common;
 use common::{array, check_derivatives, check_vmap, uniform, Fun};
 
+type UnaryFn = fn(&Array) -> Result<Array>;
+type BinaryFn = fn(&Array, &Array) -> Result<Array>;
+
 use lazulite::{grad, jvp, value_and_grad, vmap, Array, DType, Result};
 
 #[test]
 fn unary_derivatives_match_finite_differences() {
     let x = array(&uniform(1, 6, 0.2, 0.8), &[2, 3]);
     let big = array(&uniform(2, 6, 1.2, 3.0), &[2, 3]);
-    let cases: Vec<(&str, fn(&Array) -> Result<Array>, &Array)> = vec![
+    let cases: Vec<(&str, UnaryFn, &Array)> = vec![
         ("abs", lazulite::abs, &x),
         ("negative", lazulite::negative, &x),
         ("square", lazulite::square, &x),
@@ -41,7 +44,11 @@ fn unary_derivatives_match_finite_differences() {
         ("degrees", lazulite::degrees, &x),
     ];
     for (name, op, input) in cases {
-        check_derivatives(name, &move |p: &[Array]| op(&p[0]), &[input.clone()]);
+        check_derivatives(
+            name,
+            &move |p: &[Array]| op(&p[0]),
+            std::slice::from_ref(input),
+        );
     }
 }
 
@@ -49,7 +56,7 @@ fn unary_derivatives_match_finite_differences() {
 fn binary_derivatives_match_finite_differences() {
     let a = array(&uniform(3, 6, 0.5, 2.0), &[2, 3]);
     let b = array(&uniform(4, 6, -2.0, -0.5), &[2, 3]);
-    let cases: Vec<(&str, fn(&Array, &Array) -> Result<Array>)> = vec![
+    let cases: Vec<(&str, BinaryFn)> = vec![
         ("add", |a, b| lazulite::add(a, b)),
         ("subtract", |a, b| lazulite::subtract(a, b)),
         ("multiply", |a, b| lazulite::multiply(a, b)),
@@ -97,7 +104,7 @@ fn view_derivatives_match_finite_differences() {
         ),
     ];
     for (name, f) in cases {
-        check_derivatives(name, f.as_ref(), &[x.clone()]);
+        check_derivatives(name, f.as_ref(), std::slice::from_ref(&x));
     }
 }
 
@@ -129,7 +136,7 @@ fn third_derivative_and_jvp_of_grad() {
     let g = grad(|x: &Array| lazulite::power(x, 3.0));
     let (_, t) = jvp(
         |p| Ok(vec![g(&p[0])?]),
-        &[x.clone()],
+        std::slice::from_ref(&x),
         &[Array::scalar(2.0f64)],
     )
     .unwrap();
@@ -194,14 +201,14 @@ fn vmap_matches_a_loop() {
     check_vmap(
         "sin",
         &|p: &[Array]| p[0].sin(),
-        &[x.clone()],
+        std::slice::from_ref(&x),
         vec![Some(1)],
         0,
     );
     check_vmap(
         "sin last axis out",
         &|p: &[Array]| p[0].sin(),
-        &[x.clone()],
+        std::slice::from_ref(&x),
         vec![Some(-1)],
         -1,
     );
@@ -222,28 +229,28 @@ fn vmap_matches_a_loop() {
     check_vmap(
         "reshape",
         &|p: &[Array]| lazulite::reshape(&p[0], &[-1]),
-        &[x.clone()],
+        std::slice::from_ref(&x),
         vec![Some(1)],
         0,
     );
     check_vmap(
         "transpose",
         &|p: &[Array]| p[0].t(),
-        &[x.clone()],
+        std::slice::from_ref(&x),
         vec![Some(2)],
         1,
     );
     check_vmap(
         "slice",
         &|p: &[Array]| lazulite::slice(&p[0], &[2, 0], &[0, 4], &[-1, 2]),
-        &[x.clone()],
+        std::slice::from_ref(&x),
         vec![Some(0)],
         0,
     );
     check_vmap(
         "broadcast_to",
         &|p: &[Array]| lazulite::broadcast_to(&p[0], &[5, 4]),
-        &[y.clone()],
+        std::slice::from_ref(&y),
         vec![Some(0)],
         0,
     );
@@ -260,7 +267,7 @@ fn vmap_matches_a_loop() {
     check_vmap(
         "astype",
         &|p: &[Array]| p[0].astype(DType::Float32),
-        &[x.clone()],
+        std::slice::from_ref(&x),
         vec![Some(1)],
         0,
     );
@@ -273,7 +280,9 @@ fn vmap_composes_with_vmap_and_grad() {
     let inner = vmap(|p| Ok(vec![p[0].sin()?]), vec![Some(0)], vec![Some(0)]);
     let outer = vmap(move |p| inner(p), vec![Some(1)], vec![Some(1)]);
     assert_eq!(
-        outer(&[x.clone()]).unwrap()[0].to_vec::<f64>().unwrap(),
+        outer(std::slice::from_ref(&x)).unwrap()[0]
+            .to_vec::<f64>()
+            .unwrap(),
         x.sin().unwrap().to_vec::<f64>().unwrap()
     );
     // vmap(grad(sin)) == cos

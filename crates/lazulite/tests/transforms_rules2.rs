@@ -125,7 +125,11 @@ fn shape_and_ternary_derivatives_match_finite_differences() {
             ("broadcast", &b),
             ("reversed", &r),
         ] {
-            check_derivatives(&format!("{name} ({layout})"), f.as_ref(), &[input.clone()]);
+            check_derivatives(
+                &format!("{name} ({layout})"),
+                f.as_ref(),
+                std::slice::from_ref(input),
+            );
         }
     }
 }
@@ -177,16 +181,16 @@ fn view_and_stop_gradient_have_zero_derivatives() {
                 lazulite::view(&p[0], DType::Int64)?.astype(DType::Float64)?
             ])
         },
-        &[x.clone()],
-        &[ones.clone()],
+        std::slice::from_ref(&x),
+        std::slice::from_ref(&ones),
     )
     .unwrap();
     assert_eq!(out[0].shape(), &[4]);
     assert_eq!(g[0].to_vec::<f64>().unwrap(), vec![0.0; 4]);
     let (_, t) = jvp(
         |p| Ok(vec![lazulite::view(&p[0], DType::Complex64)?]),
-        &[x.clone()],
-        &[ones.clone()],
+        std::slice::from_ref(&x),
+        std::slice::from_ref(&ones),
     )
     .unwrap();
     assert_eq!(t[0].to_vec::<f64>().unwrap(), vec![0.0; 4]);
@@ -198,14 +202,14 @@ fn view_and_stop_gradient_have_zero_derivatives() {
                 &lazulite::stop_gradient(&p[0])?,
             )?])
         },
-        &[x.clone()],
-        &[ones.clone()],
+        std::slice::from_ref(&x),
+        std::slice::from_ref(&ones),
     )
     .unwrap();
     assert_eq!(g[0].to_vec::<f64>().unwrap(), x.to_vec::<f64>().unwrap());
     let (_, t) = jvp(
         |p| Ok(vec![lazulite::stop_gradient(&p[0].square()?)?]),
-        &[x.clone()],
+        std::slice::from_ref(&x),
         &[ones],
     )
     .unwrap();
@@ -218,8 +222,14 @@ fn batching_rules_match_a_loop() {
     let y = array(&uniform(51, 12, 0.1, 0.9), &[3, 4]);
     let w = array(&uniform(52, 60, 0.1, 0.9), &[3, 4, 5]);
     for (name, f) in one_input_cases() {
-        check_vmap(name, f.as_ref(), &[x.clone()], vec![Some(0)], 0);
-        check_vmap(name, f.as_ref(), &[w.clone()], vec![Some(-1)], -1);
+        check_vmap(name, f.as_ref(), std::slice::from_ref(&x), vec![Some(0)], 0);
+        check_vmap(
+            name,
+            f.as_ref(),
+            std::slice::from_ref(&w),
+            vec![Some(-1)],
+            -1,
+        );
     }
     let cond = lazulite::greater(&y, 0.5).unwrap();
     let two: Vec<Case> = vec![
@@ -322,8 +332,8 @@ fn transforms_compose_through_these_ops() {
     let cots = array(&uniform(61, 3, -1.0, 1.0), &[3]);
     let (_, g) = vjp(
         |p| vmap(|q| Ok(vec![mixed(q)?]), vec![Some(0)], vec![Some(0)])(p),
-        &[xs.clone()],
-        &[cots.clone()],
+        std::slice::from_ref(&xs),
+        std::slice::from_ref(&cots),
     )
     .unwrap();
     assert_close(
@@ -333,10 +343,14 @@ fn transforms_compose_through_these_ops() {
     );
     // vmap(grad(f)) against the same loop with unit cotangents.
     let gm = vmap(
-        |q| Ok(vec![grad(|x: &Array| mixed(&[x.clone()]))(&q[0])?]),
+        |q| {
+            Ok(vec![grad(|x: &Array| mixed(std::slice::from_ref(x)))(
+                &q[0],
+            )?])
+        },
         vec![Some(0)],
         vec![Some(0)],
-    )(&[xs.clone()])
+    )(std::slice::from_ref(&xs))
     .unwrap();
     let ones = array(&[1.0; 3], &[3]);
     assert_close(
@@ -347,15 +361,19 @@ fn transforms_compose_through_these_ops() {
     // jvp(grad(f)): a Hessian-vector product, against central differences of grad.
     let v = array(&uniform(62, 12, -1.0, 1.0), &[3, 4]);
     let g_of = |x: &Array| {
-        grad(|x: &Array| mixed(&[x.clone()]))(x)
+        grad(|x: &Array| mixed(std::slice::from_ref(x)))(x)
             .unwrap()
             .to_vec::<f64>()
             .unwrap()
     };
     let (_, hv) = jvp(
-        |p| Ok(vec![grad(|x: &Array| mixed(&[x.clone()]))(&p[0])?]),
-        &[x.clone()],
-        &[v.clone()],
+        |p| {
+            Ok(vec![grad(|x: &Array| mixed(std::slice::from_ref(x)))(
+                &p[0],
+            )?])
+        },
+        std::slice::from_ref(&x),
+        std::slice::from_ref(&v),
     )
     .unwrap();
     let eps = 1e-6;
@@ -388,7 +406,7 @@ fn transforms_compose_through_these_ops() {
         vmap(inner, vec![Some(0)], vec![Some(0)]),
         vec![Some(1)],
         vec![Some(-1)],
-    )(&[xss.clone()])
+    )(std::slice::from_ref(&xss))
     .unwrap();
     assert_eq!(vv[0].shape(), &[2, 5, 3]);
     for i in 0..2 {
@@ -509,7 +527,7 @@ fn custom_function_vmap_rule_and_fallbacks() {
     check_vmap(
         "custom vmap",
         &move |p: &[Array]| Ok(g.call(p)?.remove(0)),
-        &[xs.clone()],
+        std::slice::from_ref(&xs),
         vec![Some(-1)],
         0,
     );
@@ -527,7 +545,7 @@ fn custom_function_vmap_rule_and_fallbacks() {
     check_derivatives(
         "fallback",
         &move |p: &[Array]| Ok(p1.call(p)?.remove(0)),
-        &[xs.clone()],
+        std::slice::from_ref(&xs),
     );
     let p2 = plain.clone();
     check_vmap(
@@ -539,7 +557,12 @@ fn custom_function_vmap_rule_and_fallbacks() {
     );
     // A rule returning the wrong number of cotangents is an error, not a panic.
     let bad = custom_function(|x: &[Array]| Ok(vec![x[0].sin()?])).vjp(|_, _, _| Ok(vec![]));
-    let err = vjp(|p| bad.call(p), &[xs.clone()], &[xs.clone()]).unwrap_err();
+    let err = vjp(
+        |p| bad.call(p),
+        std::slice::from_ref(&xs),
+        std::slice::from_ref(&xs),
+    )
+    .unwrap_err();
     assert_eq!(err.kind(), lazulite::ErrorKind::Value);
 }
 
@@ -562,10 +585,12 @@ fn checkpoint_gives_the_same_gradient_and_keeps_no_intermediates() {
     let ck = checkpoint(body);
     let x = array(&uniform(80, 12, 0.0, 1.0), &[3, 4]);
     let (v1, g1) =
-        lazulite::value_and_grad(|x: &Array| Ok(plain(&[x.clone()])?.remove(0)))(&x).unwrap();
+        lazulite::value_and_grad(|x: &Array| Ok(plain(std::slice::from_ref(x))?.remove(0)))(&x)
+            .unwrap();
     calls.store(0, Ordering::Relaxed);
     let (v2, g2) =
-        lazulite::value_and_grad(|x: &Array| Ok(ck(&[x.clone()])?.remove(0)))(&x).unwrap();
+        lazulite::value_and_grad(|x: &Array| Ok(ck(std::slice::from_ref(x))?.remove(0)))(&x)
+            .unwrap();
     assert_close(
         "value",
         &v2.to_vec::<f64>().unwrap(),

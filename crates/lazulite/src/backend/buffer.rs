@@ -60,10 +60,6 @@ impl Buffer {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     pub fn as_ptr(&self) -> *const u8 {
         self.ptr.as_ptr()
     }
