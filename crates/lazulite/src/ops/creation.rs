@@ -1,10 +1,10 @@
 //! Arrays made from a shape and values (full, zeros, ones, arange, linspace, eye, tri,
 //! meshgrid) and the triangle and diagonal ops (tril, triu, diag, diagonal, trace).
 
-use super::binary::{add, equal, less_equal, subtract};
+use super::binary::{equal, less_equal, subtract};
 use super::cast::astype;
 use super::operand::{to_arrays, Operand};
-use super::shape::{axis_index, broadcast_arrays, expand_dims, fold_last_axis, pad, sized};
+use super::shape::{axis_index, broadcast_arrays, expand_dims, pad, sized};
 use super::ternary::where_;
 use super::unary::logical_not;
 use super::view::{broadcast_to, reshape, transpose};
@@ -540,5 +540,5 @@ pub fn trace(
         other => other,
     });
     let d = astype(&diagonal(a, offset, axis1, axis2)?, dtype)?;
-    fold_last_axis(&d, |p, q| add(p, q), Scalar::Int(0))
+    astype(&crate::ops::reduce::sum(&d, -1, false)?, dtype)
 }

@@ -6,14 +6,14 @@
 //! bytes) and `Contiguous`.
 
 use super::cast::astype;
-use super::creation::{full, zeros_like};
+use super::creation::zeros_like;
 use super::operand::{to_arrays, Operand};
 use super::view::{broadcast_to, make_contiguous, reshape, slice, transpose};
 use crate::array::Array;
 use crate::backend::cpu::shape::{concatenate as concatenate_kernel, scatter_add_strided};
 use crate::backend::{contiguous_strides, Tensor};
 use crate::dtype::{promote_types, DType};
-use crate::element::{dispatch, Scalar};
+use crate::element::dispatch;
 use crate::error::{Error, Result};
 use crate::primitive::{OutputSpec, Primitive};
 use crate::shape::{broadcast_shapes, checked_size, Axes};
@@ -1286,36 +1286,6 @@ pub fn contiguous(a: &Array, allow_col_major: bool) -> Result<Array> {
         a.shape().to_vec(),
         a.dtype(),
     ))
-}
-
-/// Combines the last axis of `x` pairwise with `combine` down to one element, dropping
-/// that axis; `empty` is the result for a zero-length axis. Builds `log2(n)` steps, for
-/// reductions (trace, allclose) until a reduction family provides them.
-pub(crate) fn fold_last_axis(
-    x: &Array,
-    combine: fn(&Array, &Array) -> Result<Array>,
-    empty: Scalar,
-) -> Result<Array> {
-    let ax = x.ndim() - 1;
-    let outer = x.shape()[..ax].to_vec();
-    let mut x = x.clone();
-    if x.shape()[ax] == 0 {
-        return full(&outer, empty, Some(x.dtype()));
-    }
-    while x.shape()[ax] > 1 {
-        let n = x.shape()[ax] as i64;
-        let half = n / 2;
-        let merged = combine(
-            &slice_axis(&x, ax, 0, half)?,
-            &slice_axis(&x, ax, half, 2 * half)?,
-        )?;
-        x = if n % 2 == 1 {
-            concatenate(&[merged, slice_axis(&x, ax, n - 1, n)?], ax as i32)?
-        } else {
-            merged
-        };
-    }
-    reshaped(&x, &outer)
 }
 
 #[cfg(test)]

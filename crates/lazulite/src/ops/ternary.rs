@@ -5,9 +5,8 @@ use super::binary::{equal, floor_divide, logical_and, logical_or, maximum, minim
 use super::cast::astype;
 use super::creation::zeros_like;
 use super::operand::{to_arrays, Operand};
-use super::shape::fold_last_axis;
 use super::unary::{abs, imag, isnan, isneginf, isposinf, logical_not, real};
-use super::view::{broadcast_to, reshape};
+use super::view::broadcast_to;
 use crate::array::Array;
 use crate::backend::cpu::ternary::select as select_kernel;
 use crate::backend::Tensor;
@@ -187,8 +186,7 @@ pub fn isclose(a: &Array, b: &Array, rtol: f64, atol: f64, equal_nan: bool) -> R
 
 /// Whether all of `x` is true, as a 0-d bool array.
 fn all_true(x: &Array) -> Result<Array> {
-    let flat = reshape(&astype(x, DType::Bool)?, &[-1])?;
-    fold_last_axis(&flat, |p, q| logical_and(p, q), Scalar::Bool(true))
+    crate::ops::reduce::all(x, crate::shape::Axes::All, false)
 }
 
 /// Whether every element of `a` and `b` (broadcast) is [`isclose`], as a 0-d bool array.
