@@ -6,6 +6,7 @@
 
 mod array;
 mod bind;
+mod compile;
 mod convert;
 mod dataflow;
 mod dtype;
@@ -60,6 +61,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     shapes::register_all(m)?;
     linalg::register_all(m)?;
     transforms::register(m)?;
+    compile::register(m)?;
     dataflow::register(m)?;
     random::register_submodule(m)?;
     m.add_function(wrap_pyfunction!(_random_signatures, m)?)?;

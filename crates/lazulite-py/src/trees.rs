@@ -25,10 +25,21 @@ fn children<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Vec<Bound<'py, PyAn
 /// Appends the arrays at the leaves of `tree`. With `strict`, any other leaf is a
 /// `ValueError` (as MLX's `tree_flatten` in transforms); otherwise it is skipped.
 pub fn leaves(tree: &Bound<'_, PyAny>, strict: bool, out: &mut Vec<Array>) -> PyResult<()> {
+    out.extend(array_objects(tree, strict)?.iter().map(|a| a.get().array()));
+    Ok(())
+}
+
+/// The array objects at the leaves of `tree`, in tree order (for updating them in place).
+/// With `strict`, any other leaf is a `ValueError`; otherwise it is skipped.
+pub fn array_objects<'py>(
+    tree: &Bound<'py, PyAny>,
+    strict: bool,
+) -> PyResult<Vec<Bound<'py, PyArray>>> {
+    let mut out = Vec::new();
     let mut stack = vec![tree.clone()];
     while let Some(obj) = stack.pop() {
         if let Ok(a) = obj.cast::<PyArray>() {
-            out.push(a.get().array());
+            out.push(a.clone());
         } else if let Some(kids) = children(&obj)? {
             stack.extend(kids.into_iter().rev());
         } else if strict {
@@ -37,7 +48,7 @@ pub fn leaves(tree: &Bound<'_, PyAny>, strict: bool, out: &mut Vec<Array>) -> Py
             ));
         }
     }
-    Ok(())
+    Ok(out)
 }
 
 /// `tree` with each array leaf replaced, in order, by the next of `new`; other leaves

@@ -170,6 +170,15 @@ fn main() -> Result<()> {
         let y = lazulite::sinh(&lazulite::abs(&y)?)?;
         lazulite::arctan(&lazulite::round(&y, 0)?)
     })?;
+    let chain = lazulite::compile(|x: &[Array]| {
+        let y = lazulite::log(&lazulite::add(&x[0], &x[0])?)?;
+        let y = lazulite::cos(&lazulite::negative(&lazulite::sin(&y)?)?)?;
+        let y = lazulite::sinh(&lazulite::abs(&y)?)?;
+        Ok(vec![lazulite::arctan(&lazulite::round(&y, 0)?)?])
+    });
+    bench.run("chain 10M f32 compiled", 7, || {
+        Ok(chain.call(std::slice::from_ref(&positive))?.remove(0))
+    })?;
     bench.run("transpose + add 4096^2", 7, || {
         lazulite::add(&lazulite::transpose(&square, &[1, 0])?, &square)
     })?;

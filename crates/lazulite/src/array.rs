@@ -238,12 +238,18 @@ impl Array {
         inputs: Vec<Array>,
         outputs: Vec<OutputSpec>,
     ) -> Vec<Array> {
+        Array::from_shared_op(Arc::new(primitive), inputs, outputs)
+    }
+
+    /// Records a node of an already shared primitive (a replayed `compile` step).
+    pub(crate) fn from_shared_op(
+        primitive: Arc<dyn Primitive>,
+        inputs: Vec<Array>,
+        outputs: Vec<OutputSpec>,
+    ) -> Vec<Array> {
         let n = outputs.len();
         let flags = Array::inherited_flags(&inputs);
-        let op = Op {
-            primitive: Arc::new(primitive),
-            inputs,
-        };
+        let op = Op { primitive, inputs };
         let node = Array::from_node(outputs, NodeState::pending(op), flags);
         (0..n)
             .map(|index| Array {

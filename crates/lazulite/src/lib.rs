@@ -52,6 +52,6 @@ pub use print::{get_printoptions, set_printoptions};
 pub use raw::RawData;
 pub use shape::{broadcast_shapes, Axes};
 pub use transforms::{
-    checkpoint, custom_function, grad, jvp, value_and_grad, value_and_grad_argnums,
-    value_and_grad_aux, vjp, vmap, CustomFunction, Tree,
+    checkpoint, compile, custom_function, grad, jvp, set_compile_enabled, value_and_grad,
+    value_and_grad_argnums, value_and_grad_aux, vjp, vmap, Compiled, CustomFunction, Tree,
 };

@@ -19,6 +19,13 @@ pub(crate) trait Primitive: Send + Sync + Any {
         String::new()
     }
 
+    /// Whether output element `i` depends only on element `i` of each input, all of the
+    /// output's shape (unary, binary, cast, select): `compile` fuses chains of these and
+    /// evaluates them on blocks of rows.
+    fn is_elementwise(&self) -> bool {
+        false
+    }
+
     /// Computes the outputs from evaluated inputs. Inputs are owned so that a kernel can
     /// write into a buffer nobody else holds (donation).
     fn eval(&self, inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>>;

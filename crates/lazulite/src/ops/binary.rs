@@ -19,6 +19,10 @@ impl Primitive for Binary {
         self.0.name()
     }
 
+    fn is_elementwise(&self) -> bool {
+        true
+    }
+
     fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
         let b = inputs.pop().expect("binary ops have two inputs");
         let a = inputs.pop().expect("binary ops have two inputs");

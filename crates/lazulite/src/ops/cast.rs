@@ -15,6 +15,10 @@ impl Primitive for AsType {
         "astype"
     }
 
+    fn is_elementwise(&self) -> bool {
+        true
+    }
+
     fn params(&self) -> String {
         format!("dtype={}", self.0)
     }

@@ -24,6 +24,10 @@ impl Primitive for Select {
         "select"
     }
 
+    fn is_elementwise(&self) -> bool {
+        true
+    }
+
     fn eval(&self, inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
         Ok(vec![select_kernel(&inputs[0], &inputs[1], &inputs[2])?])
     }

@@ -16,6 +16,10 @@ impl Primitive for Unary {
         self.0.name()
     }
 
+    fn is_elementwise(&self) -> bool {
+        true
+    }
+
     fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
         let x = inputs.pop().expect("unary ops have one input");
         Ok(vec![unary_kernel(self.0, x, outputs[0].dtype)?])

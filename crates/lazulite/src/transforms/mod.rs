@@ -2,6 +2,7 @@
 //! `vjp`, `jvp` and `vmap` rules. They compose to any depth because every rule builds
 //! ordinary lazy arrays.
 
+mod compile;
 mod custom;
 mod graph;
 mod jvp;
@@ -10,6 +11,7 @@ mod tree;
 mod vjp;
 mod vmap;
 
+pub use compile::{compile, set_compile_enabled, Compiled};
 pub use custom::{checkpoint, custom_function, CustomFunction};
 pub use jvp::jvp;
 pub use tree::Tree;

@@ -1,0 +1,236 @@
+//! `compile` of Python callables: the arguments' array leaves (and those of the captured
+//! `inputs` state) go to a Rust [`lazulite::Compiled`], one per argument structure, and the
+//! result tree is rebuilt around the replayed outputs. Arrays of the captured `outputs`
+//! state are updated in place after each call, as MLX does.
+
+use crate::array::PyArray;
+use crate::errors::to_py_err;
+use crate::trees::{array_objects, leaves, rebuild};
+use lazulite as lz;
+use lazulite::Array;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// What one trace left behind for later calls: the result's structure and how many of
+/// the flat outputs belong to it (the rest update the `outputs` state).
+struct Traced {
+    structure: Py<PyAny>,
+    results: usize,
+}
+
+/// A compiled function for one argument structure.
+struct Entry {
+    compiled: lz::Compiled,
+    traced: Arc<Mutex<Option<Traced>>>,
+    raised: Arc<Mutex<Option<PyErr>>>,
+}
+
+/// The function `compile` returns.
+#[pyclass(name = "_CompiledFunction", module = "lazulite.core", frozen)]
+struct CompiledFunction {
+    fun: Py<PyAny>,
+    inputs: Option<Py<PyAny>>,
+    outputs: Option<Py<PyAny>>,
+    entries: Mutex<HashMap<String, Arc<Entry>>>,
+}
+
+/// A key that tells argument structures apart: containers and their keys, array shapes
+/// and dtypes, and the other leaves by type and value (MLX treats them as constants).
+fn describe(tree: &Bound<'_, PyAny>, out: &mut String) -> PyResult<()> {
+    if let Ok(a) = tree.cast::<PyArray>() {
+        let a = a.get().array();
+        out.push_str(&format!("a{:?}{};", a.shape(), a.dtype()));
+    } else if let Ok(l) = tree.cast::<PyList>() {
+        out.push('[');
+        for item in l.iter() {
+            describe(&item, out)?;
+        }
+        out.push(']');
+    } else if let Ok(t) = tree.cast::<PyTuple>() {
+        out.push('(');
+        for item in t.iter() {
+            describe(&item, out)?;
+        }
+        out.push(')');
+    } else if let Ok(d) = tree.cast::<PyDict>() {
+        out.push('{');
+        for (k, v) in d.iter() {
+            out.push_str(&k.repr()?.to_string());
+            out.push(':');
+            describe(&v, out)?;
+        }
+        out.push('}');
+    } else {
+        let type_name = tree.get_type().name()?;
+        out.push_str(&format!("{type_name}={};", tree.repr()?));
+    }
+    Ok(())
+}
+
+fn state_arrays(state: Option<&Py<PyAny>>, py: Python<'_>) -> PyResult<Vec<Array>> {
+    let mut arrays = Vec::new();
+    if let Some(state) = state {
+        leaves(state.bind(py), false, &mut arrays)?;
+    }
+    Ok(arrays)
+}
+
+impl CompiledFunction {
+    /// A Rust compiled function that calls the Python function on stand-in arrays when it
+    /// traces: the arguments are rebuilt around them and the `inputs` state arrays are
+    /// swapped for them during the call.
+    fn entry(&self, py: Python<'_>, template: &Bound<'_, PyTuple>, n_args: usize) -> Entry {
+        let traced = Arc::new(Mutex::new(None));
+        let raised = Arc::new(Mutex::new(None));
+        let fun = self.fun.clone_ref(py);
+        let inputs = self.inputs.as_ref().map(|s| s.clone_ref(py));
+        let outputs = self.outputs.as_ref().map(|s| s.clone_ref(py));
+        let template: Py<PyTuple> = template.clone().unbind();
+        let (traced_in, raised_in) = (traced.clone(), raised.clone());
+        let compiled = lz::compile(move |flat: &[Array]| {
+            Python::attach(|py| {
+                let run = || -> PyResult<Vec<Array>> {
+                    let state = match &inputs {
+                        Some(s) => array_objects(s.bind(py), false)?,
+                        None => Vec::new(),
+                    };
+                    let saved: Vec<Array> = state.iter().map(|o| o.get().array()).collect();
+                    for (object, stand_in) in state.iter().zip(&flat[n_args..]) {
+                        object.get().rebind(stand_in.clone());
+                    }
+                    let called = (|| {
+                        let rebuilt =
+                            rebuild(template.bind(py).as_any(), &mut flat.iter().cloned())?;
+                        let rebuilt = rebuilt.cast::<PyTuple>()?;
+                        let args = rebuilt.get_item(0)?;
+                        let kwargs = rebuilt.get_item(1)?;
+                        let result = fun
+                            .bind(py)
+                            .call(args.cast::<PyTuple>()?, Some(kwargs.cast::<PyDict>()?))?;
+                        let mut arrays = Vec::new();
+                        leaves(&result, false, &mut arrays)?;
+                        let results = arrays.len();
+                        arrays.extend(state_arrays(outputs.as_ref(), py)?);
+                        *traced_in.lock().unwrap_or_else(|e| e.into_inner()) = Some(Traced {
+                            structure: result.unbind(),
+                            results,
+                        });
+                        Ok(arrays)
+                    })();
+                    for (object, original) in state.iter().zip(saved) {
+                        object.get().rebind(original);
+                    }
+                    called
+                };
+                run().map_err(|e| {
+                    *raised_in.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                    lz::Error::value("[compile] The Python function raised an exception.")
+                })
+            })
+        });
+        Entry {
+            compiled,
+            traced,
+            raised,
+        }
+    }
+}
+
+#[pymethods]
+impl CompiledFunction {
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let kwargs = kwargs.cloned().unwrap_or_else(|| PyDict::new(py));
+        let template = PyTuple::new(py, [args.as_any(), kwargs.as_any()])?;
+        let mut flat = Vec::new();
+        leaves(template.as_any(), false, &mut flat)?;
+        let n_args = flat.len();
+        flat.extend(state_arrays(self.inputs.as_ref(), py)?);
+
+        let mut key = String::new();
+        describe(template.as_any(), &mut key)?;
+        key.push_str(&format!("|{}", flat.len() - n_args));
+        let entry = {
+            let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+            entries
+                .entry(key)
+                .or_insert_with(|| Arc::new(self.entry(py, &template, n_args)))
+                .clone()
+        };
+        let outputs = entry.compiled.call(&flat);
+        if let Some(e) = entry
+            .raised
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            return Err(e);
+        }
+        let outputs = outputs.map_err(to_py_err)?;
+        let traced = entry.traced.lock().unwrap_or_else(|e| e.into_inner());
+        let traced = traced.as_ref().ok_or_else(|| {
+            pyo3::exceptions::PyRuntimeError::new_err("[compile] The function was not traced.")
+        })?;
+        if let Some(state) = &self.outputs {
+            for (object, value) in array_objects(state.bind(py), false)?
+                .iter()
+                .zip(&outputs[traced.results..])
+            {
+                object.get().rebind(value.clone());
+            }
+        }
+        rebuild(
+            traced.structure.bind(py),
+            &mut outputs[..traced.results].iter().cloned(),
+        )
+    }
+}
+
+/// `compile(fun, inputs=None, outputs=None, shapeless=False)`: `fun` traced once per
+/// argument structure (array shapes and dtypes, other values as constants) and replayed
+/// with fused elementwise kernels afterwards. `shapeless=True` is accepted and traces
+/// again for new shapes, which gives the same results.
+#[pyfunction]
+#[pyo3(signature = (fun, inputs = None, outputs = None, shapeless = false))]
+#[allow(unused_variables)]
+fn compile(
+    fun: Py<PyAny>,
+    inputs: Option<Py<PyAny>>,
+    outputs: Option<Py<PyAny>>,
+    shapeless: bool,
+) -> CompiledFunction {
+    CompiledFunction {
+        fun,
+        inputs,
+        outputs,
+        entries: Mutex::new(HashMap::new()),
+    }
+}
+
+/// `disable_compile()`: compiled functions run their Python body on every call.
+#[pyfunction]
+fn disable_compile() {
+    lz::set_compile_enabled(false);
+}
+
+/// `enable_compile()`: undoes `disable_compile`.
+#[pyfunction]
+fn enable_compile() {
+    lz::set_compile_enabled(true);
+}
+
+/// Adds `compile`, `disable_compile` and `enable_compile` to `module`.
+pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_function(wrap_pyfunction!(compile, module)?)?;
+    module.add_function(wrap_pyfunction!(disable_compile, module)?)?;
+    module.add_function(wrap_pyfunction!(enable_compile, module)?)?;
+    module.add_class::<CompiledFunction>()?;
+    Ok(())
+}
