@@ -137,3 +137,4 @@ def test_disable_compile_runs_the_body():
     finally:
         mx.enable_compile()
     assert len(calls) == 2
+

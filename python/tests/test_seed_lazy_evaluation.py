@@ -77,3 +77,11 @@ def test_scalar_control_flow_evaluates_and_works_under_grad():
     assert fun(-x).tolist() == mx.cos(-x * 2).tolist()
     g = mx.grad(lambda t: fun(t).sum())(x)
     assert mx.allclose(g, 2 * mx.cos(x * 2)).item()
+
+
+def test_async_eval_computes_like_eval():
+    x = mx.array([1.0, 2.0])
+    y = {"a": [mx.exp(x)], "b": (x * 3, "not an array")}
+    mx.async_eval(y)
+    np.testing.assert_allclose(np.array(y["a"][0]), np.exp([1.0, 2.0]), rtol=1e-6)
+    assert np.array(y["b"][0]).tolist() == [3.0, 6.0]

@@ -7,7 +7,7 @@ use crate::errors::Res;
 use lazulite::{Array, DType, Scalar};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::PyTuple;
 
 /// `arange(stop)`, `arange(start, stop[, step])`, with keywords too; ints give int32,
 /// any float gives float32.
@@ -86,20 +86,17 @@ fn arange(
 #[pyo3(signature = (*args))]
 fn eval(py: Python<'_>, args: &Bound<'_, PyTuple>) -> Res<()> {
     let mut arrays: Vec<Array> = Vec::new();
-    let mut stack: Vec<Bound<'_, PyAny>> = args.iter().collect();
-    while let Some(obj) = stack.pop() {
-        if let Ok(a) = obj.cast::<PyArray>() {
-            arrays.push(a.get().array());
-        } else if let Ok(l) = obj.cast::<PyList>() {
-            stack.extend(l.iter());
-        } else if let Ok(t) = obj.cast::<PyTuple>() {
-            stack.extend(t.iter());
-        } else if let Ok(d) = obj.cast::<PyDict>() {
-            stack.extend(d.values().iter());
-        }
-    }
+    crate::trees::leaves(args.as_any(), false, &mut arrays)?;
     py.detach(|| lazulite::eval(&arrays.iter().collect::<Vec<_>>()))?;
     Ok(())
+}
+
+/// MLX's `async_eval`: on the CPU the work would run on this core anyway, so lazulite
+/// computes before returning (with the GIL released); results are the same as `eval`'s.
+#[pyfunction]
+#[pyo3(signature = (*args))]
+fn async_eval(py: Python<'_>, args: &Bound<'_, PyTuple>) -> Res<()> {
+    eval(py, args)
 }
 
 /// The current print options (only `precision` exists, as in MLX).
@@ -160,6 +157,7 @@ fn printoptions(precision: i32) -> PrintOptionsContext {
 pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(arange, module)?)?;
     module.add_function(wrap_pyfunction!(eval, module)?)?;
+    module.add_function(wrap_pyfunction!(async_eval, module)?)?;
     module.add_function(wrap_pyfunction!(set_printoptions, module)?)?;
     module.add_function(wrap_pyfunction!(get_printoptions, module)?)?;
     module.add_function(wrap_pyfunction!(printoptions, module)?)?;
