@@ -2,6 +2,8 @@
 lazulite.core), with small stand-ins for the functions the text leaves undefined.
 The Model / load_weights example needs mlx.nn and is not here."""
 
+import numpy as np
+
 import lazulite.core as mx
 from conftest import needs_core_rules
 
