@@ -8,8 +8,10 @@ mod array;
 mod bind;
 mod convert;
 mod dataflow;
+mod dlpack;
 mod dtype;
 mod errors;
+mod io;
 mod linalg;
 mod misc;
 mod ops;
@@ -61,6 +63,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     linalg::register_all(m)?;
     transforms::register(m)?;
     dataflow::register(m)?;
+    io::register(m)?;
     random::register_submodule(m)?;
     m.add_function(wrap_pyfunction!(_random_signatures, m)?)?;
     m.add_function(wrap_pyfunction!(_signatures, m)?)?;
