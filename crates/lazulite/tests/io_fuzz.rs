@@ -70,7 +70,7 @@ impl Rng {
 
     /// A position, biased towards the start where the headers are.
     fn position(&mut self, len: usize) -> usize {
-        if self.next() % 2 == 0 {
+        if self.next().is_multiple_of(2) {
             self.below(len.min(256))
         } else {
             self.below(len)
