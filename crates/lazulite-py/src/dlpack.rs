@@ -371,7 +371,7 @@ pub fn import(obj: &Bound<'_, PyAny>) -> PyResult<Option<Array>> {
     let data = (t.data as *mut u8).wrapping_add(t.byte_offset as usize);
     let empty = shape.contains(&0);
     let Some(data) =
-        NonNull::new(data).filter(|p| empty || p.as_ptr() as usize % dtype.size() == 0)
+        NonNull::new(data).filter(|p| empty || (p.as_ptr() as usize).is_multiple_of(dtype.size()))
     else {
         return Ok(None);
     };

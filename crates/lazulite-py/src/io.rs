@@ -91,7 +91,7 @@ fn array_to_save(op: &str, value: &Bound<'_, PyAny>) -> PyResult<Array> {
 }
 
 /// `{name: array}` of a dict argument.
-fn named_arrays(op: &str, arrays: &Bound<'_, PyDict>) -> PyResult<Vec<(String, Array)>> {
+fn named_arrays(op: &str, arrays: &Bound<'_, PyDict>) -> PyResult<Named> {
     arrays
         .iter()
         .map(|(k, v)| Ok((k.extract::<String>()?, array_to_save(op, &v)?)))
@@ -108,11 +108,14 @@ fn save(py: Python<'_>, file: &Bound<'_, PyAny>, arr: PyRef<'_, PyArray>) -> Res
     save_to(py, file, "save", "npy", move |p| lazulite::save(p, &a))
 }
 
+/// Arrays with their names.
+type Named = Vec<(String, Array)>;
+
 /// The positional and keyword arrays of `savez`.
 fn npz_arrays(
     args: &Bound<'_, PyTuple>,
     kwargs: Option<&Bound<'_, PyDict>>,
-) -> PyResult<(Vec<Array>, Vec<(String, Array)>)> {
+) -> PyResult<(Vec<Array>, Named)> {
     let positional = args
         .iter()
         .map(|a| array_to_save("savez", &a))
