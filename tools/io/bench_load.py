@@ -17,10 +17,10 @@ from safetensors.numpy import load_file
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "load_file"
 path = sys.argv[2] if len(sys.argv) > 2 else "/tmp/lazulite_bench_1g.safetensors"
-start = time.perf_counter()
 if mode == "lazulite":
     import lazulite.core as mx
-
+start = time.perf_counter()
+if mode == "lazulite":
     tensors = mx.load(path)
     loaded = time.perf_counter()
     total = mx.sum(tensors["t03"]).item()
