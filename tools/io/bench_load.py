@@ -1,8 +1,10 @@
-"""The NumPy side of crates/lazulite/examples/bench_load.rs: load the same 1 GB
+"""The Python side of crates/lazulite/examples/bench_load.rs: load the same 1 GB
 safetensors file and sum one tensor, with `safetensors.numpy.load_file` (reads every
-tensor) and with `safe_open` (reads one). One measurement per fresh process.
+tensor), with `safe_open` (reads one), or with `lazulite.core.load` (lazy, memory-mapped).
+One measurement per fresh process; the Rust example creates the file.
 
-Run: python bench_load.py [load_file|safe_open] [path]   (needs numpy and safetensors)
+Run: python bench_load.py [load_file|safe_open|lazulite] [path]
+     (needs numpy and safetensors; `lazulite` needs lazulite.core)
 """
 
 import resource
@@ -15,8 +17,14 @@ from safetensors.numpy import load_file
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "load_file"
 path = sys.argv[2] if len(sys.argv) > 2 else "/tmp/lazulite_bench_1g.safetensors"
+if mode == "lazulite":
+    import lazulite.core as mx
 start = time.perf_counter()
-if mode == "load_file":
+if mode == "lazulite":
+    tensors = mx.load(path)
+    loaded = time.perf_counter()
+    total = mx.sum(tensors["t03"]).item()
+elif mode == "load_file":
     tensors = load_file(path)
     loaded = time.perf_counter()
     total = np.sum(tensors["t03"], dtype=np.float64)

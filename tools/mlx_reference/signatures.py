@@ -19,11 +19,13 @@ stack split unstack pad tile repeat roll flip as_strided view contiguous atleast
 atleast_3d broadcast_arrays empty full_like linspace eye identity tri tril triu meshgrid diag
 diagonal trace where clip nan_to_num isclose allclose array_equal matmul addmm inner outer
 tensordot kron einsum vecdot grad value_and_grad vjp jvp vmap stop_gradient export_to_dot
+save savez savez_compressed save_safetensors save_gguf load
 """.split()
 RANDOM = "key split seed uniform normal randint bernoulli truncated_normal gumbel laplace".split()
 METHODS = """
 sum prod max min mean var std logsumexp all any argmax argmin cumsum cumprod cummax cummin
-logcumsumexp flatten squeeze swapaxes moveaxis split diagonal diag view
+logcumsumexp flatten squeeze swapaxes moveaxis split diagonal diag view __dlpack__
+__dlpack_device__
 """.split()
 
 

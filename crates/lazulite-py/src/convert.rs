@@ -148,8 +148,9 @@ fn has_buffer(obj: &Bound<'_, PyAny>) -> bool {
     unsafe { pyo3::ffi::PyObject_CheckBuffer(obj.as_ptr()) != 0 }
 }
 
-/// Arrays from anything MLX accepts except lists: lazulite arrays, scalars, NumPy arrays,
-/// buffer-protocol objects, objects with `__array__` (JAX, PyTorch, ...).
+/// Arrays from anything MLX accepts except lists: lazulite arrays, scalars, NumPy arrays
+/// (copied, as in MLX), DLPack producers (JAX, PyTorch, ...: shared, see `dlpack`),
+/// buffer-protocol objects, objects with `__array__`.
 fn array_from_non_list(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> Res<Option<Array>> {
     if let Ok(a) = obj.cast::<PyArray>() {
         let a = a.get().array();
@@ -172,6 +173,15 @@ fn array_from_non_list(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> Res<Opti
     }
     if let Ok(arr) = obj.cast::<PyUntypedArray>() {
         return Ok(Some(from_numpy(arr, dtype)?));
+    }
+    if obj.hasattr("__dlpack__")? {
+        if let Some(a) = crate::dlpack::import(obj)? {
+            let default = match a.dtype() {
+                DType::Float64 => DType::Float32,
+                other => other,
+            };
+            return Ok(Some(a.astype(dtype.unwrap_or(default))?));
+        }
     }
     let converted = if has_buffer(obj) {
         let view = obj

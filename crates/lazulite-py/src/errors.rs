@@ -5,7 +5,9 @@ use lazulite::{Error, ErrorKind};
 use pyo3::exceptions::{
     PyFileNotFoundError, PyIndexError, PyMemoryError, PyRuntimeError, PyTypeError, PyValueError,
 };
-use pyo3::PyErr;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
 
 /// The Python exception for a lazulite error (see `ErrorKind` for the table).
 pub fn to_py_err(e: Error) -> PyErr {
@@ -14,10 +16,37 @@ pub fn to_py_err(e: Error) -> PyErr {
         ErrorKind::Value | ErrorKind::NotImplemented => PyValueError::new_err(message),
         ErrorKind::Index => PyIndexError::new_err(message),
         ErrorKind::Type => PyTypeError::new_err(message),
-        ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
+        ErrorKind::NotFound => not_found(message),
         ErrorKind::OutOfMemory => PyMemoryError::new_err(message),
         ErrorKind::Io | ErrorKind::Runtime => PyRuntimeError::new_err(message),
     }
+}
+
+/// A missing file: MLX raises RuntimeError, Python code expects FileNotFoundError; the
+/// exception is both (a `FileNotFoundError` subclass that is also a `RuntimeError`).
+fn not_found(message: String) -> PyErr {
+    static CLASS: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    Python::attach(|py| {
+        let class = CLASS.get_or_try_init(py, || -> PyResult<Py<PyType>> {
+            let bases = PyTuple::new(
+                py,
+                [
+                    py.get_type::<PyFileNotFoundError>(),
+                    py.get_type::<PyRuntimeError>(),
+                ],
+            )?;
+            let namespace = PyDict::new(py);
+            namespace.set_item("__module__", "lazulite.core")?;
+            let class = py
+                .get_type::<PyType>()
+                .call1(("FileNotFoundError", bases, namespace))?;
+            Ok(class.cast_into::<PyType>()?.unbind())
+        });
+        match class {
+            Ok(class) => PyErr::from_type(class.bind(py).clone(), message),
+            Err(e) => e,
+        }
+    })
 }
 
 /// An error from either side, so that `?` works on lazulite and Python results alike in

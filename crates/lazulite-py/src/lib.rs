@@ -9,8 +9,10 @@ mod bind;
 mod compile;
 mod convert;
 mod dataflow;
+mod dlpack;
 mod dtype;
 mod errors;
+mod io;
 mod linalg;
 mod misc;
 mod ops;
@@ -63,6 +65,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     transforms::register(m)?;
     compile::register(m)?;
     dataflow::register(m)?;
+    io::register(m)?;
     random::register_submodule(m)?;
     m.add_function(wrap_pyfunction!(_random_signatures, m)?)?;
     m.add_function(wrap_pyfunction!(_signatures, m)?)?;

@@ -45,7 +45,8 @@ pub use error::{Error, ErrorKind, Result};
 pub use eval::eval;
 pub use graph_print::{evaluation_counts, export_to_dot, to_dot, to_trace};
 pub use io::{
-    load, save, save_gguf, save_safetensors, savez, savez_compressed, Loaded, MetadataValue,
+    load, load_bytes, save, save_gguf, save_safetensors, savez, savez_compressed, Loaded,
+    MetadataValue,
 };
 pub use ops::*;
 pub use print::{get_printoptions, set_printoptions};

@@ -114,4 +114,67 @@ impl Array {
         }
         Ok(Array::from_tensor(t))
     }
+
+    /// An array over memory owned by another library, without copying (DLPack imports):
+    /// element `(i_0, i_1, ...)` is `sum(i_k * strides[k])` elements after `ptr` (strides
+    /// may be zero or negative). The memory is kept alive by `owner` until the
+    /// last array using it is gone, and is never written by lazulite.
+    ///
+    /// # Safety
+    /// Every element the shape and strides reach from `ptr` must be readable, aligned for
+    /// `dtype`, and stay unchanged while `owner` lives (valid bools are 0 or 1).
+    ///
+    /// ```
+    /// use lazulite::{Array, DType};
+    /// let data: Box<[f32]> = vec![1.0, 2.0, 3.0, 4.0].into_boxed_slice();
+    /// let ptr = std::ptr::NonNull::new(data.as_ptr() as *mut u8).unwrap();
+    /// // SAFETY: the 4 floats live in `data`, which the array keeps alive.
+    /// let a = unsafe { Array::from_external(ptr, &[2, 2], &[1, 2], DType::Float32, Box::new(data)) }.unwrap();
+    /// assert_eq!(a.to_vec::<f32>().unwrap(), vec![1.0, 3.0, 2.0, 4.0]);
+    /// ```
+    pub unsafe fn from_external(
+        ptr: std::ptr::NonNull<u8>,
+        shape: &[usize],
+        strides: &[isize],
+        dtype: DType,
+        owner: Box<dyn std::any::Any + Send + Sync>,
+    ) -> Result<Array> {
+        let size = crate::shape::checked_size(shape)?;
+        if strides.len() != shape.len() {
+            return Err(Error::value(format!(
+                "[array] {} strides for a shape of {} dimensions.",
+                strides.len(),
+                shape.len()
+            )));
+        }
+        if size == 0 {
+            return Array::from_bytes(&[], shape, dtype);
+        }
+        let (mut low, mut high) = (0isize, 0isize);
+        for (&d, &s) in shape.iter().zip(strides) {
+            let reach = s
+                .checked_mul(d as isize - 1)
+                .ok_or_else(|| Error::value("[array] strides too large."))?;
+            if reach < 0 {
+                low += reach;
+            } else {
+                high += reach;
+            }
+        }
+        let item = dtype.size() as isize;
+        let len = ((high - low + 1) * item) as usize;
+        // SAFETY: the caller guarantees the reachable elements are readable; `low` is the
+        // lowest of them.
+        let base = unsafe { ptr.as_ptr().offset(low * item) };
+        let base = std::ptr::NonNull::new(base).expect("inside the caller's memory");
+        // SAFETY: as above; lazulite never writes a read-only buffer.
+        let buf = unsafe { crate::backend::buffer::Buffer::external_read_only(base, len, owner) };
+        Ok(Array::from_tensor(Tensor {
+            buf: std::sync::Arc::new(buf),
+            dtype,
+            shape: shape.to_vec(),
+            strides: strides.to_vec(),
+            offset: (-low) as usize,
+        }))
+    }
 }

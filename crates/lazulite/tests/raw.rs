@@ -42,3 +42,64 @@ fn raw_data_keeps_memory_alive_and_from_bytes_checks_sizes() {
     let err = Array::from_bytes(&[0, 1], &[3], DType::Bool).unwrap_err();
     assert_eq!(err.kind(), lazulite::ErrorKind::Value);
 }
+
+/// Memory owned elsewhere: reads at any strides (negative and zero too), never written
+/// (not even by an op that could reuse a lone input in place), released with the last
+/// array.
+#[test]
+fn external_memory_is_read_in_place_and_never_written() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    /// Holds the floats and says when it is dropped.
+    struct Owner {
+        _data: Box<[f32]>,
+        released: Arc<AtomicBool>,
+    }
+    impl Drop for Owner {
+        fn drop(&mut self) {
+            self.released.store(true, Ordering::SeqCst);
+        }
+    }
+    let data: Box<[f32]> = (0..6).map(|v| v as f32).collect();
+    let ptr = std::ptr::NonNull::new(data.as_ptr() as *mut u8).unwrap();
+    let released = Arc::new(AtomicBool::new(false));
+    let owner = Box::new(Owner {
+        _data: data,
+        released: released.clone(),
+    });
+    // SAFETY: 6 floats owned by `owner`, which the array keeps alive.
+    let a = unsafe { Array::from_external(ptr, &[2, 3], &[3, 1], DType::Float32, owner) }.unwrap();
+    let expected: Vec<f32> = (0..6).map(|v| (v as f32).exp()).collect();
+    let close = |got: Vec<f32>| {
+        got.iter()
+            .zip(&expected)
+            .all(|(g, e)| (g - e).abs() <= 1e-6 * e.abs())
+    };
+    assert!(close(a.exp().unwrap().to_vec::<f32>().unwrap()));
+    // The only handle goes into `exp`: a writable buffer would be reused for the result.
+    let b = a.exp().unwrap();
+    drop(a);
+    assert!(close(b.to_vec::<f32>().unwrap()));
+    // Had `exp` written its result into the external buffer, `b` would still hold it.
+    assert!(
+        released.load(Ordering::SeqCst),
+        "released with the last array"
+    );
+
+    let data: Box<[i16]> = (0..6).collect();
+    let base = std::ptr::NonNull::new(data.as_ptr() as *mut u8).unwrap();
+    // SAFETY: element (0, 0) of the reversed view is the last of the 6 elements.
+    let last = unsafe { std::ptr::NonNull::new_unchecked(base.as_ptr().add(10)) };
+    let reversed =
+        unsafe { Array::from_external(last, &[2, 3], &[-3, -1], DType::Int16, Box::new(data)) }
+            .unwrap();
+    assert_eq!(reversed.to_vec::<i16>().unwrap(), vec![5, 4, 3, 2, 1, 0]);
+    let data: Box<[i16]> = vec![7, 8].into_boxed_slice();
+    let ptr = std::ptr::NonNull::new(data.as_ptr() as *mut u8).unwrap();
+    // SAFETY: stride 0 along the first axis reads the same 2 elements.
+    let broadcast =
+        unsafe { Array::from_external(ptr, &[3, 2], &[0, 1], DType::Int16, Box::new(data)) }
+            .unwrap();
+    assert_eq!(broadcast.to_vec::<i16>().unwrap(), vec![7, 8, 7, 8, 7, 8]);
+}

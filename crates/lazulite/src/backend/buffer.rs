@@ -12,6 +12,9 @@ enum Owner {
     },
     External {
         _keep_alive: Box<dyn Any + Send + Sync>,
+        /// Whether lazulite may write results into it (false for memory another library
+        /// shares, such as a DLPack producer's).
+        writable: bool,
     },
 }
 
@@ -52,8 +55,42 @@ impl Buffer {
         Buffer {
             ptr,
             len,
-            owner: Owner::External { _keep_alive: owner },
+            owner: Owner::External {
+                _keep_alive: owner,
+                writable: true,
+            },
         }
+    }
+
+    /// As [`Buffer::external`], for memory lazulite must never write (no in-place
+    /// results land in it).
+    ///
+    /// # Safety
+    /// As [`Buffer::external`], for reads only.
+    pub unsafe fn external_read_only(
+        ptr: NonNull<u8>,
+        len: usize,
+        owner: Box<dyn Any + Send + Sync>,
+    ) -> Buffer {
+        Buffer {
+            ptr,
+            len,
+            owner: Owner::External {
+                _keep_alive: owner,
+                writable: false,
+            },
+        }
+    }
+
+    /// Whether results may be computed in place in this memory.
+    pub fn is_writable(&self) -> bool {
+        !matches!(
+            self.owner,
+            Owner::External {
+                writable: false,
+                ..
+            }
+        )
     }
 
     pub fn len(&self) -> usize {

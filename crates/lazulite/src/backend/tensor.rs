@@ -118,6 +118,7 @@ impl Tensor {
     /// same number of elements of `dtype`: nobody else holds it and it is contiguous.
     pub fn is_donatable(&self, dtype: DType) -> bool {
         Arc::strong_count(&self.buf) == 1
+            && self.buf.is_writable()
             && self.dtype.size() == dtype.size()
             && self.is_contiguous()
             && self.offset == 0

@@ -125,7 +125,31 @@ pub fn load(path: impl AsRef<Path>, format: Option<&str>, return_metadata: bool)
             .map(str::to_string)
             .ok_or_else(|| Error::value("[load] Could not infer file format from extension"))?,
     };
-    if !["npy", "npz", "safetensors", "gguf"].contains(&format.as_str()) {
+    check_format(&format, return_metadata)?;
+    let file = Mapping::open(path)?;
+    load_mapping(&file, &format, return_metadata)
+}
+
+/// As [`load`], from the bytes of a file already read into memory (a Python file object,
+/// a network buffer); `format` is required. The arrays keep `bytes` alive and read from
+/// them when evaluated.
+///
+/// ```
+/// use lazulite::{load, load_bytes, save, Array};
+/// let path = std::env::temp_dir().join("lazulite_doc_load_bytes.npy");
+/// save(&path, &Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap()).unwrap();
+/// let bytes = std::fs::read(&path).unwrap();
+/// let a = load_bytes(bytes, "npy", false).unwrap().into_array().unwrap();
+/// assert_eq!(a.to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
+/// assert!(load_bytes(b"junk".to_vec(), "npy", false).is_err());
+/// ```
+pub fn load_bytes(bytes: Vec<u8>, format: &str, return_metadata: bool) -> Result<Loaded> {
+    check_format(format, return_metadata)?;
+    load_mapping(&Mapping::owned(bytes), format, return_metadata)
+}
+
+fn check_format(format: &str, return_metadata: bool) -> Result<()> {
+    if !["npy", "npz", "safetensors", "gguf"].contains(&format) {
         return Err(Error::value(format!("[load] Unknown file format {format}")));
     }
     if return_metadata && (format == "npy" || format == "npz") {
@@ -133,16 +157,19 @@ pub fn load(path: impl AsRef<Path>, format: Option<&str>, return_metadata: bool)
             "[load] metadata not supported for format {format}"
         )));
     }
-    let file = Mapping::open(path)?;
-    match format.as_str() {
-        "npy" => npy::load(&file).map(Loaded::Array),
-        "npz" => npz::load(&file).map(Loaded::Arrays),
+    Ok(())
+}
+
+fn load_mapping(file: &Arc<Mapping>, format: &str, return_metadata: bool) -> Result<Loaded> {
+    match format {
+        "npy" => npy::load(file).map(Loaded::Array),
+        "npz" => npz::load(file).map(Loaded::Arrays),
         "safetensors" => {
-            let (arrays, metadata) = safetensors::load(&file)?;
+            let (arrays, metadata) = safetensors::load(file)?;
             Ok(with_metadata(arrays, metadata, return_metadata))
         }
         _ => {
-            let (arrays, metadata) = gguf::load(&file, return_metadata)?;
+            let (arrays, metadata) = gguf::load(file, return_metadata)?;
             Ok(with_metadata(arrays, metadata, return_metadata))
         }
     }
@@ -163,7 +190,7 @@ fn with_metadata(
 /// A read-only view of a whole file, mapped privately: writes through it (in-place
 /// results over loaded arrays) stay in memory and never reach the file.
 pub(crate) struct Mapping {
-    _map: Option<memmap2::MmapMut>,
+    _backing: Backing,
     ptr: NonNull<u8>,
     len: usize,
     path: PathBuf,
@@ -173,7 +200,34 @@ pub(crate) struct Mapping {
 unsafe impl Send for Mapping {}
 unsafe impl Sync for Mapping {}
 
+/// What holds a [`Mapping`]'s bytes.
+enum Backing {
+    Empty,
+    Map {
+        _map: memmap2::MmapMut,
+    },
+    /// Read into memory by the caller; u64 words so that the bytes are 8-byte aligned
+    /// and tensors can be used in place.
+    Owned {
+        _words: Vec<u64>,
+    },
+}
+
 impl Mapping {
+    /// A file's bytes already in memory, copied into 8-byte aligned storage.
+    fn owned(bytes: Vec<u8>) -> Arc<Mapping> {
+        let len = bytes.len();
+        let mut words = vec![0u64; len.div_ceil(8)];
+        bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..len].copy_from_slice(&bytes);
+        let ptr = NonNull::new(words.as_mut_ptr() as *mut u8).expect("a Vec is never null");
+        Arc::new(Mapping {
+            _backing: Backing::Owned { _words: words },
+            ptr,
+            len,
+            path: PathBuf::from("<bytes>"),
+        })
+    }
+
     fn open(path: &Path) -> Result<Arc<Mapping>> {
         let file = File::open(path).map_err(|e| {
             let kind = if e.kind() == std::io::ErrorKind::NotFound {
@@ -192,7 +246,7 @@ impl Mapping {
         let path = path.to_path_buf();
         if len == 0 {
             return Ok(Arc::new(Mapping {
-                _map: None,
+                _backing: Backing::Empty,
                 ptr: NonNull::dangling(),
                 len,
                 path,
@@ -208,7 +262,7 @@ impl Mapping {
             })?;
         let ptr = NonNull::new(map.as_mut_ptr()).expect("a mapping is never null");
         Ok(Arc::new(Mapping {
-            _map: Some(map),
+            _backing: Backing::Map { _map: map },
             ptr,
             len,
             path,
