@@ -91,8 +91,8 @@ class Jax(Library):
 
     def prepare(self, fn, args):
         compiled = jax.jit(lambda *a: fn(jnp, *a))
-        compiled(*args).block_until_ready()
-        return lambda: compiled(*args).block_until_ready()
+        jax.block_until_ready(compiled(*args))
+        return lambda: jax.block_until_ready(compiled(*args))
 
 
 class Eager(Library):
@@ -129,6 +129,9 @@ if mx is not None:
 # A workload: name, inputs (NumPy arrays, dtype), and the function per API family:
 # `numpy_fn(ns, *args)` for NumPy and jax.numpy, `mlx_fn(ns, *args)` for MLX and lazulite.
 # `eager_only`: JAX runs it without jit (a per-op overhead measurement).
+# `only`: the libraries that run it (the others show n/a), e.g. no NumPy for autodiff.
+# `runner(lib, args)`: a library-specific zero-argument callable, for workloads that need
+# set-up beyond a function of the inputs (the dataflow placeholders); None: the default.
 
 
 class Workload:
@@ -141,9 +144,12 @@ class Workload:
         dtype: str = "float32",
         runs: int = 7,
         eager_only: bool = False,
+        only: tuple[str, ...] | None = None,
+        runner: Callable[[Library, list], Callable[[], Any] | None] | None = None,
     ):
         self.name, self.inputs, self.dtype, self.runs = name, inputs, dtype, runs
         self.numpy_fn, self.mlx_fn, self.eager_only = numpy_fn, mlx_fn, eager_only
+        self.only, self.runner = only, runner
 
     def fn_for(self, lib: Library) -> Callable:
         return self.mlx_fn if isinstance(lib, Eager) else self.numpy_fn
@@ -207,6 +213,126 @@ def chained_adds(ns, x):
     for _ in range(10_000):
         x = x + 1.0
     return x
+
+
+# --- transforms (#4) and dataflow (#9) ---------------------------------------------
+# `ns` is mlx.core or lazulite.core (the same API), or jax.numpy, whose transforms live in
+# `jax`; JAX's workloads run under jax.jit like the others.
+
+AUTODIFF = ("lazulite", "jax", "mlx")
+
+
+def seed_vmap_inputs():
+    # The seed's xs: uniform (4096, 100), ys: uniform (100, 4096).
+    return [uniform((4096, 100), 0.0, 1.0, 7), uniform((100, 4096), 0.0, 1.0, 8)]
+
+
+def naive_add(ns, xs, ys):
+    return [xs[i] + ys[:, i] for i in range(xs.shape[1])]
+
+
+def vmap_add(ns, xs, ys):
+    vmap = jax.vmap if ns is jnp else ns.vmap
+    return vmap(lambda x, y: x + y, in_axes=(1, 0))(xs, ys)
+
+
+def grad_sum_sin(ns, x):
+    grad = jax.grad if ns is jnp else ns.grad
+    return grad(lambda x: ns.sum(ns.sin(x)))(x)
+
+
+MLP_SIZES = (784, 512, 512, 10)
+MLP_BATCH = 256
+MLP_LR = 0.1
+
+
+def mlp_inputs():
+    """W1, b1, W2, b2, W3, b3 (uniform, scaled by 1/sqrt(fan-in)), x, one-hot labels."""
+    out = []
+    for i, (fan_in, fan_out) in enumerate(zip(MLP_SIZES, MLP_SIZES[1:])):
+        bound = fan_in ** -0.5
+        out += [uniform((fan_in, fan_out), -bound, bound, 20 + i),
+                uniform((fan_out,), -bound, bound, 30 + i)]
+    x = uniform((MLP_BATCH, MLP_SIZES[0]), 0.0, 1.0, 40)
+    labels = np.random.default_rng(41).integers(0, MLP_SIZES[-1], MLP_BATCH)
+    return out + [x, np.eye(MLP_SIZES[-1], dtype=np.float32)[labels]]
+
+
+def mlp_step(ns, *args):
+    """One SGD step: value_and_grad of the mean cross-entropy of a relu MLP, then
+    params - lr * grads; returns the loss and the new parameters."""
+    *params, x, onehot = args
+    logsumexp = jax.nn.logsumexp if ns is jnp else ns.logsumexp
+    value_and_grad = jax.value_and_grad if ns is jnp else ns.value_and_grad
+
+    def loss(params, x, onehot):
+        h = x
+        for i in range(0, len(params) - 2, 2):
+            h = ns.maximum(h @ params[i] + params[i + 1], 0.0)
+        logits = h @ params[-2] + params[-1]
+        return ns.mean(logsumexp(logits, axis=-1) - ns.sum(logits * onehot, axis=-1))
+
+    value, grads = value_and_grad(loss)(params, x, onehot)
+    return [value] + [p - MLP_LR * g for p, g in zip(params, grads)]
+
+
+def owl_incremental(ns, a, b):
+    """Owl's example: a |> sin |> cos |> abs |> log |> sum' |> mul_scalar a |> scalar_add b."""
+    return b + a * ns.sum(ns.log(ns.abs(ns.cos(ns.sin(a)))))
+
+
+class OwlGraph:
+    """The Owl example over lazulite placeholders, recorded once and re-evaluated."""
+
+    def __init__(self, a):
+        self.value_a, self.a = a, lz.placeholder(a.shape, lz.float64)
+        self.b, self.value_b = lz.placeholder((), lz.float64), 5.0
+        self.c = owl_incremental(lz, self.a, self.b)
+        self.a.assign(a)
+        self.b.assign(self.value_b)
+        lz.eval(self.c)
+
+    def full(self):
+        self.a.assign(self.value_a)  # a (re-)assigned: everything is recomputed
+        lz.eval(self.c)
+        return self.c
+
+    def after_new_b(self):
+        self.value_b = 11.0 - self.value_b  # 5 and 6 in turn, as Owl's 5., 6., 7.
+        self.b.assign(self.value_b)
+        lz.eval(self.c)
+        return self.c
+
+
+def owl_inputs():
+    return [uniform((1000, 1000), 0.5, 3.0, 50).astype(np.float64), np.array(5.0)]
+
+
+def owl_runner(step: str):
+    def runner(lib: Library, args: list):
+        if lib.name != "lazulite":
+            if step == "full":
+                return None  # the default: each peer computes the whole expression
+            raise Unsupported("placeholders")  # no incremental re-evaluation
+        return getattr(OwlGraph(args[0]), step)
+    return runner
+
+
+def transform_workloads() -> list[Workload]:
+    return [
+        Workload("seed vmap: naive loop add 4096x100", seed_vmap_inputs, naive_add, naive_add,
+                 runs=15, eager_only=True),
+        Workload("seed vmap: vmap add 4096x100", seed_vmap_inputs, vmap_add, vmap_add,
+                 runs=15, only=AUTODIFF),
+        Workload("grad sum(sin(x)) 10M f32", lambda: [wide()], grad_sum_sin, grad_sum_sin,
+                 only=AUTODIFF),
+        Workload("MLP 784-512-512-10 value_and_grad+SGD b256", mlp_inputs, mlp_step, mlp_step,
+                 runs=21, only=AUTODIFF),
+        Workload("owl incremental 1000^2 f64: full eval", owl_inputs, owl_incremental,
+                 owl_incremental, dtype="float64", runs=15, runner=owl_runner("full")),
+        Workload("owl incremental 1000^2 f64: after new b", owl_inputs, owl_incremental,
+                 owl_incremental, dtype="float64", runs=15, runner=owl_runner("after_new_b")),
+    ]
 
 
 def workloads() -> list[Workload]:
@@ -277,7 +403,7 @@ def workloads() -> list[Workload]:
         Workload("10000 chained scalar adds", lambda: [np.array(1.0, np.float32)],
                  chained_adds, chained_adds, runs=3, eager_only=True),
     ]
-    return out
+    return out + transform_workloads()
 
 
 # --- running -------------------------------------------------------------------------
@@ -285,11 +411,15 @@ def workloads() -> list[Workload]:
 
 def prepare(lib: Library, w: Workload) -> Callable[[], Any] | None:
     try:
+        if w.only is not None and lib.name not in w.only:
+            raise Unsupported(lib.name)
         args = [lib.put(x, w.dtype) for x in w.inputs()]
         fn = w.fn_for(lib)
-        if w.eager_only and isinstance(lib, Jax):
-            return lambda: fn(jnp, *args).block_until_ready()
-        run = lib.prepare(fn, args)
+        run = w.runner(lib, args) if w.runner is not None else None
+        if run is None and w.eager_only and isinstance(lib, Jax):
+            run = lambda: jax.block_until_ready(fn(jnp, *args))  # noqa: E731
+        if run is None:
+            run = lib.prepare(fn, args)
         run()  # warm-up (and a check that the function exists)
         return run
     except (Unsupported, AttributeError, TypeError, NotImplementedError) as e:
@@ -335,6 +465,7 @@ def main() -> None:
     header = "| workload | " + " | ".join(names) + " | ratio |"
     print(header)
     print("|" + "---|" * (len(names) + 2))
+    ours_by_name: dict[str, float] = {}
     for w in workloads():
         if filters and not any(f in w.name for f in filters):
             continue
@@ -344,6 +475,13 @@ def main() -> None:
         ours = result.get("lazulite")
         ratio = f"{ours / min(peers):.2f}" if ours is not None and peers else "n/a"
         print(f"| {w.name} | " + " | ".join(cells) + f" | {ratio} |", flush=True)
+        if ours is not None:
+            ours_by_name[w.name] = ours
+    full, again = (ours_by_name.get(f"owl incremental 1000^2 f64: {step}")
+                   for step in ("full eval", "after new b"))
+    if full is not None and again is not None:
+        print(f"# dataflow: lazulite full evaluation {full:.3f} ms, re-evaluation after "
+              f"assign(b) {again:.3f} ms: {full / again:.1f}x faster (target 20x)")
 
 
 if __name__ == "__main__":

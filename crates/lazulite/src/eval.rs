@@ -131,7 +131,16 @@ fn run(node: &Arc<Node>, stamp: u64) -> Result<()> {
     let mut inputs = Vec::with_capacity(op.inputs.len());
     // A node that keeps its graph keeps its inputs' values unless one can be reused.
     let reuse_only_for = node.retains_graph().then(|| node.outputs());
+    // In a dataflow graph, an input whose buffer is reused must rerun whenever this node
+    // does. That is free only if no other input can change without it (else a new value
+    // of, say, `b` in `a * s + b` would recompute `a * s` too): then nothing is reused.
+    let varying = op.inputs.iter().filter(|i| i.node.flags().dataflow).count();
     for input in &op.inputs {
+        let others_vary = varying > usize::from(input.node.flags().dataflow);
+        let reuse_only_for = match reuse_only_for {
+            Some(_) if node.flags().dataflow && others_vary => Some(&[][..]),
+            r => r,
+        };
         match input_tensor(input, reuse_only_for) {
             Ok(t) => inputs.push(t),
             Err(e) => {

@@ -279,9 +279,10 @@ fn owl_incremental_example() {
         .filter(|(_, (now, before))| now != before)
         .map(|(n, _)| n.as_str())
         .collect();
+    // `a * s` kept its value: the final add does not reuse it while `b` can change alone.
     assert_eq!(
         reran,
-        vec!["broadcast", "multiply", "add"],
+        vec!["broadcast", "add"],
         "{:?}",
         lazulite::evaluation_counts(&[&c])
     );

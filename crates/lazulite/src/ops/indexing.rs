@@ -10,9 +10,9 @@
 //! values, the mask is evaluated when the index is recorded (so this cannot run inside
 //! `vmap`, which reports it); `a[mask] = scalar` with a full-shape mask is a lazy `where`.
 
-use super::binary::{add, maximum, minimum, multiply};
+use super::binary::{add, divide, equal, maximum, minimum, multiply, subtract};
 use super::cast::astype;
-use super::creation::{arange, zeros};
+use super::creation::{arange, ones, zeros};
 use super::operand::{to_arrays, Operand};
 use super::ternary::where_;
 use super::unary::{negative, reciprocal};
@@ -274,52 +274,93 @@ impl Primitive for Scatter {
     fn vjp(
         &self,
         inputs: &[Array],
-        _: &[Array],
+        outputs: &[Array],
         cotangents: &[Array],
         argnums: &[usize],
     ) -> Result<Vec<Array>> {
         let g = &cotangents[0];
         let last = inputs.len() - 1;
-        let indices = &inputs[1..last];
+        let (a, indices, updates) = (&inputs[0], &inputs[1..last], &inputs[last]);
+        let gather_g = || gather(g, indices, &self.axes);
+        let product = match self.mode {
+            ScatterMode::Multiply => Some(ScatterProduct::new(self, a, indices, updates)?),
+            _ => None,
+        };
         argnums
             .iter()
-            .map(|&i| match (i, self.mode) {
-                (0, ScatterMode::Assign) => {
-                    let hole = zeros(&[], g.dtype())?;
-                    scatter(g, indices, &hole, &self.axes, ScatterMode::Assign)
+            .map(|&i| {
+                match (i == 0, i == last, self.mode) {
+                    (true, _, ScatterMode::Assign) => {
+                        let hole = zeros(&[], g.dtype())?;
+                        scatter(g, indices, &hole, &self.axes, ScatterMode::Assign)
+                    }
+                    (true, _, ScatterMode::Add) => Ok(g.clone()),
+                    (true, _, ScatterMode::Multiply) => {
+                        multiply(g, &product.as_ref().expect("multiply").updates_product)
+                    }
+                    // As MLX: every value equal to the result (the original and any tied
+                    // updates) receives the whole cotangent.
+                    (true, _, ScatterMode::Maximum | ScatterMode::Minimum) => {
+                        multiply(g, &equal(&outputs[0], a)?)
+                    }
+                    (_, true, ScatterMode::Assign | ScatterMode::Add) => gather_g(),
+                    (_, true, ScatterMode::Multiply) => {
+                        let p = product.as_ref().expect("multiply");
+                        let scaled = gather(&multiply(g, a)?, indices, &self.axes)?;
+                        multiply(&scaled, &p.others)
+                    }
+                    (_, true, ScatterMode::Maximum | ScatterMode::Minimum) => {
+                        let won = equal(&gather(&outputs[0], indices, &self.axes)?, updates)?;
+                        multiply(&gather_g()?, &won)
+                    }
+                    _ => return zero_like(&inputs[i]),
                 }
-                (0, ScatterMode::Add) => Ok(g.clone()),
-                (i, ScatterMode::Assign | ScatterMode::Add) if i == last => {
-                    gather(g, indices, &self.axes)
-                }
-                (i, _) if i != 0 && i != last => zero_like(&inputs[i]),
-                _ => Err(Error::not_implemented(format!(
-                    "[{}] The vjp is implemented for scatter and scatter_add only.",
-                    self.mode.name()
-                ))),
+                .and_then(|d| astype(&d, g.dtype()))
             })
             .collect()
     }
 
     fn jvp(&self, inputs: &[Array], tangents: &[Array], argnums: &[usize]) -> Result<Vec<Array>> {
-        if !matches!(self.mode, ScatterMode::Assign | ScatterMode::Add) {
-            return Err(Error::not_implemented(format!(
-                "[{}] The jvp is implemented for scatter and scatter_add only.",
-                self.mode.name()
-            )));
-        }
         let last = inputs.len() - 1;
+        let (a, indices, updates) = (&inputs[0], &inputs[1..last], &inputs[last]);
         let tangent = |i: usize| match argnums.iter().position(|&a| a == i) {
             Some(k) => Ok(tangents[k].clone()),
             None => zeros(inputs[i].shape(), inputs[i].dtype()),
         };
-        Ok(vec![scatter(
-            &tangent(0)?,
-            &inputs[1..last],
-            &tangent(last)?,
-            &self.axes,
-            self.mode,
-        )?])
+        let (ta, tu) = (tangent(0)?, tangent(last)?);
+        let out = match self.mode {
+            ScatterMode::Assign | ScatterMode::Add => {
+                scatter(&ta, indices, &tu, &self.axes, self.mode)?
+            }
+            ScatterMode::Multiply => {
+                let p = ScatterProduct::new(self, a, indices, updates)?;
+                let scale = multiply(&gather(a, indices, &self.axes)?, &p.others)?;
+                let from_updates = multiply(&tu, &scale)?;
+                let from_a = multiply(&ta, &p.updates_product)?;
+                scatter(
+                    &from_a,
+                    indices,
+                    &from_updates,
+                    &self.axes,
+                    ScatterMode::Add,
+                )?
+            }
+            ScatterMode::Maximum | ScatterMode::Minimum => {
+                // The transpose of the vjp: every winner contributes its tangent.
+                let result = scatter(a, indices, updates, &self.axes, self.mode)?;
+                let won = equal(&gather(&result, indices, &self.axes)?, updates)?;
+                let from_a = multiply(&ta, &equal(&result, a)?)?;
+                let from_updates = multiply(&tu, &won)?;
+                scatter(
+                    &from_a,
+                    indices,
+                    &from_updates,
+                    &self.axes,
+                    ScatterMode::Add,
+                )?
+            }
+        };
+        Ok(vec![astype(&out, a.dtype())?])
     }
 
     fn vmap(
@@ -337,6 +378,43 @@ impl Primitive for Scatter {
             vec![scatter(&a, &indices, &updates, &prim_axes, self.mode)?],
             vec![Some(0)],
         ))
+    }
+}
+
+/// For the derivatives of a multiplying scatter, `r[p] = a[p] * (product of the updates
+/// landing on p)`; zeros among the updates are handled exactly (no division by them).
+struct ScatterProduct {
+    /// The product of the updates landing on each position of `a` (1 where none does):
+    /// `d r[p] / d a[p]`.
+    updates_product: Array,
+    /// For each update, the product of the other updates landing on its position:
+    /// `d r[p] / d u_k` divided by `a[p]`.
+    others: Array,
+}
+
+impl ScatterProduct {
+    fn new(s: &Scatter, a: &Array, indices: &[Array], updates: &Array) -> Result<Self> {
+        let dtype = a.dtype();
+        let ones = ones(a.shape(), dtype)?;
+        let is_zero = equal(updates, 0.0)?;
+        let safe = where_(&is_zero, 1.0, updates)?;
+        let on_each = |values: &Array, mode| scatter(&ones, indices, values, &s.axes, mode);
+        let updates_product = on_each(updates, ScatterMode::Multiply)?;
+        let nonzero_product = on_each(&safe, ScatterMode::Multiply)?;
+        // Zeros landing on each position (a scatter-add onto ones, minus that one).
+        let zero_count = subtract(&on_each(&is_zero, ScatterMode::Add)?, 1.0)?;
+        let at_update = |x: &Array| gather(x, indices, &s.axes);
+        // A nonzero update's partners multiply to nonzero_product / u when no zero lands
+        // there, else 0; a zero update's partners multiply to nonzero_product when it is
+        // the only zero there, else 0.
+        let lone_zero = at_update(&equal(&zero_count, 1.0)?)?;
+        let no_zero = at_update(&equal(&zero_count, 0.0)?)?;
+        let factor = where_(&is_zero, &lone_zero, &divide(&no_zero, &safe)?)?;
+        let others = multiply(&at_update(&nonzero_product)?, &factor)?;
+        Ok(ScatterProduct {
+            updates_product,
+            others,
+        })
     }
 }
 
@@ -1091,6 +1169,20 @@ pub fn take_along_axis(a: &Array, indices: &Array, axis: Option<i32>) -> Result<
     let coords = along_coordinates(&indices, ax, &shape)?;
     let axes: Vec<usize> = (0..shape.len()).collect();
     gather(&a, &coords, &axes)
+}
+
+/// `a` (shape of `indices` except along `axis`) with `values` (shape of `indices`) added
+/// at `indices` along `axis`, duplicates accumulating: the transpose of
+/// [`take_along_axis`], for derivative rules (sorts, cumulative extrema).
+pub(crate) fn scatter_add_along_axis(
+    a: &Array,
+    indices: &Array,
+    values: &Array,
+    axis: usize,
+) -> Result<Array> {
+    let coords = along_coordinates(indices, axis, indices.shape())?;
+    let axes: Vec<usize> = (0..a.ndim()).collect();
+    scatter(a, &coords, values, &axes, ScatterMode::Add)
 }
 
 /// `a` with `values` written at `indices` along `axis` (NumPy's `put_along_axis`; the

@@ -1,10 +1,11 @@
 //! Cumulative ops: the `Scan` primitive and cumsum, cumprod, cummax, cummin,
 //! logcumsumexp.
 
-use super::binary::{add, divide, equal, maximum, multiply, subtract};
+use super::binary::{add, divide, equal, greater, maximum, multiply, subtract};
 use super::cast::astype;
 use super::creation::arange;
-use super::sort::{gather_along, one_hot_along, scatter_along};
+use super::creation::zeros_like;
+use super::indexing::{scatter_add_along_axis, take_along_axis};
 use super::unary::{exp, log, negative};
 use super::view::reshape;
 use crate::array::Array;
@@ -72,8 +73,9 @@ impl Primitive for Scan {
                 )?
             }
             ScanOp::Max | ScanOp::Min => {
-                let picks = self.extremum_sources(x)?;
-                scatter_along(g, &picks, self.axis)?
+                let (index, found) = self.extremum_sources(x)?;
+                let g = multiply(g, &found)?;
+                scatter_add_along_axis(&zeros_like(&g)?, &index, &g, self.axis)?
             }
             ScanOp::LogAddExp => {
                 // d y_j / d x_i = exp(x_i - y_j), summed in log space per sign of g.
@@ -102,8 +104,8 @@ impl Primitive for Scan {
                 )?
             }
             ScanOp::Max | ScanOp::Min => {
-                let picks = self.extremum_sources(x)?;
-                gather_along(t, &picks, self.axis)?
+                let (index, found) = self.extremum_sources(x)?;
+                multiply(&take_along_axis(t, &index, Some(self.axis as i32))?, &found)?
             }
             ScanOp::LogAddExp => {
                 let y = finite_floor(&self.forward(ScanOp::LogAddExp, x)?)?;
@@ -165,10 +167,10 @@ impl Scan {
         Ok(scan.record(a))
     }
 
-    /// For cummax/cummin: a one-hot mask of which input each output is (MLX's choice:
-    /// among equal candidates, the latest in scan order; the first output of an exclusive
-    /// scan is none).
-    fn extremum_sources(&self, x: &Array) -> Result<Array> {
+    /// For cummax/cummin: the index of the input each output is (MLX's choice: among
+    /// equal candidates, the latest in scan order), and whether there is one (the first
+    /// output of an exclusive scan is none; its index is a valid placeholder).
+    fn extremum_sources(&self, x: &Array) -> Result<(Array, Array)> {
         let n = x.shape()[self.axis];
         let running = Scan {
             inclusive: true,
@@ -177,8 +179,7 @@ impl Scan {
         .record(x);
         let reaches = equal(x, &running)?;
         // Positions ranked 1.. in scan order, so that a running max of the ranks of the
-        // elements that reached the running extremum finds the latest; 0 means none
-        // (it maps to an index outside the line, which picks nothing).
+        // elements that reached the running extremum finds the latest; 0 means none.
         let mut line = vec![1i64; x.ndim()];
         line[self.axis] = n as i64;
         let (start, stop, step) = if self.reverse {
@@ -193,12 +194,14 @@ impl Scan {
             ..*self
         }
         .record(&candidates);
+        let found = greater(&latest, 0)?;
+        let rank = maximum(&latest, 1)?;
         let index = if self.reverse {
-            subtract(n as f64, &latest)?
+            subtract(n as f64, &rank)?
         } else {
-            subtract(&latest, 1.0)?
+            subtract(&rank, 1.0)?
         };
-        one_hot_along(&astype(&index, DType::Int32)?, self.axis, n)
+        Ok((astype(&index, DType::Int32)?, found))
     }
 }
 

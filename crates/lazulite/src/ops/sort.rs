@@ -4,13 +4,12 @@
 //! Order (MLX's): NaN after everything, `-0.0` equal to `0.0`, complex numbers by real
 //! part then imaginary part. Index results are uint32, as in MLX.
 
-use super::binary::{equal, multiply, subtract};
+use super::binary::subtract;
 use super::cast::astype;
-use super::creation::{arange, zeros, zeros_like};
-use super::reduce::sum;
+use super::creation::{zeros, zeros_like};
+use super::indexing::{scatter_add_along_axis, take_along_axis};
 use super::scan::{checked_axis, flatten_for_axis};
-use super::shape::expand_dims;
-use super::view::{reshape, slice};
+use super::view::slice;
 use crate::array::Array;
 use crate::backend::cpu::sort::{
     searchsorted as searchsorted_kernel, sort as sort_kernel, SortKind,
@@ -58,8 +57,14 @@ impl Primitive for Sort {
         _: &[usize],
     ) -> Result<Vec<Array>> {
         let x = &inputs[0];
+        let g = &cotangents[0];
         match self.source_positions(x)? {
-            Some(picks) => Ok(vec![scatter_along(&cotangents[0], &picks, self.axis)?]),
+            Some(order) => Ok(vec![scatter_add_along_axis(
+                &zeros_like(g)?,
+                &order,
+                g,
+                self.axis,
+            )?]),
             None => Ok(vec![zeros_like(x)?]),
         }
     }
@@ -67,7 +72,11 @@ impl Primitive for Sort {
     fn jvp(&self, inputs: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
         let x = &inputs[0];
         match self.source_positions(x)? {
-            Some(picks) => Ok(vec![gather_along(&tangents[0], &picks, self.axis)?]),
+            Some(order) => Ok(vec![take_along_axis(
+                &tangents[0],
+                &order,
+                Some(self.axis as i32),
+            )?]),
             None => Ok(vec![zeros(x.shape(), DType::UInt32)?]),
         }
     }
@@ -100,9 +109,11 @@ impl Sort {
         matches!(self.kind, SortKind::ArgSort | SortKind::ArgPartition(_))
     }
 
-    /// For the value-returning kinds, which input element each output element is, as a
-    /// one-hot mask (see [`one_hot_along`]); `None` for the index-returning kinds, whose
-    /// outputs do not depend smoothly on the input.
+    /// For the value-returning kinds, the index of the input element each output element
+    /// is (the forward permutation: the output is `take_along_axis(x, order, axis)`, so
+    /// derivatives gather tangents with it and scatter-add cotangents back through it,
+    /// linear in the size); `None` for the index-returning kinds, whose outputs do not
+    /// depend smoothly on the input.
     fn source_positions(&self, x: &Array) -> Result<Option<Array>> {
         let axis = Some(self.axis as i32);
         let order = match self.kind {
@@ -111,36 +122,8 @@ impl Sort {
             SortKind::Partition(kth) => argpartition(x, kth as i64, axis)?,
             SortKind::ArgSort | SortKind::ArgPartition(_) => return Ok(None),
         };
-        Ok(Some(one_hot_along(
-            &order,
-            self.axis,
-            x.shape()[self.axis],
-        )?))
+        Ok(Some(order))
     }
-}
-
-/// A mask `m` with an axis of length `n` inserted after `axis` of `index`:
-/// `m[.., j, i, ..]` is whether `index[.., j, ..] == i`. Gathers and scatters along an
-/// axis are products with it (quadratic in the axis length: lazulite has no gather
-/// primitive, and these products carry their own derivative rules).
-pub(crate) fn one_hot_along(index: &Array, axis: usize, n: usize) -> Result<Array> {
-    let mut line = vec![1i64; index.ndim() + 1];
-    line[axis + 1] = n as i64;
-    let positions = reshape(&arange(0.0, n as f64, 1.0, index.dtype())?, &line)?;
-    equal(&expand_dims(index, (axis + 1) as i32)?, &positions)
-}
-
-/// `out[.., j, ..] = values[.., picks(j), ..]` along `axis` for a one-hot `picks`.
-pub(crate) fn gather_along(values: &Array, picks: &Array, axis: usize) -> Result<Array> {
-    let spread = multiply(picks, &expand_dims(values, axis as i32)?)?;
-    sum(&spread, (axis + 1) as i32, false)
-}
-
-/// The transpose of [`gather_along`]: `out[.., i, ..]` is the sum of the `values` at the
-/// positions `j` that picked `i`.
-pub(crate) fn scatter_along(values: &Array, picks: &Array, axis: usize) -> Result<Array> {
-    let spread = multiply(picks, &expand_dims(values, (axis + 1) as i32)?)?;
-    sum(&spread, axis as i32, false)
 }
 
 /// MLX's way of printing a shape in messages: `(2,3)`.
