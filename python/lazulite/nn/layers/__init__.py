@@ -1,0 +1,9 @@
+from .activations import *  # noqa: F401,F403
+from .base import Module
+from .containers import Sequential
+from .dropout import Dropout
+from .embedding import Embedding
+from .linear import Bilinear, Identity, Linear
+from .normalization import LayerNorm, RMSNorm
+from .transformer import MultiHeadAttention
+

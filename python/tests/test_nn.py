@@ -1,0 +1,561 @@
+"""lazulite.nn (mirror of mlx.nn): the Module tree, layers and activations against NumPy
+formulas, losses, initialisers, and nn.value_and_grad against float64 central
+differences."""
+
+import math
+
+import numpy as np
+import pytest
+
+import lazulite.core as mx
+import lazulite.nn as nn
+from lazulite.utils import tree_flatten
+
+RNG = np.random.default_rng(0)
+
+
+def np_of(a):
+    return np.array(a)
+
+
+def close(actual, expected, rtol=1e-5, atol=1e-6):
+    np.testing.assert_allclose(np_of(actual), expected, rtol=rtol, atol=atol)
+
+
+def randn(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = [nn.Linear(3, 4), nn.Linear(4, 2, bias=False)]
+        self.extra = {"norm": nn.LayerNorm(2), "scale": mx.ones((2,))}
+        self.name = "block"  # not an array/tree: an ordinary attribute
+        self._hidden = mx.zeros((1,))  # a leading underscore hides it from parameters()
+
+    def __call__(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return self.extra["norm"](x) * self.extra["scale"]
+
+
+# ----------------------------------------------------------------- Module tree
+
+
+def test_parameters_tree_and_attribute_storage():
+    block = Block()
+    params = block.parameters()
+    assert sorted(params) == ["extra", "layers"]
+    assert sorted(params["layers"][0]) == ["bias", "weight"] and sorted(params["layers"][1]) == ["weight"]
+    assert sorted(params["extra"]) == ["norm", "scale"]
+    flat = dict(tree_flatten(params))
+    assert sorted(flat) == [
+        "extra.norm.bias", "extra.norm.weight", "extra.scale",
+        "layers.0.bias", "layers.0.weight", "layers.1.weight",
+    ]
+    assert flat["layers.0.weight"].shape == (4, 3) and flat["layers.0.bias"].shape == (4,)
+    assert "name" not in block and block.name == "block" and "_hidden" in block
+    assert block.layers[0] is block["layers"][0] and block.state is block
+    with pytest.raises(AttributeError):
+        block.missing
+    block.name = mx.zeros((2,))  # becomes an entry, so a parameter
+    assert "name" in block and "name" not in block.__dict__ and "name" in block.parameters()
+    del block.name
+    assert "name" not in block
+
+
+def test_children_leaf_modules_and_named_modules():
+    block = Block()
+    children = block.children()
+    assert isinstance(children["layers"][0], nn.Linear) and isinstance(children["extra"]["norm"], nn.LayerNorm)
+    assert children["extra"]["scale"] == {}  # filtered-out dict entries stay as {}
+    leaves = tree_flatten(block.leaf_modules(), is_leaf=nn.Module.is_module)
+    assert sorted(k for k, _ in leaves) == ["extra.norm", "layers.0", "layers.1"]
+    names = [k for k, _ in block.named_modules()]
+    assert sorted(names) == ["", "extra.norm", "layers.0", "layers.1"]
+    assert len(block.modules()) == 4 and block.modules()[0] is block
+    seq = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+    assert [k for k, _ in seq.named_modules()] == ["", "layers.2", "layers.1", "layers.0"]
+
+
+def test_repr_matches_mlx():
+    assert repr(nn.Linear(2, 3)) == "Linear(input_dims=2, output_dims=3, bias=True)"
+    seq = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+    assert repr(seq) == (
+        "Sequential(\n  (layers.0): Linear(input_dims=2, output_dims=3, bias=True)\n  (layers.1): ReLU()\n)"
+    )
+    assert repr(nn.LayerNorm(3)) == "LayerNorm(3, eps=1e-05, affine=True)"
+    assert repr(nn.RMSNorm(3)) == "RMSNorm(3, eps=1e-05)"
+    assert repr(nn.Embedding(3, 4)) == "Embedding(3, 4)"
+    assert repr(nn.GELU()) == "GELU()"
+
+
+def test_update_replaces_given_leaves_only():
+    block = Block()
+    old_bias = block.layers[0].bias
+    new_weight = mx.full((4, 3), 2.0)
+    assert block.update({"layers": [{"weight": new_weight}]}) is block
+    assert block.layers[0].weight is new_weight and block.layers[0].bias is old_bias
+    block.update({"extra": {"scale": mx.array([3.0, 4.0])}})
+    close(block.extra["scale"], [3.0, 4.0])
+    with pytest.raises(ValueError, match='Module does not have parameter named "nope"'):
+        block.update({"nope": mx.zeros(1)})
+    with pytest.raises(ValueError, match="List index 2 is out of bounds for destination of length 2"):
+        block.update({"layers": [{}, {}, {}]})
+    with pytest.raises(ValueError, match="Received invalid type: int"):
+        block.update({"extra": {"scale": 3}})
+    block.update({"nope": mx.zeros(1), "layers": [{}, {}, {}]}, strict=False)
+    assert "nope" not in block
+
+
+def test_update_modules_and_apply():
+    seq = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    replacement = nn.Tanh()
+    seq.update_modules({"layers": [{}, replacement]})
+    assert seq.layers[1] is replacement
+    with pytest.raises(ValueError, match='Module does not have sub-module named "x"'):
+        seq.update_modules({"x": nn.ReLU()})
+    seq.apply(lambda p: p.astype(mx.float16))
+    assert all(v.dtype == mx.float16 for _, v in tree_flatten(seq.parameters()))
+    seq.set_dtype(mx.float32)
+    assert all(v.dtype == mx.float32 for _, v in tree_flatten(seq.parameters()))
+
+
+def test_freeze_unfreeze_and_trainable_parameters():
+    block = Block()
+    all_names = {k for k, _ in tree_flatten(block.parameters())}
+    block.freeze()
+    assert tree_flatten(block.trainable_parameters()) == []
+    assert {k for k, _ in tree_flatten(block.parameters())} == all_names
+    block.unfreeze(keys="bias")
+    assert {k for k, _ in tree_flatten(block.trainable_parameters())} == {"layers.0.bias", "extra.norm.bias"}
+    block.unfreeze()
+    block.freeze(keys=["weight"])
+    trainable = {k for k, _ in tree_flatten(block.trainable_parameters())}
+    assert trainable == all_names - {"layers.0.weight", "layers.1.weight", "extra.norm.weight"}
+    block.unfreeze()
+    block.layers[0].freeze(recurse=False)
+    assert {k for k, _ in tree_flatten(block.trainable_parameters())} == all_names - {"layers.0.weight", "layers.0.bias"}
+    with pytest.raises(KeyError, match="Module doesn't contain member nothing"):
+        block.freeze(keys="nothing", strict=True)
+    block.freeze(keys="nothing")  # not strict: ignored
+
+
+def test_train_and_eval_modes():
+    block = Block()
+    assert block.training and all(m.training for m in block.modules())
+    assert block.eval() is block
+    assert not block.training and not any(m.training for m in block.modules())
+    block.train()
+    assert all(m.training for m in block.modules())
+
+
+def test_load_weights_from_list_and_strict_checks():
+    model = nn.Linear(2, 3)
+    weights = [("weight", mx.ones((3, 2))), ("bias", mx.zeros((3,)))]
+    assert model.load_weights(weights) is model
+    close(model.weight, np.ones((3, 2)))
+    with pytest.raises(ValueError, match="Received 1 parameters not in model: \nextra."):
+        model.load_weights(weights + [("extra", mx.ones(1))])
+    with pytest.raises(ValueError, match="Missing 1 parameters: \nbias."):
+        model.load_weights(weights[:1])
+    with pytest.raises(ValueError, match=r"Expected shape \(3, 2\) but received shape \(2, 3\) for parameter weight"):
+        model.load_weights([("weight", mx.ones((2, 3))), ("bias", mx.zeros((3,)))])
+    model.load_weights([("bias", mx.full((3,), 5.0))], strict=False)
+    close(model.bias, [5.0, 5.0, 5.0])
+
+
+@pytest.mark.parametrize("suffix", [".safetensors", ".npz"])
+def test_save_and_load_weights_round_trip(tmp_path, suffix):
+    if not (hasattr(mx, "load") and hasattr(mx, "save_safetensors") and hasattr(mx, "savez")):
+        pytest.skip("lazulite.core has no load/save_safetensors/savez binding yet")
+    model = Block()
+    path = str(tmp_path / f"weights{suffix}")
+    model.save_weights(path)
+    other = Block()
+    other.load_weights(path)
+    for (k, a), (k2, b) in zip(tree_flatten(model.parameters()), tree_flatten(other.parameters())):
+        assert k == k2
+        close(b, np_of(a))
+    fp16 = Block()
+    fp16.set_dtype(mx.float16)
+    fp16_path = str(tmp_path / f"weights_fp16{suffix}")
+    fp16.save_weights(fp16_path)
+    lazy = Block()  # the seed: model = Model(); model.load_weights("weights_fp16.safetensors")
+    lazy.load_weights(fp16_path)
+    assert lazy.layers[0].weight.dtype == mx.float16
+
+
+def test_save_weights_rejects_unknown_extension(tmp_path):
+    with pytest.raises(ValueError, match="Unsupported file extension"):
+        nn.Linear(1, 1).save_weights(str(tmp_path / "w.bin"))
+
+
+# ----------------------------------------------------------------- layers
+
+
+def test_linear_forward_and_init_range():
+    layer = nn.Linear(5, 3)
+    w, b = np_of(layer.weight), np_of(layer.bias)
+    assert w.shape == (3, 5) and b.shape == (3,) and layer.weight.dtype == mx.float32
+    assert np.all(np.abs(w) <= 1 / math.sqrt(5)) and np.all(np.abs(b) <= 1 / math.sqrt(5))
+    x = randn(2, 4, 5)
+    close(layer(mx.array(x)), x @ w.T + b)
+    no_bias = nn.Linear(5, 3, bias=False)
+    assert "bias" not in no_bias
+    close(no_bias(mx.array(x)), x @ np_of(no_bias.weight).T)
+    big = np_of(nn.Linear(100, 400).weight)  # spread over the whole range
+    assert big.min() < -0.09 and big.max() > 0.09
+
+
+def test_bilinear_and_identity():
+    layer = nn.Bilinear(2, 3, 4)
+    assert layer.weight.shape == (4, 3, 2)
+    x1, x2 = randn(5, 2), randn(5, 3)
+    w = np_of(layer.weight)
+    expected = np.einsum("bi,oji,bj->bo", x1, w, x2) + np_of(layer.bias)
+    close(layer(mx.array(x1), mx.array(x2)), expected, rtol=1e-4, atol=1e-5)
+    x = mx.array(x1)
+    assert nn.Identity(1, 2, a=3)(x) is x
+
+
+def test_embedding_lookup_and_as_linear():
+    emb = nn.Embedding(10, 4)
+    table = np_of(emb.weight)
+    assert table.shape == (10, 4) and 0.2 < table.std() < 0.9
+    idx = np.array([[1, 2], [9, 0]])
+    close(emb(mx.array(idx)), table[idx])
+    x = randn(3, 4)
+    close(emb.as_linear(mx.array(x)), x @ table.T)
+
+
+def np_layer_norm(x, w=None, b=None, eps=1e-5):
+    y = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + eps)
+    if w is not None:
+        y = y * w
+    if b is not None:
+        y = y + b
+    return y
+
+
+def test_layer_norm_variants():
+    x = randn(2, 3, 6) * 3 + 1
+    ln = nn.LayerNorm(6)
+    ln.update({"weight": mx.array(randn(6)), "bias": mx.array(randn(6))})
+    close(ln(mx.array(x)), np_layer_norm(x, np_of(ln.weight), np_of(ln.bias)), atol=1e-5)
+    no_bias = nn.LayerNorm(6, bias=False, eps=1e-3)
+    assert sorted(no_bias.parameters()) == ["weight"]
+    close(no_bias(mx.array(x)), np_layer_norm(x, eps=1e-3), atol=1e-5)
+    plain = nn.LayerNorm(6, affine=False)
+    assert plain.parameters() == {}
+    close(plain(mx.array(x)), np_layer_norm(x), atol=1e-5)
+
+
+def test_rms_norm():
+    x = randn(4, 5)
+    norm = nn.RMSNorm(5, eps=1e-6)
+    norm.weight = mx.array(randn(5))
+    expected = x / np.sqrt((x**2).mean(-1, keepdims=True) + 1e-6) * np_of(norm.weight)
+    close(norm(mx.array(x)), expected, atol=1e-5)
+
+
+def test_dropout_train_and_eval():
+    drop = nn.Dropout(0.25)
+    assert repr(drop) == "Dropout(p=0.25)"
+    x = mx.ones((200, 100))
+    y = np_of(drop(x))
+    kept = y != 0
+    assert 0.72 < kept.mean() < 0.78
+    np.testing.assert_allclose(y[kept], 1 / 0.75, rtol=1e-6)
+    drop.eval()
+    assert drop(x) is x
+    assert nn.Dropout(0.0)(x) is x
+    for p in [-0.1, 1.0]:
+        with pytest.raises(ValueError, match=r"The dropout probability .* is not in \[0, 1\)"):
+            nn.Dropout(p)
+
+
+def test_sequential_chains_layers():
+    seq = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2), lambda t: t * 2)
+    x = randn(5, 3)
+    w1, b1 = np_of(seq.layers[0].weight), np_of(seq.layers[0].bias)
+    w2, b2 = np_of(seq.layers[2].weight), np_of(seq.layers[2].bias)
+    expected = 2 * (np.maximum(x @ w1.T + b1, 0) @ w2.T + b2)
+    close(seq(mx.array(x)), expected, atol=1e-5)
+
+
+def np_erf(x):
+    return np.vectorize(math.erf)(x)
+
+
+def np_sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def np_softplus(x):
+    return np.logaddexp(x, 0)
+
+
+def np_elu(x, alpha=1.0):
+    return np.where(x > 0, x, alpha * (np.exp(x) - 1))
+
+
+ACTIVATIONS = [
+    ("relu", nn.relu, nn.ReLU, lambda x: np.maximum(x, 0)),
+    ("relu6", nn.relu6, nn.ReLU6, lambda x: np.clip(x, 0, 6)),
+    ("relu2", nn.relu2, nn.ReLU2, lambda x: np.maximum(x, 0) ** 2),
+    ("sigmoid", nn.sigmoid, nn.Sigmoid, np_sigmoid),
+    ("tanh", nn.tanh, nn.Tanh, np.tanh),
+    ("silu", nn.silu, nn.SiLU, lambda x: x * np_sigmoid(x)),
+    ("gelu", nn.gelu, nn.GELU, lambda x: x * (1 + np_erf(x / np.sqrt(2))) / 2),
+    ("softplus", nn.softplus, nn.Softplus, np_softplus),
+    ("softsign", nn.softsign, nn.Softsign, lambda x: x / (1 + np.abs(x))),
+    ("log_sigmoid", nn.log_sigmoid, nn.LogSigmoid, lambda x: -np_softplus(-x)),
+    ("mish", nn.mish, nn.Mish, lambda x: x * np.tanh(np_softplus(x))),
+    ("hardswish", nn.hardswish, nn.Hardswish, lambda x: x * np.clip(x + 3, 0, 6) / 6),
+    ("selu", nn.selu, nn.SELU, lambda x: 1.0507 * np_elu(x, 1.67326)),
+    ("elu", nn.elu, nn.ELU, np_elu),
+    ("celu", nn.celu, nn.CELU, lambda x: np.maximum(x, 0) + np.minimum(0, np.exp(x) - 1)),
+    ("leaky_relu", nn.leaky_relu, nn.LeakyReLU, lambda x: np.where(x > 0, x, 0.01 * x)),
+    ("softmax", nn.softmax, nn.Softmax, lambda x: np.exp(x) / np.exp(x).sum(-1, keepdims=True)),
+    ("log_softmax", nn.log_softmax, nn.LogSoftmax, lambda x: x - np.log(np.exp(x).sum(-1, keepdims=True))),
+    ("softmin", nn.softmin, nn.Softmin, lambda x: np.exp(-x) / np.exp(-x).sum(-1, keepdims=True)),
+    ("hard_tanh", nn.hard_tanh, nn.HardTanh, lambda x: np.clip(x, -1, 1)),
+    ("hard_shrink", nn.hard_shrink, nn.HardShrink, lambda x: np.where(np.abs(x) > 0.5, x, 0)),
+    ("softshrink", nn.softshrink, nn.Softshrink, lambda x: np.where(np.abs(x) > 0.5, x - np.sign(x) * 0.5, 0)),
+    ("step", nn.step, nn.Step, lambda x: (x >= 0).astype(np.int32)),
+]
+
+
+@pytest.mark.parametrize("name,fn,module,expected", ACTIVATIONS, ids=[a[0] for a in ACTIVATIONS])
+def test_activation_function_and_module(name, fn, module, expected):
+    x = np.concatenate([randn(3, 7) * 3, np.array([[0.0, -1.0, 1.0, -8.0, 8.0, 0.5, -0.5]], np.float32)])
+    want = expected(x.astype(np.float64))
+    close(fn(mx.array(x)), want, rtol=1e-5, atol=1e-6)
+    close(module()(mx.array(x)), want, rtol=1e-5, atol=1e-6)
+
+
+def test_gelu_approximations_glu_prelu():
+    x = randn(4, 6) * 2
+    tanh_form = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+    close(nn.gelu_approx(mx.array(x)), tanh_form, atol=1e-5)
+    close(nn.GELU(approx="tanh")(mx.array(x)), tanh_form, atol=1e-5)
+    close(nn.GELU(approx="precise")(mx.array(x)), tanh_form, atol=1e-5)
+    close(nn.GELU(approx="fast")(mx.array(x)), x * np_sigmoid(1.702 * x), atol=1e-5)
+    with pytest.raises(ValueError, match="The approximation should be in"):
+        nn.GELU(approx="bad")
+    a, b = x[:, :3], x[:, 3:]
+    close(nn.glu(mx.array(x)), a * np_sigmoid(b), atol=1e-6)
+    close(nn.GLU()(mx.array(x)), a * np_sigmoid(b), atol=1e-6)
+    prelu = nn.PReLU()
+    assert prelu.weight.shape == (1,)
+    close(prelu(mx.array(x)), np.where(x > 0, x, 0.25 * x), atol=1e-6)
+
+
+def np_attention(q, k, v, mask, heads):
+    def split(t):
+        b, n, d = t.shape
+        return t.reshape(b, n, heads, d // heads).transpose(0, 2, 1, 3)
+
+    q, k, v = split(q), split(k), split(v)
+    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores + mask
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    out = weights @ v
+    b, h, n, d = out.shape
+    return out.transpose(0, 2, 1, 3).reshape(b, n, h * d)
+
+
+def test_multi_head_attention_vs_numpy():
+    attn = nn.MultiHeadAttention(8, 2)
+    assert sorted(attn.parameters()) == ["key_proj", "out_proj", "query_proj", "value_proj"]
+    assert "bias" not in attn.query_proj
+    x, mem = randn(2, 5, 8), randn(2, 3, 8)
+    w = {k: np_of(attn[k].weight) for k in ["query_proj", "key_proj", "value_proj", "out_proj"]}
+    mask = np_of(nn.MultiHeadAttention.create_additive_causal_mask(5))
+    assert mask[0, 0] == 0 and mask[0, 1] == np.finfo(np.float32).min and mask[1, 0] == 0
+    for keys, m in [(mem, None), (x, mask)]:
+        out = attn(mx.array(x), mx.array(keys), mx.array(keys), mask=None if m is None else mx.array(m))
+        expected = np_attention(x @ w["query_proj"].T, keys @ w["key_proj"].T, keys @ w["value_proj"].T, m, 2)
+        close(out, expected @ w["out_proj"].T, rtol=1e-4, atol=1e-5)
+    bool_mask = np.tril(np.ones((5, 5), bool))
+    close(attn(mx.array(x), mx.array(x), mx.array(x), mask=mx.array(bool_mask)),
+          np_of(attn(mx.array(x), mx.array(x), mx.array(x), mask=mx.array(mask))), atol=1e-5)
+    with pytest.raises(ValueError, match=r"divisible by the number of heads \(8 % 3\) != 0"):
+        nn.MultiHeadAttention(8, 3)
+
+
+# ----------------------------------------------------------------- losses
+
+
+def np_log_softmax(x, axis=-1):
+    m = x.max(axis, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis, keepdims=True))
+
+
+def test_cross_entropy_indices_probs_smoothing_weights():
+    logits = randn(4, 5) * 2
+    targets = np.array([0, 4, 2, 2])
+    logp = np_log_softmax(logits.astype(np.float64))
+    per_example = -logp[np.arange(4), targets]
+    loss = nn.losses.cross_entropy(mx.array(logits), mx.array(targets))
+    assert loss.shape == (4,)
+    close(loss, per_example, atol=1e-5)
+    close(nn.losses.cross_entropy(mx.array(logits), mx.array(targets), reduction="mean"), per_example.mean(), atol=1e-5)
+    close(nn.losses.cross_entropy(mx.array(logits), mx.array(targets), reduction="sum"), per_example.sum(), atol=1e-5)
+    probs = np.eye(5, dtype=np.float32)[targets] * 0.7 + 0.06
+    close(nn.losses.cross_entropy(mx.array(logits), mx.array(probs)), -(probs * logp).sum(-1), atol=1e-5)
+    smoothed = -(0.9 * logp[np.arange(4), targets] + 0.1 * logp.mean(-1))
+    close(nn.losses.cross_entropy(mx.array(logits), mx.array(targets), label_smoothing=0.1), smoothed, atol=1e-5)
+    weights = randn(4)
+    close(nn.losses.cross_entropy(mx.array(logits), mx.array(targets), weights=mx.array(weights)),
+          per_example * weights, atol=1e-5)
+    # class axis first
+    close(nn.losses.cross_entropy(mx.array(logits.T), mx.array(targets), axis=0), per_example, atol=1e-5)
+    with pytest.raises(ValueError, match=r"Label smoothing must be in \[0, 1\), got 1.0"):
+        nn.losses.cross_entropy(mx.array(logits), mx.array(targets), label_smoothing=1.0)
+    with pytest.raises(ValueError, match=r"Targets shape \(3,\) does not match logits shape \(4, 5\)"):
+        nn.losses.cross_entropy(mx.array(logits), mx.array(targets[:3]))
+    with pytest.raises(ValueError, match="Invalid reduction"):
+        nn.losses.cross_entropy(mx.array(logits), mx.array(targets), reduction="avg")
+    with pytest.raises(ValueError, match="Weights with shape"):
+        nn.losses.cross_entropy(mx.array(logits), mx.array(targets), weights=mx.ones((3,)))
+
+
+def test_binary_cross_entropy():
+    logits = randn(6)
+    targets = (RNG.random(6) > 0.5).astype(np.float32)
+    p = np_sigmoid(logits.astype(np.float64))
+    per = -(targets * np.log(p) + (1 - targets) * np.log(1 - p))
+    close(nn.losses.binary_cross_entropy(mx.array(logits), mx.array(targets)), per.mean(), atol=1e-5)
+    close(nn.losses.binary_cross_entropy(mx.array(p.astype(np.float32)), mx.array(targets), with_logits=False,
+                                         reduction="none"), per, atol=1e-5)
+    clipped = nn.losses.binary_cross_entropy(mx.array([0.0, 1.0]), mx.array([1.0, 0.0]), with_logits=False,
+                                             reduction="none")
+    close(clipped, [100.0, 100.0])
+    w = randn(6)
+    close(nn.losses.binary_cross_entropy(mx.array(logits), mx.array(targets), weights=mx.array(w), reduction="sum"),
+          (per * w).sum(), atol=1e-5)
+    with pytest.raises(ValueError, match="Inputs shape"):
+        nn.losses.binary_cross_entropy(mx.array(logits), mx.array(targets[:2]))
+
+
+def test_regression_losses_and_nll():
+    pred, target = randn(3, 4), randn(3, 4)
+    d = pred - target
+    close(nn.losses.mse_loss(mx.array(pred), mx.array(target)), (d**2).mean())
+    close(nn.losses.mse_loss(mx.array(pred), mx.array(target), reduction="none"), d**2)
+    close(nn.losses.l1_loss(mx.array(pred), mx.array(target), reduction="sum"), np.abs(d).sum(), rtol=1e-5)
+    huber = np.where(np.abs(d) < 1.0, 0.5 * d**2, np.abs(d) - 0.5)
+    close(nn.losses.smooth_l1_loss(mx.array(pred), mx.array(target)), huber.mean())
+    with pytest.raises(ValueError, match=r"Predictions shape \(3, 4\) does not match targets shape \(4,\)"):
+        nn.losses.mse_loss(mx.array(pred), mx.array(target[0]))
+    logp = np_log_softmax(randn(3, 4))
+    labels = np.array([3, 0, 1])
+    close(nn.losses.nll_loss(mx.array(logp), mx.array(labels)), -logp[np.arange(3), labels])
+    q = np_log_softmax(randn(3, 4))
+    close(nn.losses.kl_div_loss(mx.array(logp), mx.array(q)), (np.exp(q) * (q - logp)).sum(-1), atol=1e-6)
+
+
+# ----------------------------------------------------------------- init
+
+
+def test_initialisers():
+    a = mx.zeros((64, 32))
+    assert np.all(np_of(nn.init.constant(0.5)(a)) == 0.5)
+    assert nn.init.constant(1, dtype=mx.float16)(a).dtype == mx.float16
+    u = np_of(nn.init.uniform(-2.0, -1.0)(a))
+    assert u.shape == (64, 32) and u.min() >= -2 and u.max() < -1
+    n = np_of(nn.init.normal(3.0, 0.5)(a))
+    assert abs(n.mean() - 3.0) < 0.05 and abs(n.std() - 0.5) < 0.05
+    close(nn.init.identity()(mx.zeros((3, 3))), np.eye(3))
+    with pytest.raises(ValueError, match="square matrix"):
+        nn.init.identity()(a)
+    limit = math.sqrt(6 / (64 + 32))
+    g = np_of(nn.init.glorot_uniform()(a))
+    assert g.max() <= limit and g.min() >= -limit and g.max() > 0.9 * limit
+    assert abs(np_of(nn.init.glorot_normal()(a, gain=2.0)).std() - 2 * math.sqrt(2 / 96)) < 0.02
+    assert abs(np_of(nn.init.he_normal()(a)).std() - 1 / math.sqrt(32)) < 0.02
+    assert abs(np_of(nn.init.he_normal()(a, mode="fan_out")).std() - 1 / math.sqrt(64)) < 0.02
+    h = np_of(nn.init.he_uniform()(mx.zeros((8, 3, 4))))  # fan_in = 4 * 3
+    assert h.max() <= math.sqrt(3 / 12)
+    with pytest.raises(ValueError, match="requires at least 2 dimensional input"):
+        nn.init.glorot_uniform()(mx.zeros((3,)))
+    with pytest.raises(ValueError, match="Invalid mode"):
+        nn.init.he_uniform()(a, mode="fan")
+
+
+# ----------------------------------------------------------------- value_and_grad
+
+
+class MLP(nn.Module):
+    def __init__(self, sizes, activation=nn.tanh):
+        super().__init__()
+        self.layers = [nn.Linear(i, o) for i, o in zip(sizes[:-1], sizes[1:])]
+        self.activation = activation
+
+    def __call__(self, x):
+        for layer in self.layers[:-1]:
+            x = self.activation(layer(x))
+        return self.layers[-1](x)
+
+
+def np_mlp_loss(flat, x, y):
+    """The MLP + cross-entropy loss in float64 NumPy over a flat {path: array} dict."""
+    h = x
+    n = len({k.split(".")[1] for k in flat})
+    for i in range(n):
+        h = h @ flat[f"layers.{i}.weight"].T + flat[f"layers.{i}.bias"]
+        if i < n - 1:
+            h = np.tanh(h)
+    logp = np_log_softmax(h)
+    return -logp[np.arange(len(y)), y].mean()
+
+
+def central_differences(fn, flat, eps=1e-6):
+    grads = {}
+    for key, value in flat.items():
+        g = np.zeros_like(value)
+        for i in np.ndindex(value.shape):
+            up = {k: v.copy() for k, v in flat.items()}
+            down = {k: v.copy() for k, v in flat.items()}
+            up[key][i] += eps
+            down[key][i] -= eps
+            g[i] = (fn(up) - fn(down)) / (2 * eps)
+        grads[key] = g
+    return grads
+
+
+def test_value_and_grad_matches_finite_differences():
+    model = MLP([3, 5, 4])
+    x, y = randn(6, 3), np.array([0, 1, 2, 3, 0, 1])
+
+    def loss_fn(model, x, y):
+        return nn.losses.cross_entropy(model(x), y, reduction="mean")
+
+    loss_and_grad = nn.value_and_grad(model, loss_fn)
+    loss, grads = loss_and_grad(model, mx.array(x), mx.array(y))
+    flat = {k: np_of(v).astype(np.float64) for k, v in tree_flatten(model.parameters())}
+    close(loss, np_mlp_loss(flat, x.astype(np.float64), y), rtol=1e-5)
+    expected = central_differences(lambda p: np_mlp_loss(p, x.astype(np.float64), y), flat)
+    got = dict(tree_flatten(grads))
+    assert sorted(got) == sorted(expected)
+    for k in expected:
+        np.testing.assert_allclose(np_of(got[k]), expected[k], rtol=1e-3, atol=1e-5, err_msg=k)
+    # the model's parameters are plain arrays again after the call
+    close(model.layers[0].weight, flat["layers.0.weight"])
+
+
+def test_value_and_grad_skips_frozen_parameters():
+    model = MLP([2, 3, 1], activation=nn.relu)
+    model.layers[0].freeze(keys="bias")
+    model.layers[1].freeze()
+
+    def loss_fn(x):
+        return mx.sum(model(x) ** 2)
+
+    _, grads = nn.value_and_grad(model, loss_fn)(mx.array(randn(4, 2)))
+    assert [k for k, _ in tree_flatten(grads)] == ["layers.0.weight"]
