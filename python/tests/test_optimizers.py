@@ -65,6 +65,41 @@ def np_adagrad(lr, eps=1e-8):
     return step
 
 
+def np_adadelta(lr, rho=0.9, eps=1e-6):
+    def step(w, g, state, t):
+        v = rho * state.get("v", np.zeros_like(w)) + (1 - rho) * g * g
+        u = state.get("u", np.zeros_like(w))
+        d = np.sqrt(u + eps) / np.sqrt(v + eps) * g
+        state["v"], state["u"] = v, rho * u + (1 - rho) * d * d
+        return w - lr * d
+
+    return step
+
+
+def np_adamax(lr, betas=(0.9, 0.999), eps=1e-8):
+    b1, b2 = betas
+
+    def step(w, g, state, t):
+        m = b1 * state.get("m", np.zeros_like(w)) + (1 - b1) * g
+        v = np.maximum(b2 * state.get("v", np.zeros_like(w)), np.abs(g))
+        state["m"], state["v"] = m, v
+        return w - lr * m / (v + eps)
+
+    return step
+
+
+def np_lion(lr, betas=(0.9, 0.99), weight_decay=0.0):
+    b1, b2 = betas
+
+    def step(w, g, state, t):
+        m = state.get("m", np.zeros_like(w))
+        c = b1 * m + (1 - b1) * g
+        state["m"] = b2 * m + (1 - b2) * g
+        return (1 - lr * weight_decay) * w - lr * np.sign(c)
+
+    return step
+
+
 CASES = [
     ("sgd", lambda: optim.SGD(0.1), np_sgd(0.1)),
     ("sgd_momentum", lambda: optim.SGD(0.1, momentum=0.9), np_sgd(0.1, 0.9)),
@@ -81,6 +116,9 @@ CASES = [
     ("rmsprop", lambda: optim.RMSprop(0.01), np_rmsprop(0.01)),
     ("rmsprop_alpha", lambda: optim.RMSprop(0.02, alpha=0.5, eps=1e-4), np_rmsprop(0.02, 0.5, 1e-4)),
     ("adagrad", lambda: optim.Adagrad(0.1), np_adagrad(0.1)),
+    ("adadelta", lambda: optim.AdaDelta(0.5, rho=0.8), np_adadelta(0.5, 0.8)),
+    ("adamax", lambda: optim.Adamax(0.01), np_adamax(0.01)),
+    ("lion", lambda: optim.Lion(0.01, weight_decay=0.1), np_lion(0.01, weight_decay=0.1)),
 ]
 
 
@@ -145,6 +183,25 @@ def test_constructor_errors():
         optim.RMSprop(0.1, alpha=-0.5)
     with pytest.raises(ValueError, match="Adagrad epsilon should be >0"):
         optim.Adagrad(0.1, eps=0.0)
+    with pytest.raises(ValueError, match="AdaDelta rho should be >=0"):
+        optim.AdaDelta(0.1, rho=-1.0)
+    with pytest.raises(ValueError, match=r"Lion beta1 should be in \[0, 1\)"):
+        optim.Lion(0.1, betas=[1.5, 0.9])
+
+
+def test_clip_grad_norm():
+    grads = {"a": mx.array([3.0, 0.0]), "b": [mx.array([[4.0]])]}
+    clipped, norm = optim.clip_grad_norm(grads, max_norm=1.0)
+    np.testing.assert_allclose(norm.item(), 5.0, rtol=1e-6)
+    np.testing.assert_allclose(np_of(clipped["a"]), [0.6, 0.0], rtol=1e-5)
+    np.testing.assert_allclose(np_of(clipped["b"][0]), [[0.8]], rtol=1e-5)
+    unchanged, _ = optim.clip_grad_norm(grads, max_norm=10.0)
+    np.testing.assert_allclose(np_of(unchanged["a"]), [3.0, 0.0])
+    half, _ = optim.clip_grad_norm({"h": mx.array([300.0, 400.0], mx.float16)}, max_norm=1.0)
+    assert half["h"].dtype == mx.float16
+    np.testing.assert_allclose(np_of(half["h"]).astype(np.float32), [0.6, 0.8], rtol=1e-3)
+    with pytest.raises(ValueError, match="max_norm should be >=0"):
+        optim.clip_grad_norm(grads, -1.0)
 
 
 def schedule_values(schedule, steps):

@@ -9,7 +9,7 @@ from typing import Callable, List, Union
 
 import lazulite.core as mx
 from lazulite.nn import Module
-from lazulite.utils import tree_map
+from lazulite.utils import tree_map, tree_reduce
 
 Schedulable = Union[float, Callable[[mx.array], mx.array]]
 
@@ -243,3 +243,96 @@ class AdamW(Adam):
     def apply_single(self, gradient, parameter, state):
         lr = self.learning_rate.astype(gradient.dtype)
         return super().apply_single(gradient, parameter * (1 - lr * self.weight_decay), state)
+
+
+class AdaDelta(Optimizer):
+    r""":math:`v \leftarrow \rho v + (1 - \rho) g^2`,
+    :math:`d = \sqrt{u + \epsilon} / \sqrt{v + \epsilon} \, g`,
+    :math:`u \leftarrow \rho u + (1 - \rho) d^2`, :math:`w \leftarrow w - \eta d`."""
+
+    def __init__(self, learning_rate: Schedulable, rho: float = 0.9, eps: float = 1e-6):
+        super().__init__()
+        self._maybe_schedule("learning_rate", learning_rate)
+        self.rho = rho
+        self.eps = eps
+        if self.rho < 0.0:
+            raise ValueError(f"AdaDelta rho should be >=0, {self.rho} was provided instead")
+        if self.eps <= 0.0:
+            raise ValueError(f"AdaDelta epsilon should be >0, {self.eps} was provided instead")
+
+    def init_single(self, parameter, state):
+        state["v"] = mx.zeros_like(parameter)
+        state["u"] = mx.zeros_like(parameter)
+
+    def apply_single(self, gradient, parameter, state):
+        lr = self.learning_rate.astype(gradient.dtype)
+        v = self.rho * state["v"] + (1 - self.rho) * mx.square(gradient)
+        delta = mx.sqrt(state["u"] + self.eps) / mx.sqrt(v + self.eps) * gradient
+        state["u"] = self.rho * state["u"] + (1 - self.rho) * mx.square(delta)
+        state["v"] = v
+        return parameter - lr * delta
+
+
+class Adamax(Adam):
+    r"""Adam with the infinity norm: :math:`m \leftarrow \beta_1 m + (1 - \beta_1) g`,
+    :math:`v \leftarrow \max(\beta_2 v, |g|)`, :math:`w \leftarrow w - \eta m / (v + \epsilon)`."""
+
+    def __init__(self, learning_rate: Schedulable, betas: List[float] = [0.9, 0.999], eps: float = 1e-8):
+        super().__init__(learning_rate, betas, eps)
+
+    def apply_single(self, gradient, parameter, state):
+        lr = self.learning_rate.astype(gradient.dtype)
+        b1, b2 = self.betas
+        m = b1 * state["m"] + (1 - b1) * gradient
+        v = mx.maximum(b2 * state["v"], mx.abs(gradient))
+        state["m"] = m
+        state["v"] = v
+        return parameter - lr * m / (v + self.eps)
+
+
+class Lion(Optimizer):
+    r"""Sign of the interpolated momentum: :math:`c = \beta_1 m + (1 - \beta_1) g`,
+    :math:`m \leftarrow \beta_2 m + (1 - \beta_2) g`,
+    :math:`w \leftarrow (1 - \eta \lambda) w - \eta \, \mathrm{sign}(c)`."""
+
+    def __init__(self, learning_rate: Schedulable, betas: List[float] = [0.9, 0.99], weight_decay: float = 0.0):
+        super().__init__()
+        for i, beta in enumerate(betas):
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"Lion beta{i + 1} should be in [0, 1), {beta} was provided instead")
+        self._maybe_schedule("learning_rate", learning_rate)
+        self.betas = betas
+        self.weight_decay = weight_decay
+
+    def init_single(self, parameter, state):
+        state["m"] = mx.zeros_like(parameter)
+
+    def apply_single(self, gradient, parameter, state):
+        lr = self.learning_rate.astype(gradient.dtype)
+        b1, b2 = self.betas
+        m = state["m"]
+        direction = b1 * m + (1 - b1) * gradient
+        state["m"] = b2 * m + (1 - b2) * gradient
+        if self.weight_decay > 0:
+            parameter = (1 - lr * self.weight_decay) * parameter
+        return parameter - lr * mx.sign(direction)
+
+
+def clip_grad_norm(grads, max_norm: float):
+    """``(clipped, total_norm)``: ``grads`` scaled so that their global L2 norm is at
+    most ``max_norm``, and that norm before clipping."""
+    if max_norm < 0:
+        raise ValueError(f"max_norm should be >=0, {max_norm} was provided instead")
+
+    def squared_norm(g):
+        # float16 squares are summed in float32 so they do not overflow
+        return (g.astype(mx.float32) if g.dtype == mx.float16 else g).square().sum()
+
+    total_norm = mx.sqrt(tree_reduce(lambda total, g: total + squared_norm(g), grads, 0.0))
+    normalizer = mx.minimum(max_norm / (total_norm + 1e-6), 1.0)
+
+    def scale(g):
+        # the cast comes after the scaling so a small normalizer does not underflow in float16
+        return (g * normalizer).astype(g.dtype) if mx.issubdtype(g.dtype, mx.floating) else g * normalizer
+
+    return tree_map(scale, grads), total_norm
