@@ -460,6 +460,30 @@ def test_regression_losses_and_nll():
     close(nn.losses.kl_div_loss(mx.array(logp), mx.array(q)), (np.exp(q) * (q - logp)).sum(-1), atol=1e-6)
 
 
+def test_other_losses():
+    a, b, c = randn(3, 4), randn(3, 4), randn(3, 4)
+    e = a - b
+    close(nn.losses.huber_loss(mx.array(a), mx.array(b), delta=0.5),
+          np.where(np.abs(e) <= 0.5, 0.5 * e**2, 0.5 * (np.abs(e) - 0.25)), atol=1e-6)
+    close(nn.losses.log_cosh_loss(mx.array(a), mx.array(b), reduction="mean"), np.log(np.cosh(e)).mean(), atol=1e-6)
+    signs = np.sign(randn(3, 4))
+    close(nn.losses.hinge_loss(mx.array(a), mx.array(signs)), np.maximum(1 - a * signs, 0))
+    close(nn.losses.margin_ranking_loss(mx.array(a), mx.array(b), mx.array(signs), margin=0.1),
+          np.maximum(0, -signs * e + 0.1), atol=1e-6)
+    with pytest.raises(ValueError, match="The shapes of the arguments do not match"):
+        nn.losses.margin_ranking_loss(mx.array(a), mx.array(b), mx.array(signs[0]))
+    cosine = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    close(nn.losses.cosine_similarity_loss(mx.array(a), mx.array(b)), cosine, atol=1e-6)
+    dist = lambda x, y: np.sqrt(((x - y) ** 2).sum(-1) + 1e-6)  # noqa: E731
+    close(nn.losses.triplet_loss(mx.array(a), mx.array(b), mx.array(c)),
+          np.maximum(dist(a, b) - dist(a, c) + 1.0, 0), atol=1e-5)
+    var = np.abs(c) + 0.1
+    nll = 0.5 * (np.log(var) + (b - a) ** 2 / var) + 0.5 * np.log(2 * np.pi)
+    close(nn.losses.gaussian_nll_loss(mx.array(a), mx.array(b), mx.array(var), full=True), nll.mean(), atol=1e-5)
+    with pytest.raises(ValueError, match="does not match vars shape"):
+        nn.losses.gaussian_nll_loss(mx.array(a), mx.array(b), mx.array(var[0]))
+
+
 # ----------------------------------------------------------------- init
 
 

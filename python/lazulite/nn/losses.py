@@ -1,6 +1,7 @@
 """Loss functions, as ``mlx.nn.losses``. ``reduction`` is ``'none'`` (per-element
 losses), ``'mean'`` or ``'sum'``."""
 
+import math
 from typing import Literal, Optional, get_args
 
 import lazulite.core as mx
@@ -128,3 +129,72 @@ def kl_div_loss(inputs, targets, axis: int = -1, reduction: Reduction = "none"):
     log-probabilities ``targets`` along ``axis``."""
     loss = mx.sum(mx.exp(targets) * (targets - inputs), axis)
     return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(inputs, targets, vars, full: bool = False, eps: float = 1e-6, reduction: Reduction = "mean"):
+    """Negative log likelihood of ``targets`` under normals of mean ``inputs`` and
+    variance ``vars`` (clamped to at least ``eps``); ``full`` adds the constant term."""
+    _check_same_shape(inputs, targets, "Inputs")
+    if inputs.shape != vars.shape:
+        raise ValueError(f"Inputs shape {inputs.shape} does not match vars shape {vars.shape}.")
+    vars = mx.maximum(vars, eps)
+    loss = 0.5 * (mx.log(vars) + mx.square(targets - inputs) / vars)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def triplet_loss(
+    anchors,
+    positives,
+    negatives,
+    axis: int = -1,
+    p: int = 2,
+    margin: float = 1.0,
+    eps: float = 1e-6,
+    reduction: Reduction = "none",
+):
+    """``max(d(anchor, positive) - d(anchor, negative) + margin, 0)`` with ``d`` the
+    p-norm distance along ``axis`` (``eps`` added before the root)."""
+
+    def distance(a, b):
+        return mx.power(mx.power(mx.abs(a - b), p).sum(axis) + eps, 1.0 / p)
+
+    loss = mx.maximum(distance(anchors, positives) - distance(anchors, negatives) + margin, 0)
+    return _reduce(loss, reduction)
+
+
+def hinge_loss(inputs, targets, reduction: Reduction = "none"):
+    """``max(1 - inputs * targets, 0)`` for targets in {-1, 1}."""
+    return _reduce(mx.maximum(1 - inputs * targets, 0), reduction)
+
+
+def huber_loss(inputs, targets, delta: float = 1.0, reduction: Reduction = "none"):
+    """``0.5 e**2`` for ``|e| <= delta``, ``delta (|e| - 0.5 delta)`` beyond, with
+    ``e = inputs - targets``."""
+    abs_errors = mx.abs(inputs - targets)
+    quadratic = mx.minimum(abs_errors, delta)
+    return _reduce(0.5 * quadratic**2 + delta * (abs_errors - quadratic), reduction)
+
+
+def log_cosh_loss(inputs, targets, reduction: Reduction = "none"):
+    """``log(cosh(inputs - targets))``, computed without overflow."""
+    errors = inputs - targets
+    return _reduce(mx.logaddexp(errors, -errors) - math.log(2), reduction)
+
+
+def cosine_similarity_loss(x1, x2, axis: int = 1, eps: float = 1e-8, reduction: Reduction = "none"):
+    """Cosine similarity of ``x1`` and ``x2`` along ``axis`` (the product of norms
+    clamped to at least ``eps``)."""
+    norms = mx.sqrt(mx.sum(mx.square(x1), axis=axis)) * mx.sqrt(mx.sum(mx.square(x2), axis=axis))
+    return _reduce(mx.sum(x1 * x2, axis=axis) / mx.maximum(norms, eps), reduction)
+
+
+def margin_ranking_loss(inputs1, inputs2, targets, margin: float = 0.0, reduction: Reduction = "none"):
+    """``max(0, -targets * (inputs1 - inputs2) + margin)`` for targets in {-1, 1}."""
+    if not (inputs1.shape == inputs2.shape == targets.shape):
+        raise ValueError(
+            "The shapes of the arguments do not match. The provided shapes are "
+            f"inputs1.shape={inputs1.shape}, inputs2.shape={inputs2.shape}, and targets.shape={targets.shape}."
+        )
+    return _reduce(mx.maximum(0, -targets * (inputs1 - inputs2) + margin), reduction)
