@@ -252,6 +252,52 @@ def test_layer_norm_variants():
     close(plain(mx.array(x)), np_layer_norm(x), atol=1e-5)
 
 
+def np_normalise(x, axes, eps=1e-5):
+    return (x - x.mean(axes, keepdims=True)) / np.sqrt(x.var(axes, keepdims=True) + eps)
+
+
+def test_instance_and_group_norm():
+    x = randn(2, 3, 4, 6) * 2 + 1
+    close(nn.InstanceNorm(6)(mx.array(x)), np_normalise(x, (1, 2)), atol=1e-5)
+    inorm = nn.InstanceNorm(6, affine=True)
+    assert sorted(inorm.parameters()) == ["bias", "weight"]
+    with pytest.raises(ValueError, match="InstanceNorm expects inputs with at least 3 dimensions"):
+        inorm(mx.zeros((2, 6)))
+    # MLX groups channel c into group c % num_groups; PyTorch uses contiguous groups
+    strided = np_normalise(x.reshape(2, -1, 3), 1).reshape(x.shape)
+    close(nn.GroupNorm(3, 6)(mx.array(x)), strided, atol=1e-5)
+    contiguous = np_normalise(x.reshape(2, 12, 3, 2), (1, 3)).reshape(x.shape)
+    gnorm = nn.GroupNorm(3, 6, pytorch_compatible=True)
+    gnorm.weight = mx.array(randn(6))
+    close(gnorm(mx.array(x)), contiguous * np_of(gnorm.weight), atol=1e-5)
+    assert repr(gnorm) == "GroupNorm(3, 6, eps=1e-05, affine=True, pytorch_compatible=True)"
+    with pytest.raises(ValueError, match=r"The number of features \(6\) must be evenly divisible by the number of groups \(4\)"):
+        nn.GroupNorm(4, 6)
+
+
+def test_batch_norm_training_and_running_stats():
+    bn = nn.BatchNorm(3, momentum=0.2)
+    assert sorted(bn.parameters()) == ["bias", "running_mean", "running_var", "weight"]
+    assert sorted(bn.trainable_parameters()) == ["bias", "weight"]
+    bn.unfreeze()
+    assert sorted(bn.trainable_parameters()) == ["bias", "weight"]
+    x = randn(8, 5, 3) * 2 + 1
+    close(bn(mx.array(x)), np_normalise(x, (0, 1)), atol=1e-5)
+    close(bn.running_mean, 0.2 * x.mean((0, 1)), atol=1e-6)
+    close(bn.running_var, 0.8 + 0.2 * x.var((0, 1), ddof=1), atol=1e-5)
+    bn.eval()
+    running_mean, running_var = np_of(bn.running_mean), np_of(bn.running_var)
+    close(bn(mx.array(x)), (x - running_mean) / np.sqrt(running_var + 1e-5), atol=1e-5)
+    close(bn.running_mean, running_mean)  # not updated in evaluation mode
+    with pytest.raises(ValueError, match="Expected input tensor to have 2, 3 or 4 dimensions, but got 1"):
+        bn(mx.zeros((3,)))
+    with pytest.raises(ValueError, match="BatchNorm training requires more than one value per channel."):
+        nn.BatchNorm(3)(mx.zeros((1, 3)))
+    plain = nn.BatchNorm(3, affine=False, track_running_stats=False)
+    assert plain.parameters() == {}
+    close(plain(mx.array(x)), np_normalise(x, (0, 1)), atol=1e-5)
+
+
 def test_rms_norm():
     x = randn(4, 5)
     norm = nn.RMSNorm(5, eps=1e-6)

@@ -4,6 +4,6 @@ from .containers import Sequential
 from .dropout import Dropout
 from .embedding import Embedding
 from .linear import Bilinear, Identity, Linear
-from .normalization import LayerNorm, RMSNorm
+from .normalization import BatchNorm, GroupNorm, InstanceNorm, LayerNorm, RMSNorm
 from .transformer import MultiHeadAttention
 
