@@ -434,6 +434,47 @@ def test_multi_head_attention_vs_numpy():
         nn.MultiHeadAttention(8, 3)
 
 
+def np_rope(x, dims, traditional, base, scale, offset):
+    positions = (np.arange(x.shape[-2]) + offset) * scale
+    angles = positions[:, None] * base ** (-np.arange(0, dims, 2) / dims)[None, :]
+    cos, sin = np.cos(angles), np.sin(angles)
+    out = x.astype(np.float64).copy()
+    first, second = (slice(0, dims, 2), slice(1, dims, 2)) if traditional else (slice(0, dims // 2), slice(dims // 2, dims))
+    x1, x2 = x[..., first], x[..., second]
+    out[..., first] = x1 * cos - x2 * sin
+    out[..., second] = x1 * sin + x2 * cos
+    return out
+
+
+@pytest.mark.parametrize("traditional", [False, True])
+@pytest.mark.parametrize("dims,offset", [(8, 0), (4, 3)])
+def test_rope(traditional, dims, offset):
+    x = randn(2, 5, 8)
+    rope = nn.RoPE(dims, traditional=traditional, base=100, scale=0.5)
+    assert repr(rope) == f"RoPE({dims}, traditional={traditional})"
+    close(rope(mx.array(x), offset=offset), np_rope(x, dims, traditional, 100, 0.5, offset), atol=1e-5)
+
+
+def test_sinusoidal_positional_encoding_and_alibi():
+    positions = np.arange(6, dtype=np.float32)
+    enc = nn.SinusoidalPositionalEncoding(8)
+    assert enc.parameters() == {}
+    sigmas = np.exp(np.linspace(0.0, np.log(1e-4), 4))
+    y = positions[:, None] * sigmas
+    close(enc(mx.array(positions)), np.concatenate([np.sin(y), np.cos(y)], -1) * 0.5, atol=1e-5)
+    turns = nn.SinusoidalPositionalEncoding(2, cos_first=True, full_turns=True, scale=1)
+    y = positions[:, None] * 2 * np.pi
+    close(turns(mx.array(positions)), np.concatenate([np.cos(y), np.sin(y)], -1), atol=1e-5)
+    with pytest.raises(ValueError, match="dims must be positive and even but got 3"):
+        nn.SinusoidalPositionalEncoding(3)
+    scores = randn(1, 4, 3, 5)
+    slopes = 2.0 ** (-2.0 * np.arange(1, 5))  # 4 heads: 2^(-8/4 * h)
+    distance = -np.abs(np.arange(2, 5)[:, None] - np.arange(5)[None, :])
+    close(nn.ALiBi()(mx.array(scores), offset=2), scores + slopes[:, None, None] * distance, atol=1e-6)
+    # 6 heads: the 4-head slopes, then every other 8-head slope (2^-1, 2^-3)
+    close(nn.ALiBi.create_alibi_slope(6)[:, 0, 0], [2**-2, 2**-4, 2**-6, 2**-8, 2**-1, 2**-3], atol=1e-7)
+
+
 # ----------------------------------------------------------------- losses
 
 

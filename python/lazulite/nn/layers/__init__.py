@@ -7,3 +7,4 @@ from .linear import Bilinear, Identity, Linear
 from .normalization import BatchNorm, GroupNorm, InstanceNorm, LayerNorm, RMSNorm
 from .transformer import MultiHeadAttention
 
+from .positional_encoding import ALiBi, RoPE, SinusoidalPositionalEncoding
