@@ -434,6 +434,44 @@ def test_multi_head_attention_vs_numpy():
         nn.MultiHeadAttention(8, 3)
 
 
+@pytest.mark.parametrize("norm_first", [True, False])
+def test_transformer_encoder_layer_vs_numpy(norm_first):
+    layer = nn.TransformerEncoderLayer(8, 2, mlp_dims=12, norm_first=norm_first)
+    p = {k: np_of(v) for k, v in tree_flatten(layer.parameters())}
+    x = randn(2, 4, 8)
+    mask = np_of(nn.MultiHeadAttention.create_additive_causal_mask(4))
+
+    def attention(q):
+        out = np_attention(q @ p["attention.query_proj.weight"].T, q @ p["attention.key_proj.weight"].T,
+                           q @ p["attention.value_proj.weight"].T, mask, 2)
+        return out @ p["attention.out_proj.weight"].T
+
+    def mlp(h):
+        h = np.maximum(h @ p["linear1.weight"].T + p["linear1.bias"], 0)
+        return h @ p["linear2.weight"].T + p["linear2.bias"]
+
+    def ln(h, name):
+        return np_layer_norm(h, p[f"{name}.weight"], p[f"{name}.bias"])
+
+    if norm_first:
+        h = x + attention(ln(x, "ln1"))
+        expected = h + mlp(ln(h, "ln2"))
+    else:
+        h = ln(x + attention(x), "ln1")
+        expected = ln(h + mlp(h), "ln2")
+    close(layer(mx.array(x), mx.array(mask)), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_transformer_structure():
+    model = nn.Transformer(dims=8, num_heads=2, num_encoder_layers=1, num_decoder_layers=2, mlp_dims=16)
+    names = [k for k, _ in tree_flatten(model.parameters())]
+    assert "encoder.layers.0.attention.query_proj.weight" in names and "decoder.ln.bias" in names
+    assert "decoder.layers.1.cross_attention.out_proj.weight" in names and len(model.decoder.layers) == 2
+    src, tgt = mx.array(randn(2, 5, 8)), mx.array(randn(2, 3, 8))
+    out = model(src, tgt, None, nn.MultiHeadAttention.create_additive_causal_mask(3), None)
+    assert out.shape == (2, 3, 8)
+
+
 def np_rope(x, dims, traditional, base, scale, offset):
     positions = (np.arange(x.shape[-2]) + offset) * scale
     angles = positions[:, None] * base ** (-np.arange(0, dims, 2) / dims)[None, :]

@@ -5,6 +5,13 @@ from .dropout import Dropout
 from .embedding import Embedding
 from .linear import Bilinear, Identity, Linear
 from .normalization import BatchNorm, GroupNorm, InstanceNorm, LayerNorm, RMSNorm
-from .transformer import MultiHeadAttention
+from .transformer import (
+    MultiHeadAttention,
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 from .positional_encoding import ALiBi, RoPE, SinusoidalPositionalEncoding

@@ -1,12 +1,19 @@
-"""Multi-head attention, as ``mlx.nn.MultiHeadAttention``."""
+"""Multi-head attention and Transformer layers, as in ``mlx.nn``.
+
+The ``checkpoint`` arguments are accepted for MLX compatibility; lazulite.core has no
+gradient checkpointing (``mx.checkpoint``) yet, so layers are not recomputed in the
+backward pass: same values, more memory."""
 
 import math
-from typing import Optional
+from typing import Any, Callable, Optional
 
 import lazulite.core as mx
 
+from .activations import relu
 from .base import Module
+from .dropout import Dropout
 from .linear import Linear
+from .normalization import LayerNorm
 
 
 def _scaled_dot_product_attention(queries, keys, values, scale, mask):
@@ -78,3 +85,167 @@ class MultiHeadAttention(Module):
         indices = mx.arange(N)
         mask = indices[:, None] < indices[None]
         return mask.astype(dtype) * mx.finfo(dtype).min
+
+
+class TransformerEncoderLayer(Module):
+    """Self-attention then an MLP (``linear1``, ``activation``, ``linear2``), each in
+    a residual branch with LayerNorm before it (``norm_first``) or after the sum."""
+
+    def __init__(
+        self,
+        dims: int,
+        num_heads: int,
+        mlp_dims: Optional[int] = None,
+        dropout: float = 0.0,
+        activation: Callable[[Any], Any] = relu,
+        norm_first: bool = True,
+    ):
+        super().__init__()
+        mlp_dims = mlp_dims or dims * 4
+        self.attention = MultiHeadAttention(dims, num_heads)
+        self.ln1 = LayerNorm(dims)
+        self.ln2 = LayerNorm(dims)
+        self.linear1 = Linear(dims, mlp_dims)
+        self.linear2 = Linear(mlp_dims, dims)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.activation = activation
+        self.norm_first = norm_first
+
+    def _mlp(self, x):
+        return self.linear2(self.dropout2(self.activation(self.linear1(x))))
+
+    def __call__(self, x, mask):
+        if self.norm_first:
+            y = self.ln1(x)
+            x = x + self.dropout1(self.attention(y, y, y, mask))
+            return x + self._mlp(self.ln2(x))
+        x = self.ln1(x + self.dropout1(self.attention(x, x, x, mask)))
+        return self.ln2(x + self._mlp(x))
+
+
+class TransformerEncoder(Module):
+    """``num_layers`` :class:`TransformerEncoderLayer` then a final LayerNorm ``ln``."""
+
+    def __init__(
+        self,
+        num_layers: int,
+        dims: int,
+        num_heads: int,
+        mlp_dims: Optional[int] = None,
+        dropout: float = 0.0,
+        activation=relu,
+        norm_first: bool = True,
+        checkpoint: bool = False,
+    ):
+        super().__init__()
+        self.layers = [
+            TransformerEncoderLayer(dims, num_heads, mlp_dims, dropout, activation, norm_first)
+            for _ in range(num_layers)
+        ]
+        self.ln = LayerNorm(dims)
+        self.checkpoint = checkpoint
+
+    def __call__(self, x, mask):
+        for layer in self.layers:
+            x = layer(x, mask)
+        return self.ln(x)
+
+
+class TransformerDecoderLayer(Module):
+    """Self-attention, cross-attention over ``memory``, then an MLP, each in a
+    residual branch with LayerNorm before it (``norm_first``) or after the sum."""
+
+    def __init__(
+        self,
+        dims: int,
+        num_heads: int,
+        mlp_dims: Optional[int] = None,
+        dropout: float = 0.0,
+        activation: Callable[[Any], Any] = relu,
+        norm_first: bool = True,
+    ):
+        super().__init__()
+        mlp_dims = mlp_dims or dims * 4
+        self.self_attention = MultiHeadAttention(dims, num_heads)
+        self.cross_attention = MultiHeadAttention(dims, num_heads)
+        self.ln1 = LayerNorm(dims)
+        self.ln2 = LayerNorm(dims)
+        self.ln3 = LayerNorm(dims)
+        self.linear1 = Linear(dims, mlp_dims)
+        self.linear2 = Linear(mlp_dims, dims)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        self.activation = activation
+        self.norm_first = norm_first
+
+    def _mlp(self, x):
+        return self.linear2(self.dropout3(self.activation(self.linear1(x))))
+
+    def __call__(self, x, memory, x_mask, memory_mask):
+        if self.norm_first:
+            y = self.ln1(x)
+            x = x + self.dropout1(self.self_attention(y, y, y, x_mask))
+            y = self.ln2(x)
+            x = x + self.dropout2(self.cross_attention(y, memory, memory, memory_mask))
+            return x + self._mlp(self.ln3(x))
+        x = self.ln1(x + self.dropout1(self.self_attention(x, x, x, x_mask)))
+        x = self.ln2(x + self.dropout2(self.cross_attention(x, memory, memory, memory_mask)))
+        return self.ln3(x + self._mlp(x))
+
+
+class TransformerDecoder(Module):
+    """``num_layers`` :class:`TransformerDecoderLayer` then a final LayerNorm ``ln``."""
+
+    def __init__(
+        self,
+        num_layers: int,
+        dims: int,
+        num_heads: int,
+        mlp_dims: Optional[int] = None,
+        dropout: float = 0.0,
+        activation=relu,
+        norm_first: bool = True,
+        checkpoint: bool = False,
+    ):
+        super().__init__()
+        self.layers = [
+            TransformerDecoderLayer(dims, num_heads, mlp_dims, dropout, activation, norm_first)
+            for _ in range(num_layers)
+        ]
+        self.ln = LayerNorm(dims)
+        self.checkpoint = checkpoint
+
+    def __call__(self, x, memory, x_mask, memory_mask):
+        for layer in self.layers:
+            x = layer(x, memory, x_mask, memory_mask)
+        return self.ln(x)
+
+
+class Transformer(Module):
+    """An encoder-decoder Transformer (``encoder``, ``decoder``; either replaceable
+    by ``custom_encoder``/``custom_decoder``)."""
+
+    def __init__(
+        self,
+        dims: int = 512,
+        num_heads: int = 8,
+        num_encoder_layers: int = 6,
+        num_decoder_layers: int = 6,
+        mlp_dims: Optional[int] = None,
+        dropout: float = 0.0,
+        activation: Callable[[Any], Any] = relu,
+        custom_encoder: Optional[Any] = None,
+        custom_decoder: Optional[Any] = None,
+        norm_first: bool = True,
+        checkpoint: bool = False,
+    ):
+        super().__init__()
+        common = (dims, num_heads, mlp_dims, dropout, activation, norm_first, checkpoint)
+        self.encoder = custom_encoder if custom_encoder is not None else TransformerEncoder(num_encoder_layers, *common)
+        self.decoder = custom_decoder if custom_decoder is not None else TransformerDecoder(num_decoder_layers, *common)
+
+    def __call__(self, src, tgt, src_mask, tgt_mask, memory_mask):
+        memory = self.encoder(src, src_mask)
+        return self.decoder(tgt, memory, tgt_mask, memory_mask)
