@@ -472,6 +472,48 @@ def test_transformer_structure():
     assert out.shape == (2, 3, 8)
 
 
+def np_recurrent(kind, p, x, hidden, size):
+    outputs, cells = [], []
+    cell = np.zeros_like(hidden)
+    if kind == "RNN":
+        xs = x @ p["Wxh"].T + p["bias"]
+    else:
+        xs = x @ p["Wx"].T + p["b" if kind == "GRU" else "bias"]
+    for t in range(x.shape[-2]):
+        if kind == "RNN":
+            hidden = np.tanh(xs[..., t, :] + hidden @ p["Whh"].T)
+        elif kind == "GRU":
+            hp = hidden @ p["Wh"].T
+            r = np_sigmoid(xs[..., t, :size] + hp[..., :size])
+            z = np_sigmoid(xs[..., t, size:2 * size] + hp[..., size:2 * size])
+            n = np.tanh(xs[..., t, 2 * size:] + r * (hp[..., 2 * size:] + p["bhn"]))
+            hidden = (1 - z) * n + z * hidden
+        else:
+            i, f, g, o = np.split(xs[..., t, :] + hidden @ p["Wh"].T, 4, axis=-1)
+            cell = np_sigmoid(f) * cell + np_sigmoid(i) * np.tanh(g)
+            hidden = np_sigmoid(o) * np.tanh(cell)
+            cells.append(cell)
+        outputs.append(hidden)
+    return np.stack(outputs, -2), (np.stack(cells, -2) if cells else None)
+
+
+@pytest.mark.parametrize("kind", ["RNN", "GRU", "LSTM"])
+def test_recurrent_layers_vs_numpy(kind):
+    layer = getattr(nn, kind)(3, 4)
+    p = {k: np_of(v) for k, v in tree_flatten(layer.parameters())}
+    assert all(np.all(np.abs(v) <= 0.5) for v in p.values())  # U(-1/sqrt(4), 1/sqrt(4))
+    x = randn(2, 5, 3)
+    for h in [None, randn(2, 4)]:
+        out = layer(mx.array(x), None if h is None else mx.array(h))
+        expected, cells = np_recurrent(kind, p, x, np.zeros((2, 4), np.float32) if h is None else h, 4)
+        if kind == "LSTM":
+            out, out_cells = out
+            close(out_cells, cells, atol=1e-5)
+        close(out, expected, atol=1e-5)
+    no_bias = getattr(nn, kind)(3, 4, bias=False)
+    assert all("W" in k for k, _ in tree_flatten(no_bias.parameters()))
+
+
 def np_rope(x, dims, traditional, base, scale, offset):
     positions = (np.arange(x.shape[-2]) + offset) * scale
     angles = positions[:, None] * base ** (-np.arange(0, dims, 2) / dims)[None, :]

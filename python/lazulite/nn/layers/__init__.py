@@ -15,3 +15,4 @@ from .transformer import (
 )
 
 from .positional_encoding import ALiBi, RoPE, SinusoidalPositionalEncoding
+from .recurrent import GRU, LSTM, RNN
