@@ -514,6 +514,37 @@ def test_recurrent_layers_vs_numpy(kind):
     assert all("W" in k for k, _ in tree_flatten(no_bias.parameters()))
 
 
+def np_pool(x, reduce, kernel, stride, padding, pad_value):
+    dims = len(kernel)
+    x = np.pad(x, [(0, 0)] + [(p, p) for p in padding] + [(0, 0)], constant_values=pad_value)
+    out_shape = [(s - k) // st + 1 for s, k, st in zip(x.shape[1:-1], kernel, stride)]
+    out = np.empty((x.shape[0], *out_shape, x.shape[-1]), x.dtype)
+    for index in np.ndindex(*out_shape):
+        window = tuple(slice(i * st, i * st + k) for i, k, st in zip(index, kernel, stride))
+        out[(slice(None), *index)] = reduce(x[(slice(None), *window)], axis=tuple(range(1, dims + 1)))
+    return out
+
+
+@pytest.mark.parametrize("dims,shape", [(1, (2, 9, 3)), (2, (2, 7, 6, 3)), (3, (1, 5, 4, 6, 2))])
+@pytest.mark.parametrize("kind", ["Max", "Avg"])
+def test_pooling_vs_numpy(dims, shape, kind):
+    x = randn(*shape)
+    reduce, pad_value = (np.max, -np.inf) if kind == "Max" else (np.mean, 0.0)
+    cls = getattr(nn, f"{kind}Pool{dims}d")
+    for kernel, stride, padding in [(2, None, 0), (3, 2, 1), ((3,) * dims, 1, 0)]:
+        pool = cls(kernel, stride, padding)
+        k = [kernel] * dims if isinstance(kernel, int) else list(kernel)
+        st = k if stride is None else [stride] * dims
+        close(pool(mx.array(x)), np_pool(x, reduce, k, st, [padding] * dims, pad_value), atol=1e-6)
+    assert repr(cls(2)) == f"{kind}Pool{dims}d(kernel_size={(2,) * dims}, stride={(2,) * dims}, padding={(0,) * dims})"
+    with pytest.raises(ValueError, match="'kernel_size' must be positive"):
+        cls(0)
+    with pytest.raises(ValueError, match="'padding' must be non-negative"):
+        cls(2, padding=-1)
+    with pytest.raises(ValueError, match=f"'stride' must be an integer or a tuple containing {dims} integer"):
+        cls(2, stride=(1,) * (dims + 1))
+
+
 def np_rope(x, dims, traditional, base, scale, offset):
     positions = (np.arange(x.shape[-2]) + offset) * scale
     angles = positions[:, None] * base ** (-np.arange(0, dims, 2) / dims)[None, :]
