@@ -322,6 +322,24 @@ def test_dropout_train_and_eval():
             nn.Dropout(p)
 
 
+@pytest.mark.parametrize("cls,shape", [(nn.Dropout2d, (8, 5, 6, 40)), (nn.Dropout3d, (8, 3, 4, 5, 40))])
+def test_channel_dropout(cls, shape):
+    drop = cls(0.5)
+    y = np_of(drop(mx.ones(shape)))
+    spatial = tuple(range(1, len(shape) - 1))
+    per_channel = y.reshape(shape[0], -1, shape[-1])
+    # each (sample, channel) is all zeros or all 2
+    assert np.all(per_channel.min(1) == per_channel.max(1)) and set(np.unique(y)) <= {0.0, 2.0}
+    assert 0.35 < (y.mean(spatial) > 0).mean() < 0.65
+    unbatched = np_of(drop(mx.ones(shape[1:])))
+    assert unbatched.reshape(-1, shape[-1]).std(0).max() == 0
+    with pytest.raises(ValueError, match="Received input with 2 dimensions. Expected"):
+        drop(mx.ones((2, 3)))
+    drop.eval()
+    x = mx.ones(shape)
+    assert drop(x) is x
+
+
 def test_sequential_chains_layers():
     seq = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2), lambda t: t * 2)
     x = randn(5, 3)

@@ -1,7 +1,7 @@
 from .activations import *  # noqa: F401,F403
 from .base import Module
 from .containers import Sequential
-from .dropout import Dropout
+from .dropout import Dropout, Dropout2d, Dropout3d
 from .embedding import Embedding
 from .linear import Bilinear, Identity, Linear
 from .normalization import BatchNorm, GroupNorm, InstanceNorm, LayerNorm, RMSNorm
