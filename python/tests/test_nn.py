@@ -238,6 +238,9 @@ def test_embedding_lookup_and_as_linear():
     close(emb(mx.array(idx)), table[idx])
     x = randn(3, 4)
     close(emb.as_linear(mx.array(x)), x @ table.T)
+    _, grads = nn.value_and_grad(emb, lambda i: emb(i).sum())(mx.array(idx))
+    counts = np.bincount(idx.ravel(), minlength=10)[:, None] * np.ones((1, 4))
+    close(grads["weight"], counts)
 
 
 def np_layer_norm(x, w=None, b=None, eps=1e-5):
