@@ -189,6 +189,29 @@ def test_constructor_errors():
         optim.Lion(0.1, betas=[1.5, 0.9])
 
 
+def test_multi_optimizer_routes_gradients_by_path():
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
+    before = {k: np_of(v) for k, v in tree_flatten(model.parameters())}
+    sgd, adam = optim.SGD(0.5), optim.Adam(0.1)
+    optimizer = optim.MultiOptimizer([sgd, adam], [lambda path, g: path.endswith("bias")])
+    grads = tree_map(lambda p: mx.ones(p.shape), model.parameters())
+    optimizer.update(model, grads)
+    after = {k: np_of(v) for k, v in tree_flatten(model.parameters())}
+    for k in before:
+        # SGD moves biases by 0.5; the first Adam step moves by lr * m / sqrt(v) = 0.1 * 0.1 / sqrt(0.001)
+        step = 0.5 if k.endswith("bias") else 0.1 * 0.1 / (math.sqrt(0.001) + 1e-8)
+        np.testing.assert_allclose(after[k], before[k] - step, rtol=1e-5, err_msg=k)
+    assert sorted(k for k, _ in tree_flatten(sgd.state) if k.endswith(".v")) == ["layers.0.bias.v", "layers.1.bias.v"]
+    assert [sorted(s) for s in (sgd.state, adam.state)] == [["layers", "learning_rate", "step"]] * 2
+    assert optimizer.state["states"][1] is adam.state
+    optimizer.learning_rate = 0.01
+    assert sgd.learning_rate.item() == adam.learning_rate.item() == np.float32(0.01)
+    with pytest.raises(ValueError, match="Given 0 filters but 1 needed."):
+        optim.MultiOptimizer([sgd, adam])
+    with pytest.raises(ValueError, match="Invalid state provided"):
+        optimizer.state = {"states": [{}]}
+
+
 def test_clip_grad_norm():
     grads = {"a": mx.array([3.0, 0.0]), "b": [mx.array([[4.0]])]}
     clipped, norm = optim.clip_grad_norm(grads, max_norm=1.0)

@@ -9,7 +9,7 @@ from typing import Callable, List, Union
 
 import lazulite.core as mx
 from lazulite.nn import Module
-from lazulite.utils import tree_map, tree_reduce
+from lazulite.utils import tree_flatten, tree_map, tree_reduce, tree_unflatten
 
 Schedulable = Union[float, Callable[[mx.array], mx.array]]
 
@@ -99,6 +99,60 @@ class Optimizer:
             self.state[name] = value(self.step)
         else:
             self.state[name] = mx.array(value)
+
+
+class MultiOptimizer(Optimizer):
+    """Several optimizers over one model: each gradient (by its dotted path) goes to
+    the first optimizer whose filter ``fn(path, gradient)`` accepts it; the last
+    optimizer takes the rest, so ``filters`` has one entry less than ``optimizers``."""
+
+    def __init__(self, optimizers, filters: list = []):
+        super().__init__()
+        self._state = {}
+        if len(filters) != len(optimizers) - 1:
+            raise ValueError(f"Given {len(filters)} filters but {len(optimizers) - 1} needed.")
+        self.optimizers = optimizers
+        self.filters = filters + [lambda *args, **kwargs: True]
+
+    def _split(self, gradients: dict):
+        """``gradients`` split into one tree per optimizer."""
+        if len(self.optimizers) == 1:
+            return [gradients]
+        parts = [[] for _ in self.optimizers]
+        for path, gradient in tree_flatten(gradients):
+            index = next(i for i, accepts in enumerate(self.filters) if accepts(path, gradient))
+            parts[index].append((path, gradient))
+        return [tree_unflatten(part) if part else {} for part in parts]
+
+    def init(self, parameters: dict):
+        for optimizer, part in zip(self.optimizers, self._split(parameters)):
+            optimizer.init(part)
+
+    def apply_gradients(self, gradients: dict, parameters: dict):
+        updated = []
+        for optimizer, part in zip(self.optimizers, self._split(gradients)):
+            updated.extend(tree_flatten(optimizer.apply_gradients(part, parameters)))
+        return tree_unflatten(updated)
+
+    @property
+    def state(self):
+        return {"states": [optimizer.state for optimizer in self.optimizers]}
+
+    @state.setter
+    def state(self, state: dict):
+        if "states" not in state or len(state["states"]) != len(self.optimizers):
+            raise ValueError("Invalid state provided")
+        for optimizer, own in zip(self.optimizers, state["states"]):
+            optimizer.state = own
+
+    @property
+    def learning_rate(self):
+        return self.optimizers[0].learning_rate
+
+    @learning_rate.setter
+    def learning_rate(self, learning_rate):
+        for optimizer in self.optimizers:
+            optimizer.learning_rate = learning_rate
 
 
 class SGD(Optimizer):
