@@ -576,6 +576,98 @@ def test_pooling_vs_numpy(dims, shape, kind):
         cls(2, stride=(1,) * (dims + 1))
 
 
+def np_source_positions(n, scale, align_corners):
+    m = int(scale * n)
+    if align_corners:
+        return np.arange(m) * ((n - 1) / max(m - 1, 1))
+    return np.arange(m) / scale - ((m - 1) / scale - n + 1) / 2
+
+
+def np_resample_1d(x, scale, align_corners, kernel, radius, antialias):
+    """Interpolate axis 1 of ``x`` with ``kernel`` (|distance| -> weight) over taps within
+    ``radius`` (widened by 1/scale and renormalised over in-range taps when antialiasing),
+    borders clamped."""
+    n = x.shape[1]
+    positions = np_source_positions(n, scale, align_corners)
+    widening = 1 / scale if antialias and scale < 1 else 1.0
+    out = np.zeros((x.shape[0], len(positions), x.shape[2]))
+    for j, p in enumerate(positions):
+        if not antialias and kernel is None:  # linear: clip then interpolate
+            p = min(max(p, 0), n - 1)
+            lo = int(np.floor(p))
+            hi = int(np.ceil(p))
+            out[:, j] = x[:, lo] * (1 - (p - lo)) + x[:, hi] * (p - lo)
+            continue
+        base = np.floor(p)
+        offsets = range(-int(np.ceil(radius * widening)), int(np.ceil(radius * widening)) + 1)
+        weights = [(int(np.clip(base + k, 0, n - 1)), kernel(abs(p - (base + k)) / widening),
+                    0 <= base + k < n) for k in offsets]
+        if antialias:
+            weights = [(i, w if inside else 0.0) for i, w, inside in weights]
+            total = sum(w for _, w in weights) or 1.0
+            weights = [(i, w / total) for i, w in weights]
+        else:
+            weights = [(i, w) for i, w, _ in weights]
+        out[:, j] = sum(w * x[:, i] for i, w in weights)
+    return out
+
+
+def keys_kernel(a):
+    def kernel(t):
+        if t <= 1:
+            return ((a + 2) * t - (a + 3)) * t * t + 1
+        if t < 2:
+            return (((t - 5) * t + 8) * t - 4) * a
+        return 0.0
+
+    return kernel
+
+
+def test_upsample_nearest_integer_scale():
+    x = randn(2, 3, 4, 5)
+    up = nn.Upsample(scale_factor=(2, 3))
+    assert repr(up) == "Upsample(scale_factor=(2.0, 3.0), mode='nearest', align_corners=False)"
+    close(up(mx.array(x)), np.repeat(np.repeat(x, 2, axis=1), 3, axis=2))
+    with pytest.raises(ValueError, match="One scale per spatial dimension is required"):
+        nn.Upsample((2, 2, 2))(mx.array(x))
+    with pytest.raises(ValueError, match="at least 3D but 2D was provided"):
+        up(mx.zeros((2, 3)))
+    with pytest.raises(ValueError, match="unsupported upsampling algorithm: area"):
+        nn.Upsample(2, mode="area")
+    with pytest.raises(ValueError, match="Antialiasing is not supported for nearest"):
+        nn.Upsample(2, antialias=True)
+    with pytest.raises(ValueError, match="antialias=True with align_corners=True is not supported"):
+        nn.Upsample(2, mode="linear", align_corners=True, antialias=True)
+
+
+@pytest.mark.parametrize("mode,align_corners,antialias", [
+    ("linear", False, False), ("linear", True, False), ("linear", False, True),
+    ("cubic", False, False), ("cubic", True, False), ("cubic", False, True), ("nearest", False, False),
+])
+@pytest.mark.parametrize("scale", [2.5, 0.5])
+def test_upsample_interpolation_vs_numpy(mode, align_corners, antialias, scale):
+    if not hasattr(mx, "take"):
+        pytest.skip("lazulite.core has no take yet (interpolation gathers the taps)")
+    x = randn(2, 6, 3)
+    got = nn.Upsample(scale, mode, align_corners, antialias)(mx.array(x))
+    if mode == "nearest":
+        m = int(scale * 6)
+        source = np.round((np.arange(m) + 0.5) * 6 / m - 0.5) if m > 6 else np.arange(m) * 6 / m
+        expected = x[:, source.astype(int)]
+    elif mode == "linear":
+        triangle = (lambda t: max(1 - t, 0.0)) if antialias else None
+        expected = np_resample_1d(x, scale, align_corners, triangle, 1.0, antialias)
+    else:
+        expected = np_resample_1d(x, scale, align_corners, keys_kernel(-0.5 if antialias else -0.75), 2.0, antialias)
+    close(got, expected, atol=1e-5)
+    # 2-D inputs interpolate each axis in turn (the kernels are separable)
+    x2 = randn(1, 5, 4, 2)
+    up2 = nn.Upsample((scale, 2.0), mode, align_corners, antialias)(mx.array(x2))
+    first = nn.Upsample((scale, 1.0), mode, align_corners, antialias)(mx.array(x2))
+    both = nn.Upsample((1.0, 2.0), mode, align_corners, antialias)(first)
+    close(up2, np_of(both), atol=1e-5)
+
+
 def np_rope(x, dims, traditional, base, scale, offset):
     positions = (np.arange(x.shape[-2]) + offset) * scale
     angles = positions[:, None] * base ** (-np.arange(0, dims, 2) / dims)[None, :]
