@@ -4,7 +4,7 @@
 //! state are updated in place after each call, as MLX does.
 
 use crate::array::PyArray;
-use crate::errors::to_py_err;
+use crate::errors::{stash, to_py_err};
 use crate::trees::{array_objects, leaves, rebuild};
 use lazulite as lz;
 use lazulite::Array;
@@ -24,7 +24,6 @@ struct Traced {
 struct Entry {
     compiled: lz::Compiled,
     traced: Arc<Mutex<Option<Traced>>>,
-    raised: Arc<Mutex<Option<PyErr>>>,
 }
 
 /// The function `compile` returns.
@@ -83,12 +82,11 @@ impl CompiledFunction {
     /// swapped for them during the call.
     fn entry(&self, py: Python<'_>, template: &Bound<'_, PyTuple>, n_args: usize) -> Entry {
         let traced = Arc::new(Mutex::new(None));
-        let raised = Arc::new(Mutex::new(None));
         let fun = self.fun.clone_ref(py);
         let inputs = self.inputs.as_ref().map(|s| s.clone_ref(py));
         let outputs = self.outputs.as_ref().map(|s| s.clone_ref(py));
         let template: Py<PyTuple> = template.clone().unbind();
-        let (traced_in, raised_in) = (traced.clone(), raised.clone());
+        let traced_in = traced.clone();
         let compiled = lz::compile(move |flat: &[Array]| {
             Python::attach(|py| {
                 let run = || -> PyResult<Vec<Array>> {
@@ -124,17 +122,10 @@ impl CompiledFunction {
                     }
                     called
                 };
-                run().map_err(|e| {
-                    *raised_in.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
-                    lz::Error::value("[compile] The Python function raised an exception.")
-                })
+                run().map_err(stash)
             })
         });
-        Entry {
-            compiled,
-            traced,
-            raised,
-        }
+        Entry { compiled, traced }
     }
 }
 
@@ -164,16 +155,7 @@ impl CompiledFunction {
                 .or_insert_with(|| Arc::new(self.entry(py, &template, n_args)))
                 .clone()
         };
-        let outputs = entry.compiled.call(&flat);
-        if let Some(e) = entry
-            .raised
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-        {
-            return Err(e);
-        }
-        let outputs = outputs.map_err(to_py_err)?;
+        let outputs = entry.compiled.call(&flat).map_err(to_py_err)?;
         let traced = entry.traced.lock().unwrap_or_else(|e| e.into_inner());
         let traced = traced.as_ref().ok_or_else(|| {
             pyo3::exceptions::PyRuntimeError::new_err("[compile] The function was not traced.")

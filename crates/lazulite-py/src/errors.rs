@@ -9,8 +9,30 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
 
-/// The Python exception for a lazulite error (see `ErrorKind` for the table).
+/// What a Rust transform sees when a Python callback it called raised; the Python
+/// exception itself waits in [`RAISED`] and is what the caller finally gets.
+const CALLBACK_RAISED: &str =
+    "[callback] A Python function called by a transform raised an exception.";
+
+thread_local! {
+    static RAISED: std::cell::RefCell<Option<PyErr>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Keeps `e` (raised by a Python callback inside a Rust transform or rule) and returns
+/// the error to unwind the Rust side with; [`to_py_err`] gives `e` back as it was.
+pub fn stash(e: PyErr) -> Error {
+    RAISED.with(|r| *r.borrow_mut() = Some(e));
+    Error::value(CALLBACK_RAISED)
+}
+
+/// The Python exception for a lazulite error (see `ErrorKind` for the table); for the
+/// error of a Python callback, the exception it raised.
 pub fn to_py_err(e: Error) -> PyErr {
+    if e.message() == CALLBACK_RAISED {
+        if let Some(raised) = RAISED.with(|r| r.borrow_mut().take()) {
+            return raised;
+        }
+    }
     let message = e.message().to_string();
     match e.kind() {
         ErrorKind::Value | ErrorKind::NotImplemented => PyValueError::new_err(message),

@@ -3,7 +3,7 @@
 //! flat Rust transforms and the trees are rebuilt around the results.
 
 use crate::array::PyArray;
-use crate::errors::to_py_err;
+use crate::errors::{stash, to_py_err};
 use crate::trees::{leaves, rebuild, spread_axes};
 use lazulite as lz;
 use lazulite::Array;
@@ -11,37 +11,6 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use std::cell::RefCell;
-
-/// Runs a flat Rust transform whose function calls back into Python: a Python exception
-/// raised inside the callback is kept aside and re-raised as it was (the transform sees
-/// a placeholder error and unwinds).
-struct Callback {
-    raised: RefCell<Option<PyErr>>,
-}
-
-impl Callback {
-    fn new() -> Callback {
-        Callback {
-            raised: RefCell::new(None),
-        }
-    }
-
-    /// Wraps a callback result for the Rust transform.
-    fn pass<T>(&self, r: PyResult<T>) -> lz::Result<T> {
-        r.map_err(|e| {
-            *self.raised.borrow_mut() = Some(e);
-            lz::Error::value("[transform] The Python function raised an exception.")
-        })
-    }
-
-    /// The transform's result, with the callback's own exception first.
-    fn finish<T>(&self, r: lz::Result<T>) -> PyResult<T> {
-        if let Some(e) = self.raised.borrow_mut().take() {
-            return Err(e);
-        }
-        r.map_err(to_py_err)
-    }
-}
 
 fn wrap(py: Python<'_>, a: Array) -> PyResult<Bound<'_, PyAny>> {
     Ok(Bound::new(py, PyArray::from(a))?.into_any())
@@ -206,10 +175,9 @@ impl GradientFunction {
             counts.push(primals.len() - before);
         }
 
-        let callback = Callback::new();
         let rest: RefCell<Option<Bound<'py, PyAny>>> = RefCell::new(None);
         let f = |inputs: &[Array]| -> lz::Result<Vec<Array>> {
-            callback.pass((|| -> PyResult<Vec<Array>> {
+            (|| -> PyResult<Vec<Array>> {
                 let mut new = inputs.iter().cloned();
                 let mut call_args: Vec<Bound<'py, PyAny>> = args.iter().collect();
                 for &i in &self.wrt.argnums {
@@ -231,11 +199,12 @@ impl GradientFunction {
                 }
                 *rest.borrow_mut() = others;
                 Ok(outputs)
-            })())
+            })()
+            .map_err(stash)
         };
         let all: Vec<usize> = (0..primals.len()).collect();
         let result = lz::value_and_grad_argnums(f, &primals, &all);
-        let (values, grads) = callback.finish(result.map_err(|e| rename(e, name)))?;
+        let (values, grads) = result.map_err(|e| to_py_err(rename(e, name)))?;
 
         let mut grads = grads.into_iter();
         let mut trees = Vec::new();
@@ -360,13 +329,12 @@ fn vjp<'py>(
 ) -> PyResult<Pair<'py>> {
     let primals = array_list(primals, "primals")?;
     let cotangents = array_list(cotangents, "cotangents")?;
-    let callback = Callback::new();
     let result = lz::vjp(
-        |inputs| callback.pass(call_flat(py, &fun, inputs)),
+        |inputs| call_flat(py, &fun, inputs).map_err(stash),
         &primals,
         &cotangents,
     );
-    let (outputs, vjps) = callback.finish(result)?;
+    let (outputs, vjps) = result.map_err(to_py_err)?;
     Ok((arrays_to_list(py, outputs)?, arrays_to_list(py, vjps)?))
 }
 
@@ -380,13 +348,12 @@ fn jvp<'py>(
 ) -> PyResult<Pair<'py>> {
     let primals = array_list(primals, "primals")?;
     let tangents = array_list(tangents, "tangents")?;
-    let callback = Callback::new();
     let result = lz::jvp(
-        |inputs| callback.pass(call_flat(py, &fun, inputs)),
+        |inputs| call_flat(py, &fun, inputs).map_err(stash),
         &primals,
         &tangents,
     );
-    let (outputs, jvps) = callback.finish(result)?;
+    let (outputs, jvps) = result.map_err(to_py_err)?;
     Ok((arrays_to_list(py, outputs)?, arrays_to_list(py, jvps)?))
 }
 
@@ -430,20 +397,20 @@ impl VmapFunction {
             }
         }
 
-        let callback = Callback::new();
         let structure: RefCell<Option<Bound<'py, PyAny>>> = RefCell::new(None);
         let f = |traced: &[Array]| -> lz::Result<Vec<Array>> {
-            callback.pass((|| -> PyResult<Vec<Array>> {
+            (|| -> PyResult<Vec<Array>> {
                 let call_args = rebuild(args.as_any(), &mut traced.iter().cloned())?;
                 let out = self.fun.bind(py).call1(call_args.cast::<PyTuple>()?)?;
                 let mut arrays = Vec::new();
                 leaves(&out, true, &mut arrays)?;
                 *structure.borrow_mut() = Some(out);
                 Ok(arrays)
-            })())
+            })()
+            .map_err(stash)
         };
         let outputs = lz::vmap(f, axes, vec![Some(0)])(&inputs);
-        let outputs = callback.finish(outputs)?;
+        let outputs = outputs.map_err(to_py_err)?;
         let structure = structure.into_inner().expect("the function ran");
 
         let mut out_axes = Vec::new();
