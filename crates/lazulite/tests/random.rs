@@ -125,9 +125,85 @@ fn lazulite_case(name: &str) -> Array {
         "laplace" => laplace(&[9], DType::Float32, 0.0, 1.0, k(1).as_ref()),
         "laplace_loc_scale" => laplace(&[6], DType::Float32, 1.0, 3.0, k(2).as_ref()),
         "laplace_f16" => laplace(&[6], DType::Float16, 0.0, 1.0, k(3).as_ref()),
+        "categorical_1d_shape" => categorical(
+            &arr(&[0.1, 2.0, -1.0, 0.5], &[4]),
+            -1,
+            Some(&[20]),
+            None,
+            k(1).as_ref(),
+        ),
+        "categorical_2d" => categorical(&logits_2d(), -1, None, None, k(2).as_ref()),
+        "categorical_axis0" => categorical(&logits_2d(), 0, None, None, k(3).as_ref()),
+        "categorical_num_samples" => categorical(&logits_2d(), -1, None, Some(6), k(4).as_ref()),
+        "categorical_num_samples_axis0" => {
+            categorical(&logits_2d(), 0, None, Some(4), k(4).as_ref())
+        }
+        "categorical_shape" => categorical(&logits_2d(), -1, Some(&[4, 3]), None, k(5).as_ref()),
+        "categorical_f16" => categorical(
+            &lazulite::astype(&logits_2d(), DType::Float16).unwrap(),
+            -1,
+            None,
+            None,
+            k(6).as_ref(),
+        ),
+        "categorical_int" => categorical(
+            &iarr(&[1, 2, 3, 0], &[4]),
+            -1,
+            Some(&[10]),
+            None,
+            k(7).as_ref(),
+        ),
+        "categorical_many" => {
+            categorical(&arr(&[0.0; 50], &[50]), -1, None, Some(2000), k(8).as_ref())
+        }
+        "categorical_single_row" => categorical(
+            &arr(&[0.1, 2.0, -1.0, 0.5], &[1, 4]),
+            -1,
+            None,
+            Some(30),
+            k(9).as_ref(),
+        ),
+        "categorical_single_big" => categorical(
+            &uniform(-4, 4, &[1000], DType::Float32, k(20).as_ref()).unwrap(),
+            -1,
+            None,
+            Some(3000),
+            k(21).as_ref(),
+        ),
+        "categorical_batch_big" => categorical(
+            &uniform(-4, 4, &[8, 100], DType::Float32, k(22).as_ref()).unwrap(),
+            -1,
+            None,
+            Some(50),
+            k(23).as_ref(),
+        ),
+        "permutation_10" => permutation(10, k(1).as_ref()),
+        "permutation_1" => permutation(1, k(2).as_ref()),
+        "permutation_0" => permutation(0, k(3).as_ref()),
+        "permutation_1000" => permutation(1000, k(4).as_ref()),
+        "permutation_array_axis0" => permutation_along(&arange_3d(), 0, k(5).as_ref()),
+        "permutation_array_axis1" => permutation_along(&arange_3d(), 1, k(6).as_ref()),
+        "permutation_array_axis_neg1" => permutation_along(&arange_3d(), -1, k(7).as_ref()),
+        "permutation_floats" => {
+            permutation_along(&arr(&[0.5, -1.0, 2.0, 8.0, 3.0], &[5]), 0, k(8).as_ref())
+        }
         other => panic!("no lazulite call for fixture case {other}"),
     };
     r.unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// The logits of the categorical fixture cases.
+fn logits_2d() -> Array {
+    let v = [
+        0.5f32, -1.0, 2.0, 0.0, 1.0, 3.0, 3.0, -2.0, 0.25, 0.0, -1.0, 0.0, 1.0, 2.0, -3.0,
+    ];
+    Array::from_slice(&v, &[3, 5]).unwrap()
+}
+
+/// `arange(24).reshape(2, 3, 4)` in int32.
+fn arange_3d() -> Array {
+    let v: Vec<i32> = (0..24).collect();
+    Array::from_slice(&v, &[2, 3, 4]).unwrap()
 }
 
 /// Exact equality with a fixture array. The expected values go through the fixture's
@@ -156,12 +232,14 @@ fn assert_bit_identical(got: &Array, expected: &Value, name: &str) {
 
 /// Cases that must equal MLX bit for bit: everything that does not go through a
 /// transcendental function.
-const EXACT_PREFIXES: [&str; 6] = [
+const EXACT_PREFIXES: [&str; 8] = [
     "key_",
     "split_",
     "uniform_",
     "randint_",
     "bernoulli_",
+    "categorical_",
+    "permutation_",
     "seed42",
 ];
 
