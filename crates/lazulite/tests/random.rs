@@ -956,6 +956,8 @@ fn categorical_statistics() {
             "draw {i}: chi-square {chi2}, counts {counts:?}"
         );
     }
+    let single = random::categorical(&one, -1, None, None, Some(&key(114))).unwrap();
+    assert_eq!(single.shape(), &[] as &[usize]);
     // Impossible categories never come up.
     let masked =
         Array::from_slice(&[f32::NEG_INFINITY, 0.0, f32::NEG_INFINITY, 1.0], &[4]).unwrap();
