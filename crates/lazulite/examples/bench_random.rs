@@ -58,9 +58,19 @@ fn main() -> lazulite::Result<()> {
     let erfinv = best_ms(|| {
         lazulite::erfinv(&u).unwrap().eval().unwrap();
     });
+    // The other steps of normal: the draw on (-1, 1) and the final scaling.
+    let wide = best_ms(|| {
+        random::uniform(-1.0, 1.0, &[N], DType::Float32, Some(&key))
+            .unwrap()
+            .eval()
+            .unwrap();
+    });
+    let scale = best_ms(|| {
+        lazulite::multiply(&u, 1.5).unwrap().eval().unwrap();
+    });
     println!("10M uint32 bits      {bits:8.2} ms");
     println!("10M uniform float32  {uniform:8.2} ms");
-    println!("10M normal float32   {normal:8.2} ms  (of which erfinv {erfinv:.2} ms)");
+    println!("10M normal float32   {normal:8.2} ms  (steps: uniform on (-1, 1) {wide:.2} ms, erfinv {erfinv:.2} ms, scaling {scale:.2} ms)");
     if let Ok(python) = std::env::var("LAZULITE_BENCH_PYTHON") {
         let status = std::process::Command::new(python)
             .args(["-c", NUMPY_BENCH])
