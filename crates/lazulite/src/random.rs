@@ -589,7 +589,7 @@ fn inverse_cdf(logits: &Array, shape: &[usize], key: Option<&Array>) -> Result<A
     let u = uniform(0, 1, shape, DType::Float32, key)?;
     let position = searchsorted(&running, &multiply(&u, &total)?, "right")?;
     // A target at (or rounded past) the total would land one past the end.
-    let position = minimum(&position, &Array::scalar(last as u32))?;
+    let position = minimum(&position, Array::scalar(last as u32))?;
     let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
     reshape(&position, &dims)
 }
