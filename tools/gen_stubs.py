@@ -200,6 +200,8 @@ def render() -> str:
     for name, signature in mx._random_signatures():
         result = "None" if name == "seed" else "array"
         out.append(f"    @staticmethod\n    def {signature} -> {result}: ...\n")
+    # The live one-element view of the global key (MLX's `_RandomState`).
+    out.append("    state: Sequence[array]\n")
     return "".join(out)
 
 

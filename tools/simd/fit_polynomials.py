@@ -86,3 +86,37 @@ fit("ERF", a, a * a, erf(a) / a - 1, a / erf(a), 6)
 a = grid(1.0, 4.0)
 
 fit("ERFC", a, 1 / a, erfc(a) * np.exp(a * a), np.exp(-a * a), 8)
+
+
+# erfinv: polynomials evaluated in f64 lanes, so the coefficients stay f64.
+def erfinv_reference(y):
+    """erfinv in float64: Newton steps on erf, on erfc above 0.5 (accurate residual near 1)."""
+    w = -math.log((1 - y) * (1 + y))
+    x = math.copysign(math.sqrt(max(w - math.log(w) - math.log(math.pi), 1e-300)), y) if w > 2 else 0.886 * y
+    for _ in range(60):
+        if abs(y) > 0.5:
+            step = (math.erfc(abs(x)) - (1 - abs(y))) / (-2 / math.sqrt(math.pi) * math.exp(-x * x))
+            x = math.copysign(abs(x) - step, y)
+        else:
+            x -= (math.erf(x) - y) / (2 / math.sqrt(math.pi) * math.exp(-x * x))
+    return x
+
+
+def fit64(name, var, target, degree, iterations=200):
+    basis = np.vander(var, degree + 1, increasing=True)
+    c = lawson(basis, target, np.ones_like(target), iterations)
+    err = np.max(np.abs(basis @ c - target))
+    print(f"{name} (deg {degree}, rel err {err:.2e}): [{', '.join(repr(float(v)) for v in c[::-1])}]")
+
+
+erfinv_v = np.vectorize(erfinv_reference)
+# erfinv(y) = y P(w - 2.5) for w = -log(1 - y^2) <= 5 (fitted a little past 5).
+y = np.concatenate([np.linspace(1e-6, 0.9, 20001), 1 - np.geomspace(1e-1, 1 - math.sqrt(1 - math.exp(-5.2)), 20001)])
+w = -np.log1p(-y * y)
+y, w = y[w <= 5.2], w[w <= 5.2]
+fit64("ERFINV_CENTRAL", w - 2.5, erfinv_v(y) / y, 10)
+# erfinv(y) = y Q(sqrt(w) - 3) for 5 <= w <= 16 (|y| up to 1 - 2^-24; fitted from 4.9).
+t = np.geomspace(2.0**-25, 1 - math.sqrt(1 - math.exp(-4.9)), 40001)
+y = 1 - t
+w = -np.log(t * (2 - t))
+fit64("ERFINV_TAIL", np.sqrt(w) - 3, erfinv_v(y) / y, 10)

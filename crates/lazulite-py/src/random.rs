@@ -1,11 +1,15 @@
 //! The `random` submodule (`mx.random`): keys, the global seed and the distributions,
 //! with MLX's signatures.
 
+use crate::array::PyArray;
 use crate::bind;
+use crate::bind::Hint;
 use crate::convert::{Arr, Dt, Opd, Shape};
 use lazulite::random as rnd;
-use lazulite::{Array, DType, Operand, Scalar};
+use lazulite::{Array, DType, Error, Operand, Scalar};
+use pyo3::exceptions::PyIndexError;
 use pyo3::prelude::*;
+use pyo3::types::PyList;
 
 fn shape_or_scalar(shape: &Option<Shape>) -> &[usize] {
     shape.as_ref().map_or(&[], |s| s.0.as_slice())
@@ -23,6 +27,69 @@ fn number(value: Option<Opd>, default: f64) -> Operand {
     value.map_or(Operand::Scalar(Scalar::Float(default)), |v| v.0)
 }
 
+/// A count from Python: negative counts are MLX's `bits` error.
+fn count(n: i64) -> lazulite::Result<usize> {
+    usize::try_from(n).map_err(|_| Error::value("[bits] Negative dimensions not allowed."))
+}
+
+fn draw_categorical(
+    logits: &Array,
+    axis: i32,
+    shape: Option<Shape>,
+    num_samples: Option<i64>,
+    key: Option<&Array>,
+) -> lazulite::Result<Array> {
+    let num_samples = num_samples.map(count).transpose()?;
+    rnd::categorical(
+        logits,
+        axis,
+        shape.as_ref().map(|s| s.0.as_slice()),
+        num_samples,
+        key,
+    )
+}
+
+/// `permutation`'s first argument: a length or an array to permute.
+pub enum IntOrArr {
+    Int(i64),
+    Arr(Array),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for IntOrArr {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<IntOrArr> {
+        if obj.is_instance_of::<pyo3::types::PyInt>()
+            && !obj.is_instance_of::<pyo3::types::PyBool>()
+        {
+            return Ok(IntOrArr::Int(obj.extract()?));
+        }
+        if obj.is_instance_of::<pyo3::types::PyFloat>()
+            || obj.is_instance_of::<pyo3::types::PyBool>()
+            || obj.is_instance_of::<pyo3::types::PyComplex>()
+        {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "permutation(): expected an int or an array but got {}.",
+                obj.get_type().name()?
+            )));
+        }
+        Ok(IntOrArr::Arr(obj.extract::<Arr>()?.0))
+    }
+}
+
+impl Hint for IntOrArr {
+    fn hint() -> String {
+        "int | array".into()
+    }
+}
+
+fn draw_permutation(x: IntOrArr, axis: i32, key: Option<&Array>) -> lazulite::Result<Array> {
+    match x {
+        IntOrArr::Int(n) => rnd::permutation(count(n)?, key),
+        IntOrArr::Arr(a) => rnd::permutation_along(&a, axis, key),
+    }
+}
+
 bind! {
     functions {
         key(seed: u64) => rnd::key(seed);
@@ -34,9 +101,37 @@ bind! {
         bernoulli(p: Option<Opd> = None, shape: Option<Shape> = None, key: Option<Arr> = None, stream) => rnd::bernoulli(number(p, 0.5), shape.as_ref().map(|s| s.0.as_slice()), key_of(&key));
         truncated_normal(lower: Opd, upper: Opd, shape: Option<Shape> = None, dtype: Option<Dt> = None, key: Option<Arr> = None, stream) => rnd::truncated_normal(lower.0, upper.0, shape.as_ref().map(|s| s.0.as_slice()), dtype_or(dtype, DType::Float32), key_of(&key));
         gumbel(shape: Option<Shape> = None, dtype: Option<Dt> = None, key: Option<Arr> = None, stream) => rnd::gumbel(shape_or_scalar(&shape), dtype_or(dtype, DType::Float32), key_of(&key));
+        categorical(logits: Arr, axis: i32 = -1, shape: Option<Shape> = None, num_samples: Option<i64> = None, key: Option<Arr> = None, stream) => draw_categorical(&logits.0, axis, shape, num_samples, key_of(&key));
+        permutation(x: IntOrArr, axis: i32 = 0, key: Option<Arr> = None, stream) => draw_permutation(x, axis, key_of(&key));
+        multivariate_normal(mean: Arr, cov: Arr, shape: Option<Shape> = None, dtype: Option<Dt> = None, key: Option<Arr> = None, stream) => rnd::multivariate_normal(&mean.0, &cov.0, shape_or_scalar(&shape), dtype_or(dtype, DType::Float32), key_of(&key));
         laplace(shape: Option<Shape> = None, dtype: Option<Dt> = None, loc: f64 = 0.0, scale: f64 = 1.0, key: Option<Arr> = None, stream) => rnd::laplace(shape_or_scalar(&shape), dtype_or(dtype, DType::Float32), loc, scale, key_of(&key));
     }
     methods {}
+}
+
+/// `mx.random.state`: a live view of the global key as a one-element sequence (MLX's
+/// `_RandomState`): `state[0]` is the key now, after every draw and `seed`.
+#[pyclass(name = "_RandomState", module = "lazulite.core.random")]
+pub struct RandomState;
+
+#[pymethods]
+impl RandomState {
+    fn __len__(&self) -> usize {
+        1
+    }
+
+    fn __getitem__(&self, index: isize) -> PyResult<PyArray> {
+        if index == 0 || index == -1 {
+            Ok(PyArray::from(rnd::state()))
+        } else {
+            Err(PyIndexError::new_err("random state index out of range"))
+        }
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let items = PyList::new(py, [Py::new(py, PyArray::from(rnd::state()))?])?;
+        Ok(items.try_iter()?.into_any())
+    }
 }
 
 /// Creates `lazulite.core.random`, adds it to `parent` and to `sys.modules` (so that
@@ -45,6 +140,8 @@ pub fn register_submodule(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = parent.py();
     let module = PyModule::new(py, "random")?;
     register(&module)?;
+    module.add_class::<RandomState>()?;
+    module.add("state", RandomState)?;
     parent.add_submodule(&module)?;
     py.import("sys")?
         .getattr("modules")?

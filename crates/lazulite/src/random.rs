@@ -10,8 +10,10 @@
 //! `erfinv`, `erf` and `log`, which MLX approximates differently: they agree with MLX
 //! within a few ulps (most elements exactly).
 //!
-//! Not here yet: `categorical` (needs `argmax`), `permutation` (needs `argsort` and
-//! `take`) and `multivariate_normal` (needs `svd` and `matmul`).
+//! [`categorical`] and [`permutation`] are MLX's compositions (the argmax of logits
+//! plus Gumbel noise; the argsort of random bits) and give MLX's numbers for the same
+//! key. [`multivariate_normal`] factors the covariance by Cholesky where MLX takes an
+//! SVD: same distribution, different numbers.
 //!
 //! ```
 //! use lazulite::{random, DType};
@@ -29,8 +31,9 @@ use crate::error::{Error, Result};
 use crate::ops::operand::{scalar_array, to_arrays};
 use crate::ops::random::{bits_dtype, record_draw, Draw};
 use crate::ops::{
-    abs, add, astype, divide, erf, erfinv, floor, less, log, log1p, maximum, minimum, multiply,
-    negative, reshape, sign, slice, subtract, Operand,
+    abs, add, argmax, argsort, astype, cholesky, cumsum, divide, erf, erfinv, exp, expand_dims,
+    floor, less, log, log1p, matmul, max, maximum, minimum, multiply, negative, reshape,
+    searchsorted, sign, slice, squeeze, subtract, swapaxes, take, Operand,
 };
 use crate::shape::{broadcast_shapes, checked_size};
 use std::sync::Mutex;
@@ -509,4 +512,200 @@ pub fn laplace(
         )?;
     }
     Ok(samples)
+}
+
+/// `axis` of an array with `ndim` dimensions as an index, or MLX's error for `op`.
+fn axis_index(op: &str, what: &str, axis: i32, ndim: usize) -> Result<usize> {
+    let n = ndim as i64;
+    let a = axis as i64;
+    if a < -n || a >= n {
+        return Err(Error::index(format!(
+            "[{op}] Invalid axis {axis} for {what} with {ndim} dimensions."
+        )));
+    }
+    Ok(if a < 0 { (a + n) as usize } else { a as usize })
+}
+
+/// Samples from the categorical distributions given by unnormalised log-probabilities
+/// `logits` along `axis`, as positions (uint32). MLX's recipes, so the same key gives
+/// MLX's samples: the position of the largest `logits + gumbel` noise, or, when `logits`
+/// holds a single distribution, inverse-CDF sampling (one uniform number per sample
+/// against the running sum of `exp(logits - max)`). By default one sample per distribution
+/// (the shape of `logits` without `axis`); `shape` asks for a shape that this reduced
+/// shape broadcasts to, `num_samples` for that many samples per distribution in a new
+/// last axis. At most one of the two may be given.
+///
+/// ```
+/// use lazulite::{random, Array};
+/// let logits = Array::from_slice(&[0.0f32, 1.0, -1e9, 2.0, 0.0, 1.0], &[2, 3])?;
+/// let k = random::key(0);
+/// let s = random::categorical(&logits, -1, None, Some(4), Some(&k))?;
+/// assert_eq!(s.shape(), &[2, 4]);
+/// assert!(s.to_vec::<u32>()?[..4].iter().all(|&i| i < 2));
+/// # Ok::<(), lazulite::Error>(())
+/// ```
+pub fn categorical(
+    logits: &Array,
+    axis: i32,
+    shape: Option<&[usize]>,
+    num_samples: Option<usize>,
+    key: Option<&Array>,
+) -> Result<Array> {
+    let axis = axis_index("categorical", "logits", axis, logits.ndim())?;
+    let mut reduced = logits.shape().to_vec();
+    reduced.remove(axis);
+    match (shape, num_samples) {
+        (Some(_), Some(_)) => Err(Error::value(
+            "[categorical] At most one of shape or num_samples can be specified.",
+        )),
+        (Some(shape), None) => {
+            if broadcast_shapes(shape, &reduced)? != shape {
+                return Err(Error::value(format!(
+                    "[categorical] Requested shape {} is not broadcast compatible with reduced logits shape{}.",
+                    shape_str(shape),
+                    shape_str(&reduced)
+                )));
+            }
+            gumbel_argmax(logits, axis, shape, key)
+        }
+        (None, Some(n)) => {
+            reduced.push(n);
+            gumbel_argmax(&expand_dims(logits, -1)?, axis, &reduced, key)
+        }
+        (None, None) => gumbel_argmax(logits, axis, &reduced, key),
+    }
+}
+
+/// Draws for one distribution (`logits.size()` equals the length of its axis), of
+/// `shape`: the position of `u * total` among the running sums of `exp(logits - max)`,
+/// counting sums equal to it (MLX's single-distribution recipe).
+fn inverse_cdf(logits: &Array, shape: &[usize], key: Option<&Array>) -> Result<Array> {
+    let n = logits.size();
+    let flat = reshape(&astype(logits, DType::Float32)?, &[n as i64])?;
+    let weights = exp(&subtract(&flat, &max(&flat, 0, false)?)?)?;
+    let running = cumsum(&weights, Some(0), false, true, None)?;
+    let last = n as i64 - 1;
+    let total = slice(&running, &[last], &[last + 1], &[1])?;
+    let u = uniform(0, 1, shape, DType::Float32, key)?;
+    let position = searchsorted(&running, &multiply(&u, &total)?, "right")?;
+    // A target at (or rounded past) the total would land one past the end.
+    let position = minimum(&position, Array::scalar(last as u32))?;
+    let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+    reshape(&position, &dims)
+}
+
+/// `argmax(logits + g)` over `axis` for Gumbel noise `g` of `shape` with the axis put
+/// back; `logits` (axis removed) broadcasts to `shape`.
+fn gumbel_argmax(
+    logits: &Array,
+    axis: usize,
+    shape: &[usize],
+    key: Option<&Array>,
+) -> Result<Array> {
+    let position = axis + shape.len() + 1 - logits.ndim();
+    let mut noise_shape = shape.to_vec();
+    noise_shape.insert(position, logits.shape()[axis]);
+    checked_size(&noise_shape)?;
+    if noise_shape.contains(&0) {
+        // Checked before the key is drawn: argmax refuses empty arrays, as in MLX.
+        return Err(Error::value(
+            "[argmax] Cannot argmax reduce zero size array.",
+        ));
+    }
+    if logits.size() == logits.shape()[axis] {
+        return inverse_cdf(logits, shape, key);
+    }
+    let noise = gumbel(&noise_shape, DType::Float32, key)?;
+    argmax(&add(&noise, logits)?, Some(position as i32), false)
+}
+
+/// A random permutation of `0..n` (uint32): the argsort of `n` random words, as in MLX.
+///
+/// ```
+/// use lazulite::random;
+/// let p = random::permutation(5, Some(&random::key(0)))?;
+/// let mut v = p.to_vec::<u32>()?;
+/// v.sort();
+/// assert_eq!(v, vec![0, 1, 2, 3, 4]);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
+pub fn permutation(n: usize, key: Option<&Array>) -> Result<Array> {
+    argsort(&bits(&[n], 4, key)?, Some(0))
+}
+
+/// `x` with its entries along `axis` in a random order ([`permutation`] of that axis'
+/// length, then `take`).
+///
+/// ```
+/// use lazulite::{random, Array};
+/// let x = Array::from_slice(&[0i32, 1, 2, 3, 4, 5], &[2, 3])?;
+/// let y = random::permutation_along(&x, 1, Some(&random::key(0)))?;
+/// assert_eq!(y.shape(), &[2, 3]);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
+pub fn permutation_along(x: &Array, axis: i32, key: Option<&Array>) -> Result<Array> {
+    let ax = axis_index("permutation", "array", axis, x.ndim())?;
+    take(x, &permutation(x.shape()[ax], key)?, Some(ax as i32))
+}
+
+/// Jointly normal samples with mean `mean` (`[..., n]`) and covariance `cov`
+/// (`[..., n, n]`, symmetric positive semi-definite; its lower triangle is read). The
+/// output has shape `shape` (default: the broadcast batch shapes of `mean` and `cov`)
+/// followed by `n`; only float32 is supported, as in MLX. Each sample is
+/// `mean + L z` for the Cholesky factor `L` of `cov` and a standard normal `z`: the
+/// distribution of MLX's samples, which use an SVD, but not the same numbers.
+///
+/// ```
+/// use lazulite::{random, Array, DType};
+/// let mean = Array::from_slice(&[0.0f32, 10.0], &[2])?;
+/// let cov = Array::from_slice(&[1.0f32, 0.0, 0.0, 1e-8], &[2, 2])?;
+/// let x = random::multivariate_normal(&mean, &cov, &[3], DType::Float32, Some(&random::key(0)))?;
+/// assert_eq!(x.shape(), &[3, 2]);
+/// assert!(x.to_vec::<f32>()?.chunks(2).all(|s| (s[1] - 10.0).abs() < 1e-3));
+/// # Ok::<(), lazulite::Error>(())
+/// ```
+pub fn multivariate_normal(
+    mean: &Array,
+    cov: &Array,
+    shape: &[usize],
+    dtype: DType,
+    key: Option<&Array>,
+) -> Result<Array> {
+    let op = "multivariate_normal";
+    if mean.ndim() < 1 {
+        return Err(Error::value(format!(
+            "[{op}] mean must have at least one dimension."
+        )));
+    }
+    if cov.ndim() < 2 {
+        return Err(Error::value(format!(
+            "[{op}] cov must have at least two dimensions."
+        )));
+    }
+    let n = cov.shape()[cov.ndim() - 1];
+    if cov.shape()[cov.ndim() - 2] != n {
+        return Err(Error::value(format!(
+            "[{op}] last two dimensions of cov must be equal."
+        )));
+    }
+    if mean.shape()[mean.ndim() - 1] != n {
+        return Err(Error::value(format!(
+            "[{op}] mean and cov must have compatible shapes."
+        )));
+    }
+    if dtype != DType::Float32 {
+        return Err(Error::value(format!("[{op}] dtype must be float32.")));
+    }
+    let batch = broadcast_shapes(
+        &mean.shape()[..mean.ndim() - 1],
+        &cov.shape()[..cov.ndim() - 2],
+    )?;
+    let mut out_shape = broadcast_shapes(shape, &batch)?;
+    out_shape.push(n);
+    checked_size(&out_shape)?;
+    let factor = cholesky(&astype(cov, dtype)?, false)?;
+    let z = normal(&out_shape, dtype, None, None, key)?;
+    // Row vectors: z Lᵀ is L z for each sample.
+    let correlated = matmul(&expand_dims(&z, -2)?, &swapaxes(&factor, -1, -2)?)?;
+    add(&astype(mean, dtype)?, &squeeze(&correlated, -2)?)
 }

@@ -125,9 +125,85 @@ fn lazulite_case(name: &str) -> Array {
         "laplace" => laplace(&[9], DType::Float32, 0.0, 1.0, k(1).as_ref()),
         "laplace_loc_scale" => laplace(&[6], DType::Float32, 1.0, 3.0, k(2).as_ref()),
         "laplace_f16" => laplace(&[6], DType::Float16, 0.0, 1.0, k(3).as_ref()),
+        "categorical_1d_shape" => categorical(
+            &arr(&[0.1, 2.0, -1.0, 0.5], &[4]),
+            -1,
+            Some(&[20]),
+            None,
+            k(1).as_ref(),
+        ),
+        "categorical_2d" => categorical(&logits_2d(), -1, None, None, k(2).as_ref()),
+        "categorical_axis0" => categorical(&logits_2d(), 0, None, None, k(3).as_ref()),
+        "categorical_num_samples" => categorical(&logits_2d(), -1, None, Some(6), k(4).as_ref()),
+        "categorical_num_samples_axis0" => {
+            categorical(&logits_2d(), 0, None, Some(4), k(4).as_ref())
+        }
+        "categorical_shape" => categorical(&logits_2d(), -1, Some(&[4, 3]), None, k(5).as_ref()),
+        "categorical_f16" => categorical(
+            &lazulite::astype(&logits_2d(), DType::Float16).unwrap(),
+            -1,
+            None,
+            None,
+            k(6).as_ref(),
+        ),
+        "categorical_int" => categorical(
+            &iarr(&[1, 2, 3, 0], &[4]),
+            -1,
+            Some(&[10]),
+            None,
+            k(7).as_ref(),
+        ),
+        "categorical_many" => {
+            categorical(&arr(&[0.0; 50], &[50]), -1, None, Some(2000), k(8).as_ref())
+        }
+        "categorical_single_row" => categorical(
+            &arr(&[0.1, 2.0, -1.0, 0.5], &[1, 4]),
+            -1,
+            None,
+            Some(30),
+            k(9).as_ref(),
+        ),
+        "categorical_single_big" => categorical(
+            &uniform(-4, 4, &[1000], DType::Float32, k(20).as_ref()).unwrap(),
+            -1,
+            None,
+            Some(3000),
+            k(21).as_ref(),
+        ),
+        "categorical_batch_big" => categorical(
+            &uniform(-4, 4, &[8, 100], DType::Float32, k(22).as_ref()).unwrap(),
+            -1,
+            None,
+            Some(50),
+            k(23).as_ref(),
+        ),
+        "permutation_10" => permutation(10, k(1).as_ref()),
+        "permutation_1" => permutation(1, k(2).as_ref()),
+        "permutation_0" => permutation(0, k(3).as_ref()),
+        "permutation_1000" => permutation(1000, k(4).as_ref()),
+        "permutation_array_axis0" => permutation_along(&arange_3d(), 0, k(5).as_ref()),
+        "permutation_array_axis1" => permutation_along(&arange_3d(), 1, k(6).as_ref()),
+        "permutation_array_axis_neg1" => permutation_along(&arange_3d(), -1, k(7).as_ref()),
+        "permutation_floats" => {
+            permutation_along(&arr(&[0.5, -1.0, 2.0, 8.0, 3.0], &[5]), 0, k(8).as_ref())
+        }
         other => panic!("no lazulite call for fixture case {other}"),
     };
     r.unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// The logits of the categorical fixture cases.
+fn logits_2d() -> Array {
+    let v = [
+        0.5f32, -1.0, 2.0, 0.0, 1.0, 3.0, 3.0, -2.0, 0.25, 0.0, -1.0, 0.0, 1.0, 2.0, -3.0,
+    ];
+    Array::from_slice(&v, &[3, 5]).unwrap()
+}
+
+/// `arange(24).reshape(2, 3, 4)` in int32.
+fn arange_3d() -> Array {
+    let v: Vec<i32> = (0..24).collect();
+    Array::from_slice(&v, &[2, 3, 4]).unwrap()
 }
 
 /// Exact equality with a fixture array. The expected values go through the fixture's
@@ -156,12 +232,14 @@ fn assert_bit_identical(got: &Array, expected: &Value, name: &str) {
 
 /// Cases that must equal MLX bit for bit: everything that does not go through a
 /// transcendental function.
-const EXACT_PREFIXES: [&str; 6] = [
+const EXACT_PREFIXES: [&str; 8] = [
     "key_",
     "split_",
     "uniform_",
     "randint_",
     "bernoulli_",
+    "categorical_",
+    "permutation_",
     "seed42",
 ];
 
@@ -832,4 +910,223 @@ fn empty_and_scalar_shapes() {
     )
     .unwrap();
     assert_eq!(t.shape(), &[2, 2]);
+}
+
+// ---- categorical, permutation, multivariate_normal ----------------------------------
+
+/// Chi-square statistic of `counts` against expected probabilities `p`.
+fn chi_square(counts: &[f64], p: &[f64]) -> f64 {
+    let n: f64 = counts.iter().sum();
+    counts
+        .iter()
+        .zip(p)
+        .map(|(c, q)| (c - n * q).powi(2) / (n * q))
+        .sum()
+}
+
+#[test]
+fn categorical_statistics() {
+    let p = [0.1, 0.2, 0.3, 0.4];
+    let logits: Vec<f32> = p.iter().map(|v: &f64| v.ln() as f32).collect();
+    let one = Array::from_slice(&logits, &[4]).unwrap();
+    let batch = lazulite::broadcast_to(&one, &[3, 4]).unwrap();
+    // One distribution (inverse CDF) and a batch (Gumbel argmax), along either axis.
+    let draws = [
+        random::categorical(&one, -1, None, Some(N), Some(&key(110))),
+        random::categorical(&batch, 1, None, Some(N / 3), Some(&key(111))),
+        random::categorical(
+            &lazulite::transpose(&batch, &[1, 0]).unwrap(),
+            0,
+            Some(&[N / 3, 3]),
+            None,
+            Some(&key(112)),
+        ),
+    ];
+    for (i, d) in draws.into_iter().enumerate() {
+        let d = d.unwrap();
+        assert_eq!(d.dtype(), DType::UInt32);
+        let mut counts = [0f64; 4];
+        for v in d.to_vec::<u32>().unwrap() {
+            counts[v as usize] += 1.0;
+        }
+        let chi2 = chi_square(&counts, &p);
+        // 3 degrees of freedom: 11.34 is the 1% critical value.
+        assert!(
+            chi2 < 11.34,
+            "draw {i}: chi-square {chi2}, counts {counts:?}"
+        );
+    }
+    let single = random::categorical(&one, -1, None, None, Some(&key(114))).unwrap();
+    assert_eq!(single.shape(), &[] as &[usize]);
+    // Impossible categories never come up.
+    let masked =
+        Array::from_slice(&[f32::NEG_INFINITY, 0.0, f32::NEG_INFINITY, 1.0], &[4]).unwrap();
+    let s = random::categorical(&masked, 0, None, Some(5000), Some(&key(113))).unwrap();
+    assert!(s.to_vec::<u32>().unwrap().iter().all(|&v| v == 1 || v == 3));
+}
+
+#[test]
+fn permutations_are_permutations_and_uniform() {
+    for n in [0usize, 1, 2, 7, 1000] {
+        let mut v = random::permutation(n, Some(&key(n as u64)))
+            .unwrap()
+            .to_vec::<u32>()
+            .unwrap();
+        v.sort();
+        assert_eq!(v, (0..n as u32).collect::<Vec<_>>());
+    }
+    // All 24 orders of 4 items, equally often over 24000 keys (vmap draws them at once).
+    let keys = random::split(&key(120), 24_000).unwrap();
+    let perms = lazulite::vmap(
+        |a| Ok(vec![random::permutation(4, Some(&a[0]))?]),
+        vec![Some(0)],
+        vec![Some(0)],
+    )(std::slice::from_ref(&keys))
+    .unwrap();
+    let flat = perms[0].to_vec::<u32>().unwrap();
+    let mut counts = std::collections::HashMap::new();
+    for p in flat.chunks(4) {
+        *counts.entry(p.to_vec()).or_insert(0.0) += 1.0;
+    }
+    assert_eq!(counts.len(), 24);
+    let counts: Vec<f64> = counts.into_values().collect();
+    let chi2 = chi_square(&counts, &[1.0 / 24.0; 24]);
+    // 23 degrees of freedom: 41.64 is the 1% critical value.
+    assert!(chi2 < 41.64, "chi-square {chi2}");
+    // Permuting an array moves whole slices along the axis.
+    let x = Array::from_slice(&(0..12).collect::<Vec<i32>>(), &[3, 4]).unwrap();
+    let y = random::permutation_along(&x, -1, Some(&key(121))).unwrap();
+    let order = random::permutation(4, Some(&key(121)))
+        .unwrap()
+        .to_vec::<u32>()
+        .unwrap();
+    let y = y.to_vec::<i32>().unwrap();
+    for r in 0..3 {
+        for c in 0..4 {
+            assert_eq!(y[r * 4 + c], (r * 4) as i32 + order[c] as i32);
+        }
+    }
+}
+
+#[test]
+fn multivariate_normal_statistics() {
+    let mean = [1.0f32, -2.0, 0.5];
+    let cov = [2.0f32, 0.6, -0.3, 0.6, 1.0, 0.2, -0.3, 0.2, 0.5];
+    let m = Array::from_slice(&mean, &[3]).unwrap();
+    let c = Array::from_slice(&cov, &[3, 3]).unwrap();
+    let x = random::multivariate_normal(&m, &c, &[N], DType::Float32, Some(&key(130))).unwrap();
+    assert_eq!(x.shape(), &[N, 3]);
+    let x = draw_f64(Ok(x));
+    for i in 0..3 {
+        let mi = x.iter().skip(i).step_by(3).sum::<f64>() / N as f64;
+        assert_near(&format!("mean {i}"), mi, mean[i] as f64, 0.02);
+        for j in 0..3 {
+            let mj = x.iter().skip(j).step_by(3).sum::<f64>() / N as f64;
+            let cij =
+                x.chunks(3).map(|s| (s[i] - mi) * (s[j] - mj)).sum::<f64>() / (N as f64 - 1.0);
+            assert_near(&format!("cov[{i}][{j}]"), cij, cov[3 * i + j] as f64, 0.03);
+        }
+    }
+    // Each coordinate is normal: KS on the standardised first one.
+    let first: Vec<f64> = x
+        .iter()
+        .step_by(3)
+        .map(|v| (v - 1.0) / 2f64.sqrt())
+        .collect();
+    let d = ks(first, normal_cdf);
+    assert!(d < ks_limit(N), "KS {d}");
+    // Batch shapes broadcast: 2 means against one covariance, 4 samples each.
+    let means = Array::from_slice(&[0.0f32, 0.0, 0.0, 100.0, 100.0, 100.0], &[2, 3]).unwrap();
+    let b =
+        random::multivariate_normal(&means, &c, &[4, 2], DType::Float32, Some(&key(131))).unwrap();
+    assert_eq!(b.shape(), &[4, 2, 3]);
+    let b = b.to_vec::<f32>().unwrap();
+    assert!(b
+        .chunks(6)
+        .all(|s| s[..3].iter().all(|v| v.abs() < 10.0) && s[3..].iter().all(|v| *v > 90.0)));
+}
+
+#[test]
+fn new_draws_do_not_depend_on_the_thread_pool() {
+    let run = || {
+        let logits = random::uniform(-2, 2, &[64, 300], DType::Float32, Some(&key(140))).unwrap();
+        let mean = Array::from_slice(&[0.0f32; 8], &[8]).unwrap();
+        let cov = lazulite::eye(8, None, 0, DType::Float32).unwrap();
+        vec![
+            draw_f64(random::categorical(
+                &logits,
+                -1,
+                None,
+                Some(40),
+                Some(&key(141)),
+            )),
+            draw_f64(random::permutation(100_000, Some(&key(142)))),
+            draw_f64(random::multivariate_normal(
+                &mean,
+                &cov,
+                &[5000],
+                DType::Float32,
+                Some(&key(143)),
+            )),
+            draw_f64(random::normal(
+                &[300_000],
+                DType::Float32,
+                None,
+                None,
+                Some(&key(144)),
+            )),
+        ]
+    };
+    let pool = |n: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    };
+    let one = pool(1).install(run);
+    let four = pool(4).install(run);
+    assert!(one == four);
+}
+
+#[test]
+fn categorical_permutation_multivariate_errors() {
+    let k = key(0);
+    let kr = Some(&k);
+    let logits = Array::from_slice(&[1.0f32, 2.0, 3.0, 0.0, 0.0, 5.0], &[2, 3]).unwrap();
+    let mean = Array::from_slice(&[0.0f32, 1.0], &[2]).unwrap();
+    let cov = Array::from_slice(&[1.0f32, 0.5, 0.5, 2.0], &[2, 2]).unwrap();
+    let scalar = Array::scalar(1.0f32);
+    let cases: Vec<(&str, lazulite::Result<Array>, ErrorKind, &str)> = vec![
+        ("axis", random::categorical(&logits, 2, None, None, kr), ErrorKind::Index, "[categorical] Invalid axis 2 for logits with 2 dimensions."),
+        ("scalar logits", random::categorical(&scalar, -1, None, None, kr), ErrorKind::Index, "[categorical] Invalid axis -1 for logits with 0 dimensions."),
+        ("both", random::categorical(&logits, -1, Some(&[2]), Some(3), kr), ErrorKind::Value, "[categorical] At most one of shape or num_samples can be specified."),
+        ("shape", random::categorical(&logits, -1, Some(&[]), None, kr), ErrorKind::Value, "[categorical] Requested shape () is not broadcast compatible with reduced logits shape(2)."),
+        ("empty", random::categorical(&Array::from_slice(&[0.0f32; 0], &[2, 0]).unwrap(), -1, None, None, kr), ErrorKind::Value, "[argmax] Cannot argmax reduce zero size array."),
+        ("no samples", random::categorical(&logits, -1, None, Some(0), kr), ErrorKind::Value, "[argmax] Cannot argmax reduce zero size array."),
+        ("permutation axis", random::permutation_along(&logits, 2, kr), ErrorKind::Index, "[permutation] Invalid axis 2 for array with 2 dimensions."),
+        ("permutation scalar", random::permutation_along(&scalar, 0, kr), ErrorKind::Index, "[permutation] Invalid axis 0 for array with 0 dimensions."),
+        ("mvn mean 0-d", random::multivariate_normal(&scalar, &cov, &[], DType::Float32, kr), ErrorKind::Value, "[multivariate_normal] mean must have at least one dimension."),
+        ("mvn cov 1-d", random::multivariate_normal(&mean, &mean, &[], DType::Float32, kr), ErrorKind::Value, "[multivariate_normal] cov must have at least two dimensions."),
+        ("mvn cov not square", random::multivariate_normal(&mean, &logits, &[], DType::Float32, kr), ErrorKind::Value, "[multivariate_normal] last two dimensions of cov must be equal."),
+        ("mvn sizes", random::multivariate_normal(&Array::from_slice(&[0.0f32; 3], &[3]).unwrap(), &cov, &[], DType::Float32, kr), ErrorKind::Value, "[multivariate_normal] mean and cov must have compatible shapes."),
+        ("mvn dtype", random::multivariate_normal(&mean, &cov, &[], DType::Float64, kr), ErrorKind::Value, "[multivariate_normal] dtype must be float32."),
+    ];
+    for (what, r, kind, message) in cases {
+        let e = r.err().unwrap_or_else(|| panic!("{what}: no error"));
+        assert_eq!((e.kind(), e.message()), (kind, message), "{what}");
+    }
+    let four_means = Array::from_slice(&[0.0f32; 8], &[4, 2]).unwrap();
+    let e = random::multivariate_normal(&four_means, &cov, &[3], DType::Float32, kr);
+    assert_eq!(
+        e.unwrap_err().kind(),
+        ErrorKind::Value,
+        "batch shape (4) against (3)"
+    );
+    assert_eq!(k.to_vec::<u32>().unwrap(), vec![0, 0]);
+    // Zero-size draws that are not errors.
+    assert_eq!(random::permutation(0, kr).unwrap().shape(), &[0]);
+    let empty_mean = Array::from_slice(&[0.0f32; 0], &[0]).unwrap();
+    let empty_cov = Array::from_slice(&[0.0f32; 0], &[0, 0]).unwrap();
+    let x = random::multivariate_normal(&empty_mean, &empty_cov, &[], DType::Float32, kr).unwrap();
+    assert_eq!(x.shape(), &[0]);
 }

@@ -1,5 +1,6 @@
 //! Linear algebra products: the `Matmul` and `AddMm` primitives, and the ops built on
-//! them (`inner`, `outer`, `tensordot`, `vecdot`, `kron`, `einsum`).
+//! them (`inner`, `outer`, `tensordot`, `vecdot`, `kron`, `einsum`); the `Cholesky`
+//! factorisation.
 //!
 //! Every product that contracts an axis goes through [`matmul`]: operands are permuted
 //! (views) and reshaped so that the contracted axes form the inner dimension of a
@@ -14,6 +15,7 @@ use super::shape::swapaxes;
 use super::unary::conjugate;
 use super::view::{broadcast_to, transpose};
 use crate::array::Array;
+use crate::backend::cpu::cholesky::cholesky as cholesky_kernel;
 use crate::backend::cpu::matmul::matmul as matmul_kernel;
 use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
@@ -1006,4 +1008,73 @@ pub fn einsum(subscripts: &str, operands: &[&Array]) -> Result<Array> {
     let current = current.expect("at least one operand");
     let current = current.sum_except(&output)?;
     current.arranged(&output)
+}
+
+/// The Cholesky factor of each matrix in the last two axes of its input.
+pub(crate) struct Cholesky {
+    pub upper: bool,
+}
+
+impl Primitive for Cholesky {
+    fn name(&self) -> &'static str {
+        "cholesky"
+    }
+
+    fn params(&self) -> String {
+        format!("upper={}", self.upper)
+    }
+
+    fn eval(&self, inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        Ok(vec![cholesky_kernel(&inputs[0], self.upper)?])
+    }
+
+    /// Each matrix is factored on its own: a batch axis is one more batch dimension.
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        let a = batch_to_front(&inputs[0], axes[0])?;
+        Ok((vec![cholesky(&a, self.upper)?], vec![axes[0].map(|_| 0)]))
+    }
+}
+
+/// The Cholesky factor of a symmetric positive semi-definite matrix (batched over the
+/// leading axes): lower triangular `L` with `L @ Lᵀ = a`, or, if `upper`, `U = Lᵀ` with
+/// `Uᵀ @ U = a`. Only the lower triangle of `a` is read. float32 or float64 (MLX's
+/// `linalg.cholesky`). Where MLX leaves a matrix that is not positive semi-definite
+/// undefined, its factor here is all NaN; a singular semi-definite matrix gets zero
+/// columns for its zero pivots.
+///
+/// ```
+/// use lazulite::{cholesky, Array};
+/// let a = Array::from_slice(&[4.0f32, 2.0, 2.0, 3.0], &[2, 2])?;
+/// let l = cholesky(&a, false)?;
+/// assert_eq!(l.to_vec::<f32>()?, vec![2.0, 0.0, 1.0, 2f32.sqrt()]);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
+pub fn cholesky(a: &Array, upper: bool) -> Result<Array> {
+    if a.ndim() < 2 {
+        return Err(Error::value(format!(
+            "[linalg::cholesky] Arrays must have >= 2 dimensions. Received array with {} dimensions.",
+            a.ndim()
+        )));
+    }
+    if a.shape()[a.ndim() - 1] != a.shape()[a.ndim() - 2] {
+        return Err(Error::value(
+            "[linalg::cholesky] Cholesky decomposition is only defined for square matrices.",
+        ));
+    }
+    if !matches!(a.dtype(), DType::Float32 | DType::Float64) {
+        return Err(Error::value(format!(
+            "[linalg::cholesky] Arrays must have type float32 or float64. Received array with type {}.",
+            a.dtype()
+        )));
+    }
+    Ok(Array::from_op(
+        Cholesky { upper },
+        vec![a.clone()],
+        a.shape().to_vec(),
+        a.dtype(),
+    ))
 }

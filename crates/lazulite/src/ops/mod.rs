@@ -20,6 +20,7 @@ pub mod view;
 pub use binary::*;
 pub use cast::astype;
 pub use creation::*;
+pub use linalg::cholesky;
 pub use linalg::{addmm, einsum, inner, kron, matmul, outer, tensordot, vecdot, TensordotAxes};
 pub use operand::Operand;
 pub use reduce::*;

@@ -1,6 +1,7 @@
 //! CPU kernels, one file per kind of computation.
 
 pub mod binary;
+pub mod cholesky;
 pub mod copy;
 pub mod elementwise;
 pub mod indexing;

@@ -267,6 +267,7 @@ fn simd_function(op: UnaryOp) -> Option<simd::Function> {
         Arcsin => F::Arcsin,
         Arccos => F::Arccos,
         Erf => F::Erf,
+        Erfinv => F::Erfinv,
         Sigmoid => F::Sigmoid,
         Sqrt => F::Sqrt,
         Rsqrt => F::Rsqrt,

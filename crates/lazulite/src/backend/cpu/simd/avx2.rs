@@ -43,7 +43,7 @@ macro_rules! binary_ops {
 binary_ops!(F32x8: Add add _mm256_add_ps, Sub sub _mm256_sub_ps, Mul mul _mm256_mul_ps,
     Div div _mm256_div_ps);
 binary_ops!(Mask8: BitAnd bitand _mm256_and_ps, BitOr bitor _mm256_or_ps);
-binary_ops!(F64x4: Sub sub _mm256_sub_pd, Mul mul _mm256_mul_pd);
+binary_ops!(F64x4: Add add _mm256_add_pd, Sub sub _mm256_sub_pd, Mul mul _mm256_mul_pd);
 
 impl Not for Mask8 {
     type Output = Mask8;

@@ -42,7 +42,7 @@ macro_rules! binary_ops {
 
 binary_ops!(F32x16: Add add _mm512_add_ps, Sub sub _mm512_sub_ps, Mul mul _mm512_mul_ps,
     Div div _mm512_div_ps);
-binary_ops!(F64x8: Sub sub _mm512_sub_pd, Mul mul _mm512_mul_pd);
+binary_ops!(F64x8: Add add _mm512_add_pd, Sub sub _mm512_sub_pd, Mul mul _mm512_mul_pd);
 
 impl BitAnd for Mask16 {
     type Output = Mask16;

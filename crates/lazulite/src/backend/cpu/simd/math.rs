@@ -61,6 +61,7 @@ pub(super) unsafe fn run<V: Vector>(f: Function, src: *const f32, dst: *mut f32,
         Arcsin => each!(V, src, dst, n, arcsin::<V>),
         Arccos => each!(V, src, dst, n, arccos::<V>),
         Erf => each!(V, src, dst, n, erf::<V>),
+        Erfinv => each!(V, src, dst, n, erfinv::<V>),
         Sigmoid => each!(V, src, dst, n, sigmoid::<V>),
         Sqrt => each!(V, src, dst, n, V::sqrt),
         Rsqrt => each!(V, src, dst, n, rsqrt::<V>),
@@ -554,6 +555,95 @@ fn erf<V: Vector>(x: V) -> V {
         .neg()
         .mul_add(poly(splat::<V>(1.0) / b, ERFC_P), splat(1.0));
     with_sign_of(V::select(a.lt(splat(1.0)), small, large), x)
+}
+
+/// erfinv(y) = y P(w - 2.5) for w = -log(1 - y^2) <= 5 (f64 coefficients; relative error
+/// 4e-9, from `tools/simd/fit_polynomials.py`).
+const ERFINV_CENTRAL: [f64; 11] = [
+    4.949_375_213_453_087e-10,
+    -8.645_368_828_856_764e-9,
+    1.564_249_033_652_257_3e-8,
+    4.641_702_770_956_623e-7,
+    -3.422_141_341_776_415_6e-6,
+    -4.954_254_585_262_458e-6,
+    2.182_564_615_828_581e-4,
+    -1.252_757_063_634_339_5e-3,
+    -4.177_320_513_229_029e-3,
+    2.466_402_929_346_079_6e-1,
+    1.501_409_351_384_779_7,
+];
+
+/// erfinv(y) = y Q(sqrt(w) - 3) for 5 <= w <= 16 (|y| up to 1 - 2^-24; relative error
+/// 5e-9).
+const ERFINV_TAIL: [f64; 11] = [
+    -2.846_932_112_651_782_4e-5,
+    1.585_271_328_563_411e-4,
+    -2.776_204_475_941_248e-4,
+    -1.178_301_173_268_107_2e-4,
+    1.474_361_074_611_72e-3,
+    -3.567_849_694_737_762_7e-3,
+    5.688_058_584_473_386_5e-3,
+    -7.642_677_125_778_805e-3,
+    9.445_257_901_381_355e-3,
+    1.001_675_234_335_913_7,
+    2.832_976_802_291_715,
+];
+
+/// Horner evaluation in f64 lanes; `c` from the highest degree down.
+#[inline(always)]
+fn poly_wide<W: Wide, const N: usize>(x: W, c: [f64; N]) -> W {
+    let mut acc = W::splat(c[0]);
+    for &k in &c[1..] {
+        acc = acc.mul_add(x, W::splat(k));
+    }
+    acc
+}
+
+/// Inverse error function. The f32 steps are exact or feed only small corrections; the
+/// logarithm is assembled and the polynomials evaluated in f64, so the result is the
+/// approximation rounded once.
+#[inline(always)]
+fn erfinv<V: Vector>(y: V) -> V {
+    let a = y.abs();
+    let (a_lo, a_hi) = a.widen();
+    // 1 - a^2 in f64: a^2 is exact there, so this is rounded once.
+    let one_minus_sq = |a: V::Wide| (V::Wide::splat(0.0) - a).mul_add(a, V::Wide::splat(1.0));
+    let (t_lo, t_hi) = (one_minus_sq(a_lo), one_minus_sq(a_hi));
+    let t = V::narrow(t_lo, t_hi);
+    // log(t) = e ln2 + f + r exactly up to r's rounding, plus (t64 - t) / t for the
+    // rounding of t to f32.
+    let (e, f, r) = log_parts(t);
+    let inv_t = splat::<V>(1.0) / t;
+    let w = |e: V::Wide, f: V::Wide, r: V::Wide, t64: V::Wide, t: V::Wide, inv: V::Wide| {
+        let log = e.mul_add(V::Wide::splat(std::f64::consts::LN_2), f) + r;
+        let log = (t64 - t).mul_add(inv, log);
+        V::Wide::splat(0.0) - log
+    };
+    let (e, f, r, t, inv_t) = (e.widen(), f.widen(), r.widen(), t.widen(), inv_t.widen());
+    let w_lo = w(e.0, f.0, r.0, t_lo, t.0, inv_t.0);
+    let w_hi = w(e.1, f.1, r.1, t_hi, t.1, inv_t.1);
+    let central = |w: V::Wide, a: V::Wide| a * poly_wide(w - V::Wide::splat(2.5), ERFINV_CENTRAL);
+    let mut x = V::narrow(central(w_lo, a_lo), central(w_hi, a_hi));
+    let w32 = V::narrow(w_lo, w_hi);
+    let tail = w32.ge(splat(5.0));
+    if tail.any() {
+        // sqrt(w) to f64 precision: the f32 root plus one Newton correction.
+        let s = w32.sqrt();
+        let half_inv = splat::<V>(0.5) / s;
+        let (s, half_inv) = (s.widen(), half_inv.widen());
+        let tail_x = |w: V::Wide, s: V::Wide, h: V::Wide, a: V::Wide| {
+            let root = (w - s * s).mul_add(h, s);
+            a * poly_wide(root - V::Wide::splat(3.0), ERFINV_TAIL)
+        };
+        let far = V::narrow(
+            tail_x(w_lo, s.0, half_inv.0, a_lo),
+            tail_x(w_hi, s.1, half_inv.1, a_hi),
+        );
+        x = V::select(tail, far, x);
+    }
+    let x = V::select(a.eq(splat(1.0)), splat(f32::INFINITY), x);
+    let x = V::select(a.gt(splat(1.0)) | a.is_nan(), splat(f32::NAN), x);
+    with_sign_of(x, y)
 }
 
 #[inline(always)]

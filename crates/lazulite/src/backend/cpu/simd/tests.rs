@@ -5,11 +5,12 @@
 
 use super::{apply_with, Function, Isa};
 
-const ALL: [Function; 26] = {
+const ALL: [Function; 27] = {
     use Function::*;
     [
         Exp, Expm1, Log, Log1p, Log2, Log10, Sin, Cos, Tan, Tanh, Sinh, Cosh, Arctan, Arcsin,
-        Arccos, Erf, Sigmoid, Sqrt, Rsqrt, Floor, Ceil, Round, Trunc, Abs, Negative, Square,
+        Arccos, Erf, Erfinv, Sigmoid, Sqrt, Rsqrt, Floor, Ceil, Round, Trunc, Abs, Negative,
+        Square,
     ]
 };
 
@@ -32,6 +33,7 @@ fn reference(f: Function) -> fn(f64) -> f64 {
         Arcsin => f64::asin,
         Arccos => f64::acos,
         Erf => libm::erf,
+        Erfinv => super::super::math::erfinv_f64,
         Sigmoid => |x| 1.0 / (1.0 + (-x).exp()),
         Sqrt => f64::sqrt,
         Rsqrt => |x| 1.0 / x.sqrt(),
@@ -75,6 +77,14 @@ fn ranges(f: Function) -> &'static [(f32, f32)] {
         Arctan => &[(-50.0, 50.0), (-2.0, 2.0), (-1e-3, 1e-3)],
         Arcsin | Arccos => &[(-1.1, 1.1), (0.99, 1.0), (-1.0, -0.99), (-1e-3, 1e-3)],
         Erf => &[(-5.0, 5.0), (-1.5, 1.5), (-1e-3, 1e-3)],
+        Erfinv => &[
+            (-1.0, 1.0),
+            (0.99, 1.0),
+            (-1.0, -0.999),
+            (0.999_99, 1.0),
+            (0.9965, 0.9968),
+            (-1e-3, 1e-3),
+        ],
         Sigmoid => &[(-110.0, 110.0), (-20.0, 20.0)],
         _ => &[(-1e3, 1e3), (-3.0, 3.0), (0.0, 1e-3)],
     }

@@ -79,7 +79,9 @@ pub(super) trait Vector:
 }
 
 /// A vector of f64 lanes (half as many as its [`Vector`]).
-pub(super) trait Wide: Copy + Sub<Output = Self> + Mul<Output = Self> {
+pub(super) trait Wide:
+    Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self>
+{
     fn splat(v: f64) -> Self;
     /// `self * b + c` with one rounding.
     fn mul_add(self, b: Self, c: Self) -> Self;
