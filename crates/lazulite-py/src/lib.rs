@@ -8,6 +8,7 @@ mod array;
 mod bind;
 mod compile;
 mod convert;
+mod custom;
 mod dataflow;
 mod dlpack;
 mod dtype;
@@ -64,6 +65,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     linalg::register_all(m)?;
     transforms::register(m)?;
     compile::register(m)?;
+    custom::register(m)?;
     dataflow::register(m)?;
     io::register(m)?;
     random::register_submodule(m)?;
