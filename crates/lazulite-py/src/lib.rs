@@ -10,6 +10,7 @@ mod convert;
 mod dataflow;
 mod dtype;
 mod errors;
+mod indexing;
 mod linalg;
 mod misc;
 mod ops;
@@ -31,6 +32,7 @@ fn _signatures(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         reductions::signatures(),
         shapes::signatures(),
         linalg::signatures(),
+        indexing::signatures(),
     ]
     .into_iter()
     .flatten()
@@ -59,6 +61,8 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     reductions::register_all(m)?;
     shapes::register_all(m)?;
     linalg::register_all(m)?;
+    indexing::register(m)?;
+    m.add_class::<indexing::ArrayAt>()?;
     transforms::register(m)?;
     dataflow::register(m)?;
     random::register_submodule(m)?;
