@@ -19,6 +19,7 @@ stack split unstack pad tile repeat roll flip as_strided view contiguous atleast
 atleast_3d broadcast_arrays empty full_like linspace eye identity tri tril triu meshgrid diag
 diagonal trace where clip nan_to_num isclose allclose array_equal matmul addmm inner outer
 tensordot kron einsum vecdot grad value_and_grad vjp jvp vmap stop_gradient export_to_dot
+take take_along_axis put_along_axis slice slice_update
 """.split()
 RANDOM = "key split seed uniform normal randint bernoulli truncated_normal gumbel laplace".split()
 METHODS = """
