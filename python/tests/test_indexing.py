@@ -175,7 +175,8 @@ def test_read_matches_numpy(case):
     expected, error = numpy_result(a, np_key)
     x = mx.array(a)
     if error is not None:
-        with pytest.raises(IndexError):
+        # NumPy's IndexError for too many indices is MLX's ValueError.
+        with pytest.raises(IndexError if "too many" not in str(error) else ValueError):
             np.array(x[mx_key])
         return
     got = x[mx_key]
@@ -514,8 +515,8 @@ def test_nonzero_and_argwhere_beyond_mlx():
     (True, ValueError),
     ([1.5], ValueError),
     (mx.array([1.0]), ValueError),
-    ((0, 0, 0), IndexError),
-    ((Ellipsis, Ellipsis), IndexError),
+    ((0, 0, 0), ValueError),
+    ((Ellipsis, Ellipsis), ValueError),
     (slice(None, None, 0), ValueError),
     (slice(1.5, None), TypeError),
     (5, IndexError),
@@ -578,7 +579,7 @@ def test_empty_and_zero_size():
     assert y.tolist() == [0, 1, 2]
     assert mx.array(7)[None].shape == (1,)
     assert mx.array(7)[...].item() == 7
-    with pytest.raises(IndexError):
+    with pytest.raises(ValueError, match="array is 0-dimensional"):
         mx.array(7)[0]
 
 

@@ -106,12 +106,41 @@ fn entry_of(item: &Bound<'_, PyAny>) -> Res<Index> {
     Err(PyValueError::new_err(UNSUPPORTED).into())
 }
 
-/// A Python key (one entry or a tuple of them) as a lazulite index expression.
-pub fn index_of(key: &Bound<'_, PyAny>) -> Res<Vec<Index>> {
-    match key.cast::<PyTuple>() {
-        Ok(t) => t.iter().map(|item| entry_of(&item)).collect(),
-        Err(_) => Ok(vec![entry_of(key)?]),
+/// How many axes of the indexed array an entry uses.
+fn axes_used(entry: &Index) -> usize {
+    match entry {
+        Index::NewAxis | Index::Ellipsis => 0,
+        Index::Mask(m) => m.ndim(),
+        _ => 1,
     }
+}
+
+/// A Python key (one entry or a tuple of them) as a lazulite index expression for `a`;
+/// too many indices or ellipses are a ValueError, as in MLX.
+pub fn index_of(a: &Array, key: &Bound<'_, PyAny>) -> Res<Vec<Index>> {
+    let indices = match key.cast::<PyTuple>() {
+        Ok(t) => t
+            .iter()
+            .map(|item| entry_of(&item))
+            .collect::<Res<Vec<_>>>()?,
+        Err(_) => vec![entry_of(key)?],
+    };
+    if indices.iter().map(axes_used).sum::<usize>() > a.ndim() {
+        let message = match a.ndim() {
+            0 => "too many indices for array: array is 0-dimensional".to_string(),
+            n => format!("Too many indices for array with {n} dimensions."),
+        };
+        return Err(PyValueError::new_err(message).into());
+    }
+    if indices
+        .iter()
+        .filter(|i| matches!(i, Index::Ellipsis))
+        .count()
+        > 1
+    {
+        return Err(PyValueError::new_err("An index can only have a single ellipsis (...)").into());
+    }
+    Ok(indices)
 }
 
 /// The value of `a[key] = value` or `a.at[key].add(value)`: scalars stay weakly typed,
@@ -126,14 +155,7 @@ fn value_of(value: &Bound<'_, PyAny>) -> Res<Operand> {
 /// The axis of `a` each index-array entry of `indices` addresses (after the ellipsis is
 /// expanded), with the array.
 fn indexed_axes<'i>(a: &Array, indices: &'i [Index]) -> Vec<(usize, &'i Array)> {
-    let consumed: usize = indices
-        .iter()
-        .map(|i| match i {
-            Index::NewAxis | Index::Ellipsis => 0,
-            Index::Mask(m) => m.ndim(),
-            _ => 1,
-        })
-        .sum();
+    let consumed: usize = indices.iter().map(axes_used).sum();
     let mut axis = 0;
     let mut out = vec![];
     for i in indices {
@@ -192,8 +214,9 @@ impl PyArray {
     /// `a[key]`: NumPy indexing (ints, slices, `None`, `...`, integer or bool arrays and
     /// lists, NumPy arrays, tuples of these). Basic indexing gives a view.
     fn __getitem__(&self, key: &Bound<'_, PyAny>) -> Res<PyArray> {
-        let indices = index_of(key)?;
-        Ok(PyArray::from(lz::index(&self.array(), &indices)?))
+        let a = self.array();
+        let indices = index_of(&a, key)?;
+        Ok(PyArray::from(lz::index(&a, &indices)?))
     }
 
     /// `a[key] = value`: rebinds this array object (every Python reference to it sees
@@ -201,7 +224,7 @@ impl PyArray {
     /// one of the values wins, as in MLX. The value is cast to the array's dtype.
     fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> Res<()> {
         let a = self.array();
-        let indices = index_of(key)?;
+        let indices = index_of(&a, key)?;
         let value = value_of(value)?;
         check_evaluated_indices(&a, &indices)?;
         self.rebind(lz::index_put(&a, &indices, value)?);
@@ -248,7 +271,7 @@ impl ArrayAt {
     fn __getitem__(&self, key: &Bound<'_, PyAny>) -> Res<ArrayAt> {
         Ok(ArrayAt {
             array: self.array.clone(),
-            indices: Some(index_of(key)?),
+            indices: Some(index_of(&self.array, key)?),
         })
     }
 
