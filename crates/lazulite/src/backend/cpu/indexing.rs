@@ -77,35 +77,42 @@ fn check_indices(op: &str, indices: &[Tensor], axes: &[usize], split: &Split) ->
 /// of min/max without a data-dependent branch, which the compiler vectorises; then every
 /// index is known to be in range and the gather/scatter loops need no check.
 fn out_of_range<I: Element>(idx: &Tensor, dim: usize) -> Option<i128> {
+    if idx.size() == 0 {
+        return None;
+    }
     let src = idx.buf.as_ptr() as *const I::Storage;
+    // Unsigned values may exceed i64 (u64), and only their top matters.
     let unsigned = I::DTYPE.is_unsigned();
-    let (mut lo, mut hi) = (i64::MAX, i64::MIN);
-    let mut top = 0u64;
+    let (mut lo, mut hi) = (i128::MAX, i128::MIN);
     for_each_row(
         &idx.shape,
         [&idx.strides],
         [idx.offset as isize],
         |[start], len, [step]| {
-            if unsigned {
-                // Unsigned values may exceed i64 (u64); only the top matters.
-                for_each_value::<I>(src, start, len, step, |v| top = Ord::max(top, v.to_u64()));
+            // Row extremes in locals (folded), so the loop keeps them in registers.
+            let (row_lo, row_hi) = if unsigned {
+                let top =
+                    fold_row::<I, u64>(src, start, len, step, 0, |t, v| Ord::max(t, v.to_u64()));
+                (0, top as i128)
             } else {
-                for_each_value::<I>(src, start, len, step, |v| {
-                    let v = v.to_i64();
-                    lo = Ord::min(lo, v);
-                    hi = Ord::max(hi, v);
-                });
-            }
+                let (l, h) = fold_row::<I, (i64, i64)>(
+                    src,
+                    start,
+                    len,
+                    step,
+                    (i64::MAX, i64::MIN),
+                    |(l, h), v| {
+                        let v = v.to_i64();
+                        (Ord::min(l, v), Ord::max(h, v))
+                    },
+                );
+                (l as i128, h as i128)
+            };
+            lo = Ord::min(lo, row_lo);
+            hi = Ord::max(hi, row_hi);
         },
     );
     let dim = dim as i128;
-    if unsigned {
-        return (idx.size() > 0 && top as i128 >= dim).then_some(top as i128);
-    }
-    if idx.size() == 0 {
-        return None;
-    }
-    let (lo, hi) = (lo as i128, hi as i128);
     if lo < -dim {
         Some(lo)
     } else if hi >= dim {
@@ -115,28 +122,53 @@ fn out_of_range<I: Element>(idx: &Tensor, dim: usize) -> Option<i128> {
     }
 }
 
-/// Calls `f` on the `len` values of a row starting at element `start` with step `step`;
+/// Folds the `len` values of a row starting at element `start` with step `step`;
 /// contiguous rows go through a slice so the loop vectorises.
+#[inline(always)]
+fn fold_row<I: Element, A>(
+    src: *const I::Storage,
+    start: isize,
+    len: usize,
+    step: isize,
+    init: A,
+    f: impl Fn(A, I) -> A,
+) -> A {
+    if step == 1 {
+        // SAFETY: the row's `len` elements from `start` lie inside the index buffer.
+        let row = unsafe { std::slice::from_raw_parts(src.offset(start), len) };
+        row.iter().fold(init, |acc, &v| f(acc, I::load(v)))
+    } else {
+        (0..len as isize).fold(init, |acc, i| {
+            // SAFETY: the layout addresses elements inside the index buffer.
+            f(
+                acc,
+                I::load(unsafe { std::ptr::read_unaligned(src.offset(start + i * step)) }),
+            )
+        })
+    }
+}
+
+/// Calls `f` on the `len` values of a row starting at element `start` with step `step`,
+/// with the position in the row; contiguous rows go through a slice.
 #[inline(always)]
 fn for_each_value<I: Element>(
     src: *const I::Storage,
     start: isize,
     len: usize,
     step: isize,
-    mut f: impl FnMut(I),
+    mut f: impl FnMut(usize, I),
 ) {
     if step == 1 {
         // SAFETY: the row's `len` elements from `start` lie inside the index buffer.
         let row = unsafe { std::slice::from_raw_parts(src.offset(start), len) };
-        for &v in row {
-            f(I::load(v));
+        for (k, &v) in row.iter().enumerate() {
+            f(k, I::load(v));
         }
     } else {
-        for i in 0..len as isize {
+        for k in 0..len {
             // SAFETY: the layout addresses elements inside the index buffer.
-            f(I::load(unsafe {
-                std::ptr::read_unaligned(src.offset(start + i * step))
-            }));
+            let v = unsafe { std::ptr::read_unaligned(src.offset(start + k as isize * step)) };
+            f(k, I::load(v));
         }
     }
 }
@@ -156,16 +188,16 @@ fn offsets(indices: &[Tensor], split: &Split, base: isize) -> Vec<isize> {
         let (dim, stride) = (split.dims[k] as isize, split.strides[k]);
         dispatch!(idx.dtype, I => {
             let src = idx.buf.as_ptr() as *const <I as Element>::Storage;
-            let mut slots = out.iter_mut();
+            let mut rest = &mut out[..];
             for_each_row(
                 &idx.shape,
                 [&idx.strides],
                 [idx.offset as isize],
                 |[start], len, [step]| {
-                    for_each_value::<I>(src, start, len, step, |v| {
-                        if let Some(slot) = slots.next() {
-                            *slot += wrap(v.to_i64() as isize, dim) * stride;
-                        }
+                    let (row, tail) = std::mem::take(&mut rest).split_at_mut(len);
+                    rest = tail;
+                    for_each_value::<I>(src, start, len, step, |k, v| {
+                        row[k] += wrap(v.to_i64() as isize, dim) * stride;
                     });
                 },
             );
@@ -220,20 +252,24 @@ fn pick<I: Element, W: Element>(
 ) {
     let s = src.buf.as_ptr() as *const W::Storage;
     let ip = idx.buf.as_ptr() as *const I::Storage;
-    let d = out.data_ptr_mut::<W>();
+    let n = out.size();
+    // SAFETY: the output is contiguous with one element per index.
+    let mut rest = unsafe { std::slice::from_raw_parts_mut(out.data_ptr_mut::<W>(), n) };
     let dim = dim as isize;
-    let mut pos = 0;
     for_each_row(
         &idx.shape,
         [&idx.strides],
         [idx.offset as isize],
         |[start], len, [step]| {
-            for_each_value::<I>(ip, start, len, step, |v| {
+            // The row's outputs as a slice of their own, so the loop keeps no counter
+            // in memory.
+            let (row, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            rest = tail;
+            for_each_value::<I>(ip, start, len, step, |k, v| {
                 let at = base + wrap(v.to_i64() as isize, dim) * stride;
                 // SAFETY: every index was checked against its axis, so `at` addresses an
-                // element of src; the output holds one element per index, written in order.
-                unsafe { d.add(pos).write(std::ptr::read_unaligned(s.offset(at))) };
-                pos += 1;
+                // element of src.
+                row[k] = unsafe { std::ptr::read_unaligned(s.offset(at)) };
             });
         },
     );
