@@ -20,6 +20,8 @@ atleast_3d broadcast_arrays empty full_like linspace eye identity tri tril triu 
 diagonal trace where clip nan_to_num isclose allclose array_equal matmul addmm inner outer
 tensordot kron einsum vecdot grad value_and_grad vjp jvp vmap stop_gradient export_to_dot
 save savez savez_compressed save_safetensors save_gguf load
+take take_along_axis put_along_axis slice slice_update
+compile checkpoint async_eval disable_compile enable_compile
 """.split()
 RANDOM = "key split seed uniform normal randint bernoulli truncated_normal gumbel laplace".split()
 METHODS = """

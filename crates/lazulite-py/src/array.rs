@@ -1,14 +1,14 @@
 //! The `array` class: construction, properties, conversions to Python and NumPy (the
-//! buffer protocol, zero-copy), operators, printing and basic indexing. Op methods
+//! buffer protocol, zero-copy), operators and printing (indexing is in `indexing.rs`). Op methods
 //! (`a.abs()`, ...) are bound in the tables of `ops.rs`.
 
 use crate::convert::{array_of, scalar_of, Dt, NewShape};
 use crate::dtype::PyDtype;
 use crate::errors::{to_py_err, Res};
 use lazulite::{Array, Complex, DType, Operand, RawData};
-use pyo3::exceptions::{PyBufferError, PyIndexError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyComplex, PyEllipsis, PyList, PySlice, PyTuple};
+use pyo3::types::{PyComplex, PyList, PyTuple};
 use pyo3::IntoPyObjectExt;
 use std::ffi::{c_int, c_void, CString};
 use std::sync::RwLock;
@@ -273,143 +273,6 @@ fn buffer_format(dtype: DType) -> &'static str {
     }
 }
 
-/// One index of `a[...]`.
-enum Index {
-    Int(i64),
-    Slice(i64, i64, i64),
-    NewAxis,
-    Ellipsis,
-}
-
-fn clamp_to_i64(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
-    match obj.extract::<i64>() {
-        Ok(v) => Ok(v),
-        Err(_) if obj.gt(0)? => Ok(i64::MAX),
-        Err(_) => Ok(i64::MIN),
-    }
-}
-
-fn parse_index(item: &Bound<'_, PyAny>) -> PyResult<Index> {
-    if item.is_none() {
-        return Ok(Index::NewAxis);
-    }
-    if item.is(PyEllipsis::get(item.py())) {
-        return Ok(Index::Ellipsis);
-    }
-    if let Ok(s) = item.cast::<PySlice>() {
-        let field = |name: &str| -> PyResult<Option<i64>> {
-            let v = s.getattr(name)?;
-            if v.is_none() {
-                Ok(None)
-            } else {
-                clamp_to_i64(&v).map(Some)
-            }
-        };
-        let step = field("step")?.unwrap_or(1);
-        if step == 0 {
-            return Err(PyValueError::new_err("slice step cannot be zero"));
-        }
-        let (first, last) = if step > 0 {
-            (0, i64::MAX)
-        } else {
-            (i64::MAX, i64::MIN)
-        };
-        return Ok(Index::Slice(
-            field("start")?.unwrap_or(first),
-            field("stop")?.unwrap_or(last),
-            step,
-        ));
-    }
-    let is_integer = !item.is_instance_of::<pyo3::types::PyBool>()
-        && (item.is_instance_of::<pyo3::types::PyInt>()
-            || scalar_of(item)?.is_some_and(|s| matches!(s, lazulite::Scalar::Int(_))));
-    if is_integer {
-        return Ok(Index::Int(item.call_method0("__index__")?.extract()?));
-    }
-    Err(PyValueError::new_err(
-        "Cannot index mlx array using the given type.",
-    ))
-}
-
-/// `a[key]` for ints, slices, `None` and `...` (a view; no gather yet).
-fn basic_index(a: &Array, key: &Bound<'_, PyAny>) -> Res<Array> {
-    let items: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {
-        Ok(t) => t.iter().collect(),
-        Err(_) => vec![key.clone()],
-    };
-    let mut indices = items
-        .iter()
-        .map(parse_index)
-        .collect::<PyResult<Vec<_>>>()?;
-    let ndim = a.ndim();
-    let consuming = indices
-        .iter()
-        .filter(|i| matches!(i, Index::Int(_) | Index::Slice(..)))
-        .count();
-    if consuming > ndim {
-        return Err(PyValueError::new_err(format!(
-            "Too many indices for array with {ndim} dimensions."
-        ))
-        .into());
-    }
-    let ellipses = indices
-        .iter()
-        .filter(|i| matches!(i, Index::Ellipsis))
-        .count();
-    if ellipses > 1 {
-        return Err(PyValueError::new_err("An index can only have a single ellipsis (...)").into());
-    }
-    let fill = || (0..ndim - consuming).map(|_| Index::Slice(0, i64::MAX, 1));
-    match indices.iter().position(|i| matches!(i, Index::Ellipsis)) {
-        Some(at) => {
-            indices.splice(at..=at, fill());
-        }
-        None => indices.extend(fill()),
-    }
-    let (mut start, mut stop, mut step) = (vec![], vec![], vec![]);
-    let mut axis = 0;
-    for index in &indices {
-        match *index {
-            Index::Int(i) => {
-                let n = a.shape()[axis] as i64;
-                if i < -n || i >= n {
-                    return Err(PyIndexError::new_err(format!(
-                        "index {i} is out of bounds for axis {axis} with size {n}"
-                    ))
-                    .into());
-                }
-                let i = if i < 0 { i + n } else { i };
-                start.push(i);
-                stop.push(i + 1);
-                step.push(1);
-                axis += 1;
-            }
-            Index::Slice(b, e, s) => {
-                start.push(b);
-                stop.push(e);
-                step.push(s);
-                axis += 1;
-            }
-            Index::NewAxis | Index::Ellipsis => {}
-        }
-    }
-    let sliced = lazulite::slice(a, &start, &stop, &step)?;
-    let mut shape = Vec::new();
-    let mut axis = 0;
-    for index in &indices {
-        match index {
-            Index::Int(_) => axis += 1,
-            Index::Slice(..) => {
-                shape.push(sliced.shape()[axis] as i64);
-                axis += 1;
-            }
-            Index::NewAxis => shape.push(1),
-            Index::Ellipsis => {}
-        }
-    }
-    Ok(lazulite::reshape(&sliced, &shape)?)
-}
-
 /// Iterates over the first axis of an array.
 #[pyclass(name = "ArrayIterator", module = "lazulite.core")]
 pub struct ArrayIterator {
@@ -427,10 +290,8 @@ impl ArrayIterator {
         if self.next >= self.array.shape()[0] {
             return Ok(None);
         }
-        let row = basic_index(
-            &self.array,
-            &(self.next as i64).into_pyobject(py)?.into_any(),
-        )?;
+        let row = lazulite::index(&self.array, &[lazulite::Index::Int(self.next as i64)])
+            .map_err(to_py_err)?;
         self.next += 1;
         Ok(Some(Py::new(py, PyArray::from(row))?.into_any()))
     }
@@ -546,10 +407,6 @@ impl PyArray {
             _ => axes.extract()?,
         };
         Ok(PyArray::from(lazulite::transpose(&a, &axes)?))
-    }
-
-    fn __getitem__(&self, key: &Bound<'_, PyAny>) -> Res<PyArray> {
-        Ok(PyArray::from(basic_index(&self.array(), key)?))
     }
 
     fn __len__(&self) -> PyResult<usize> {

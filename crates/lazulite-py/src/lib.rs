@@ -13,6 +13,7 @@ mod dataflow;
 mod dlpack;
 mod dtype;
 mod errors;
+mod indexing;
 mod io;
 mod linalg;
 mod misc;
@@ -35,6 +36,7 @@ fn _signatures(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         reductions::signatures(),
         shapes::signatures(),
         linalg::signatures(),
+        indexing::signatures(),
     ]
     .into_iter()
     .flatten()
@@ -63,6 +65,8 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     reductions::register_all(m)?;
     shapes::register_all(m)?;
     linalg::register_all(m)?;
+    indexing::register(m)?;
+    m.add_class::<indexing::ArrayAt>()?;
     transforms::register(m)?;
     compile::register(m)?;
     custom::register(m)?;

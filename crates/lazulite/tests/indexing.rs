@@ -533,3 +533,117 @@ fn basic_indexing_is_a_view() {
         vec![21.0, 23.0, 17.0, 19.0, 13.0, 15.0]
     );
 }
+
+#[test]
+fn gather_reads_through_any_index_layout_and_dtype() {
+    let a = Array::from_slice(&[10.0f32, 11., 12., 13., 14.], &[5]).unwrap();
+    // Strided with a negative step, negative values: the one-index fast path.
+    let i = Array::from_slice(&[-1i64, 9, 0, 9, -5, 9], &[6]).unwrap();
+    let strided = index(&i, &idx![Index::slice(Some(-2), None, Some(-2))]).unwrap();
+    assert_eq!(
+        take(&a, &strided, None).unwrap().to_vec::<f32>().unwrap(),
+        vec![10., 10., 14.]
+    );
+    // A broadcast (stride 0) index, unsigned dtypes.
+    let two = lazulite::broadcast_to(&Array::scalar(2u8), &[3]).unwrap();
+    assert_eq!(
+        take(&a, &two, None).unwrap().to_vec::<f32>().unwrap(),
+        vec![12.; 3]
+    );
+    let big = Array::from_slice(&[u64::MAX], &[1]).unwrap();
+    let e = take(&a, &big, None).unwrap().eval().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Index);
+    assert!(
+        e.message().contains(&u64::MAX.to_string()),
+        "{}",
+        e.message()
+    );
+    let low = Array::from_slice(&[0i8, -6, 4], &[3]).unwrap();
+    let e = take(&a, &low, None).unwrap().eval().unwrap_err();
+    assert!(
+        e.message().contains("Index -6 is out of bounds"),
+        "{}",
+        e.message()
+    );
+    // Two index arrays and rows of several elements: the offsets path.
+    let m = reshape(&arange(0.0, 12.0, 1.0, DType::Int32).unwrap(), &[2, 3, 2]).unwrap();
+    let r = Array::from_slice(&[1i32, -2], &[2]).unwrap();
+    let c = Array::from_slice(&[-1i16, 0], &[2]).unwrap();
+    assert_eq!(
+        index(&m, &idx![&r, &c]).unwrap().to_vec::<i32>().unwrap(),
+        vec![10, 11, 0, 1]
+    );
+}
+
+#[test]
+fn empty_ellipsis_between_advanced_indices_moves_them_first() {
+    // NumPy: a[None, mask, ..., 0] on a (1, 1) array has shape (0, 1): the ellipsis
+    // separates the advanced indices even though it expands to no axis.
+    let a = Array::from_slice(&[5i32], &[1, 1]).unwrap();
+    let mask = Array::from_slice(&[false], &[1]).unwrap();
+    let r = index(&a, &idx![Index::NewAxis, &mask, Index::Ellipsis, 0]).unwrap();
+    assert_eq!(r.shape(), &[0, 1]);
+    let b = reshape(&arange(0.0, 6.0, 1.0, DType::Int32).unwrap(), &[1, 2, 3]).unwrap();
+    let i = Array::from_slice(&[1i32, 0], &[2]).unwrap();
+    let r = index(&b, &idx![.., &i, Index::Ellipsis, 2]).unwrap();
+    assert_eq!(r.shape(), &[2, 1]);
+    assert_eq!(r.to_vec::<i32>().unwrap(), vec![5, 2]);
+    let w = index_put(&b, &idx![.., &i, Index::Ellipsis, 2], &r).unwrap();
+    assert_eq!(w.to_vec::<i32>().unwrap(), b.to_vec::<i32>().unwrap());
+}
+
+#[test]
+fn dynamic_slice_and_update() {
+    use lazulite::{dynamic_slice, dynamic_slice_update};
+    let a = reshape(&arange(0.0, 12.0, 1.0, DType::Float32).unwrap(), &[3, 4]).unwrap();
+    let start = Array::from_slice(&[1i32, 2], &[2]).unwrap();
+    let s = dynamic_slice(&a, &start, &[0, -1], &[2, 2]).unwrap();
+    assert_eq!(s.to_vec::<f32>().unwrap(), vec![6., 7., 10., 11.]);
+    let u = dynamic_slice_update(
+        &a,
+        &lazulite::zeros(&[2, 2], DType::Float32).unwrap(),
+        &start,
+        &[0, 1],
+    )
+    .unwrap();
+    assert_eq!(
+        u.to_vec::<f32>().unwrap(),
+        vec![0., 1., 2., 3., 4., 5., 0., 0., 8., 9., 0., 0.]
+    );
+    let past = Array::from_slice(&[3i32], &[1]).unwrap();
+    let e = dynamic_slice(&a, &past, &[1], &[3, 2])
+        .unwrap()
+        .eval()
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Index);
+    for bad in [
+        dynamic_slice(&a, &start, &[0], &[2, 2]).err(),
+        dynamic_slice(&a, &start, &[0, 1], &[2]).err(),
+        dynamic_slice(&a, &start, &[0, 1], &[4, 2]).err(),
+        dynamic_slice(
+            &a,
+            &Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap(),
+            &[0, 1],
+            &[1, 1],
+        )
+        .err(),
+        dynamic_slice(&a, &start, &[0, 2], &[1, 1]).err(),
+        dynamic_slice_update(
+            &a,
+            &lazulite::zeros(&[2], DType::Float32).unwrap(),
+            &start,
+            &[0, 1],
+        )
+        .err(),
+    ] {
+        assert!(bad.is_some());
+    }
+    // Derivatives flow through both (gather and scatter).
+    let x = array(&uniform(1, 12, -1.0, 1.0), &[3, 4]);
+    let v = array(&uniform(2, 4, -1.0, 1.0), &[2, 2]);
+    let one = Array::scalar(1i32);
+    let slice_f = |x: &[Array]| dynamic_slice(&x[0], &one, &[0], &[2, 4]);
+    check_derivatives("dynamic_slice", &slice_f, std::slice::from_ref(&x));
+    let update_f = |x: &[Array]| dynamic_slice_update(&x[0], &x[1], &start, &[0, 1]);
+    check_derivatives("dynamic_slice_update", &update_f, &[x, v]);
+}

@@ -25,7 +25,7 @@ use crate::dtype::DType;
 use crate::element::{dispatch, Complex, Element};
 use crate::error::{Error, Result};
 use crate::primitive::{OutputSpec, Primitive};
-use crate::shape::{broadcast_shapes, checked_size, normalize_axis};
+use crate::shape::{broadcast_shapes, checked_size, normalize_axes, normalize_axis};
 use crate::transforms::batch_to_front;
 
 /// Reads the sub-arrays of input 0 at the integer index arrays (inputs 1..) along `axes`.
@@ -576,9 +576,31 @@ impl Entry {
     }
 }
 
+/// The entries of an index expression for an array, and whether its advanced entries
+/// (arrays, masks, and integers among them) are separated by an ellipsis that expands
+/// to no axis: NumPy then counts them as not adjacent, though no entry lies between.
+struct Resolved {
+    entries: Vec<Entry>,
+    split_by_ellipsis: bool,
+}
+
+/// Whether an ellipsis expanding to no axis sits between advanced entries of `indices`.
+fn empty_ellipsis_splits(indices: &[Index], ellipsis_len: usize) -> bool {
+    let arrays = indices
+        .iter()
+        .any(|i| matches!(i, Index::Array(_) | Index::Mask(_)));
+    let advanced = |i: &Index| {
+        matches!(i, Index::Array(_) | Index::Mask(_)) || (arrays && matches!(i, Index::Int(_)))
+    };
+    let Some(e) = indices.iter().position(|i| matches!(i, Index::Ellipsis)) else {
+        return false;
+    };
+    ellipsis_len == 0 && indices[..e].iter().any(advanced) && indices[e..].iter().any(advanced)
+}
+
 /// The entries of `indices` for `a`: the ellipsis (or the missing tail) expanded into
 /// full slices, masks turned into integer arrays (evaluating them), integers checked.
-fn resolve(op: &str, a: &Array, indices: &[Index]) -> Result<Vec<Entry>> {
+fn resolve(op: &str, a: &Array, indices: &[Index]) -> Result<Resolved> {
     let consumed: usize = indices
         .iter()
         .map(|i| match i {
@@ -686,7 +708,10 @@ fn resolve(op: &str, a: &Array, indices: &[Index]) -> Result<Vec<Entry>> {
             }
         }
     }
-    Ok(out)
+    Ok(Resolved {
+        entries: out,
+        split_by_ellipsis: empty_ellipsis_splits(indices, ndim - consumed),
+    })
 }
 
 /// Python's default start and stop for a slice with `step`, as values `slice_bounds`
@@ -768,7 +793,10 @@ fn adjacent(array_axes: &[usize]) -> bool {
 /// assert!(index(&arr, &idx![10]).is_err());
 /// ```
 pub fn index(a: &Array, indices: &[Index]) -> Result<Array> {
-    let entries = resolve("index", a, indices)?;
+    let Resolved {
+        entries,
+        split_by_ellipsis,
+    } = resolve("index", a, indices)?;
     let (view, array_axes) = basic_view(a, &entries)?;
     let arrays: Vec<Array> = entries
         .into_iter()
@@ -782,7 +810,7 @@ pub fn index(a: &Array, indices: &[Index]) -> Result<Array> {
     }
     let out = gather(&view, &arrays, &array_axes)?;
     let first = array_axes[0];
-    if !adjacent(&array_axes) || first == 0 {
+    if !adjacent(&array_axes) || split_by_ellipsis || first == 0 {
         return Ok(out);
     }
     // Move the broadcast dimensions (leading in the gather) to where the arrays were.
@@ -797,7 +825,11 @@ pub fn index(a: &Array, indices: &[Index]) -> Result<Array> {
 
 /// For each axis of `a` indexed by `entries` (advanced), its coordinate at every position
 /// of the index result, broadcast to the result's shape, which is also returned.
-fn coordinates(a: &Array, entries: &[Entry]) -> Result<(Vec<Array>, Vec<usize>)> {
+fn coordinates(
+    a: &Array,
+    entries: &[Entry],
+    split_by_ellipsis: bool,
+) -> Result<(Vec<Array>, Vec<usize>)> {
     let arrays: Vec<&Array> = entries
         .iter()
         .filter_map(|e| match e {
@@ -813,7 +845,7 @@ fn coordinates(a: &Array, entries: &[Entry]) -> Result<(Vec<Array>, Vec<usize>)>
         .filter(|(_, e)| matches!(e, Entry::Array(_)))
         .map(|(i, _)| i)
         .collect();
-    let together = adjacent(&array_pos);
+    let together = adjacent(&array_pos) && !split_by_ellipsis;
     // Result layout: per entry, the result dimension of a slice/new axis; the batch
     // dimensions start at `batch_at`.
     let mut result: Vec<usize> = vec![];
@@ -893,7 +925,10 @@ fn update(a: &Array, indices: &[Index], value: Operand, mode: ScatterMode) -> Re
             return where_(m, &new, a);
         }
     }
-    let entries = resolve(op, a, indices)?;
+    let Resolved {
+        entries,
+        split_by_ellipsis,
+    } = resolve(op, a, indices)?;
     if !entries.iter().any(|e| matches!(e, Entry::Array(_))) {
         let (view, _) = basic_view(a, &entries)?;
         let value = broadcast_to(&value, view.shape()).map_err(|_| {
@@ -919,7 +954,7 @@ fn update(a: &Array, indices: &[Index], value: Operand, mode: ScatterMode) -> Re
         }
         return slice_update(a, &reshape(&new, &shape)?, &start, &stop, &step);
     }
-    let (coords, result) = coordinates(a, &entries)?;
+    let (coords, result) = coordinates(a, &entries, split_by_ellipsis)?;
     let value = broadcast_to(&value, &result).map_err(|_| {
         Error::value(format!(
             "[{op}] Cannot broadcast a value of shape {:?} to the indexed shape {result:?}.",
@@ -1306,4 +1341,108 @@ fn same_value<T: Element>(x: T, y: T) -> bool {
         return x == y || (nan(x) && nan(y));
     }
     x == y || (T::DTYPE.is_inexact() && x.to_f64().is_nan() && y.to_f64().is_nan())
+}
+
+/// Coordinates of a `slice_size` window of an array of `shape` whose corner is `start`
+/// (an integer array, one value per entry of `axes`; 0 on the other axes): one int64
+/// array per axis, broadcasting together to `slice_size`.
+fn window(
+    op: &str,
+    shape: &[usize],
+    start: &Array,
+    axes: &[i32],
+    slice_size: &[usize],
+) -> Result<Vec<Array>> {
+    if !start.dtype().is_integer() {
+        return Err(Error::value(format!(
+            "[{op}] Start indices must be integers, got {}.",
+            start.dtype()
+        )));
+    }
+    if start.size() != axes.len() {
+        return Err(Error::value(format!(
+            "[{op}] Got {} start indices for {} axes.",
+            start.size(),
+            axes.len()
+        )));
+    }
+    if slice_size.len() != shape.len() {
+        return Err(Error::value(format!(
+            "[{op}] Slice sizes {slice_size:?} must have one entry per axis of the array of \
+             shape {shape:?}."
+        )));
+    }
+    if let Some(d) = (0..shape.len()).find(|&d| slice_size[d] > shape[d]) {
+        return Err(Error::value(format!(
+            "[{op}] Slice size {} is larger than axis {d} of size {}.",
+            slice_size[d], shape[d]
+        )));
+    }
+    let axes = normalize_axes(op, axes, shape.len())?;
+    let start = astype(&reshape(start, &[-1])?, DType::Int64)?;
+    let rank = shape.len();
+    (0..rank)
+        .map(|d| {
+            let mut c = arange(0.0, slice_size[d] as f64, 1.0, DType::Int64)?;
+            if let Some(k) = axes.iter().position(|&a| a == d) {
+                c = add(&c, &index(&start, &[Index::Int(k as i64)])?)?;
+            }
+            let mut s = vec![1i64; rank];
+            s[d] = slice_size[d] as i64;
+            broadcast_to(&reshape(&c, &s)?, slice_size)
+        })
+        .collect()
+}
+
+/// The `slice_size` window of `a` starting at the positions in the array `start` along
+/// `axes` (at 0 along the others): MLX's `slice` with array start indices, so the start
+/// can be computed lazily. A window reaching past the end is an `IndexError` from eval.
+///
+/// ```
+/// use lazulite::{dynamic_slice, Array};
+/// let a = Array::from_slice(&[1i32, 2, 3, 4, 5, 6], &[2, 3]).unwrap();
+/// let r = dynamic_slice(&a, &Array::scalar(1i32), &[0], &[1, 2]).unwrap();
+/// assert_eq!(r.to_vec::<i32>().unwrap(), vec![4, 5]);
+/// let r = dynamic_slice(&a, &Array::scalar(1i32), &[1], &[2, 1]).unwrap();
+/// assert_eq!(r.to_vec::<i32>().unwrap(), vec![2, 5]);
+/// ```
+pub fn dynamic_slice(
+    a: &Array,
+    start: &Array,
+    axes: &[i32],
+    slice_size: &[usize],
+) -> Result<Array> {
+    let coords = window("slice", a.shape(), start, axes, slice_size)?;
+    let all: Vec<usize> = (0..a.ndim()).collect();
+    gather(a, &coords, &all)
+}
+
+/// `a` with the window of `update`'s shape starting at the positions in `start` along
+/// `axes` (at 0 along the others) replaced by `update`: MLX's `slice_update` with array
+/// start indices. A window reaching past the end is an `IndexError` from eval.
+///
+/// ```
+/// use lazulite::{dynamic_slice_update, ones, zeros, Array, DType};
+/// let a = zeros(&[3, 3], DType::Float32).unwrap();
+/// let start = Array::from_slice(&[1i32, 1], &[2]).unwrap();
+/// let r = dynamic_slice_update(&a, &ones(&[1, 2], DType::Float32).unwrap(), &start, &[0, 1]).unwrap();
+/// assert_eq!(r.to_vec::<f32>().unwrap(), vec![0., 0., 0., 0., 1., 1., 0., 0., 0.]);
+/// ```
+pub fn dynamic_slice_update(
+    a: &Array,
+    update: &Array,
+    start: &Array,
+    axes: &[i32],
+) -> Result<Array> {
+    if update.ndim() != a.ndim() {
+        return Err(Error::value(format!(
+            "[slice_update] The update of shape {:?} must have as many dimensions as the \
+             array of shape {:?}.",
+            update.shape(),
+            a.shape()
+        )));
+    }
+    let coords = window("slice_update", a.shape(), start, axes, update.shape())?;
+    let all: Vec<usize> = (0..a.ndim()).collect();
+    scatter(a, &coords, update, &all, ScatterMode::Assign)
 }

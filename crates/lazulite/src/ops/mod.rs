@@ -32,6 +32,6 @@ pub use unary::*;
 pub use view::{broadcast_to, reshape, slice, slice_update, transpose};
 pub mod indexing;
 pub use indexing::{
-    argwhere, at, index, index_put, nonzero, put_along_axis, take, take_along_axis, unique, At,
-    Index,
+    argwhere, at, dynamic_slice, dynamic_slice_update, index, index_put, nonzero, put_along_axis,
+    take, take_along_axis, unique, At, Index,
 };

@@ -2,15 +2,14 @@
 //! integer index tensors along some of its axes.
 //!
 //! Index values are data, so they are checked here: a negative index counts from the end
-//! of its axis and anything outside `[-size, size)` is an `IndexError`. The check sits in
-//! the loop that reads the index (one compare per index), and every index is checked
-//! before anything is written.
+//! of its axis and anything outside `[-size, size)` is an `IndexError`. Every index is
+//! checked before anything is read or written, by one vectorised min/max pass over the
+//! indices; the loops that then read through them wrap negatives without a branch.
 
 use super::binary::Arith;
 use super::elementwise::map1;
 use super::strided::for_each_row;
 use crate::backend::Tensor;
-use crate::dtype::DType;
 use crate::element::{dispatch, Element};
 use crate::error::{Error, Result};
 
@@ -59,66 +58,152 @@ fn split(shape: &[usize], strides: &[isize], axes: &[usize]) -> Split {
     }
 }
 
-/// Element offsets `base + Σ_k index_k * strides[k]`, one per position of the (equally
-/// shaped) index tensors in row-major order, with every index wrapped and bounds-checked.
-fn offsets(
-    op: &str,
-    indices: &[Tensor],
-    axes: &[usize],
-    split: &Split,
-    base: isize,
-) -> Result<Vec<isize>> {
-    let count = indices.first().map_or(1, |t| t.size());
-    let mut out = vec![base; count];
+/// Checks every index of `indices` (one per axis of `axes`, sizes `split.dims`) against
+/// its axis: an index outside `[-size, size)` is an `IndexError` naming it.
+fn check_indices(op: &str, indices: &[Tensor], axes: &[usize], split: &Split) -> Result<()> {
     for (k, idx) in indices.iter().enumerate() {
-        let (dim, stride) = (split.dims[k], split.strides[k]);
-        dispatch!(idx.dtype, I => add_offsets::<I>(idx, dim, stride, &mut out)).map_err(|bad| {
-            Error::index(format!(
+        let dim = split.dims[k];
+        dispatch!(idx.dtype, I => out_of_range::<I>(idx, dim)).map_or(Ok(()), |bad| {
+            Err(Error::index(format!(
                 "[{op}] Index {bad} is out of bounds for axis {} with size {dim}.",
                 axes[k]
-            ))
+            )))
         })?;
     }
-    Ok(out)
+    Ok(())
 }
 
-/// Adds `index * stride` to each offset; on an index outside `[-dim, dim)` stops and
-/// returns it.
-fn add_offsets<I: Element>(
-    idx: &Tensor,
-    dim: usize,
-    stride: isize,
-    out: &mut [isize],
-) -> std::result::Result<(), i128> {
+/// An index of `idx` outside `[-dim, dim)`, if any (the smallest or the largest). One pass
+/// of min/max without a data-dependent branch, which the compiler vectorises; then every
+/// index is known to be in range and the gather/scatter loops need no check.
+fn out_of_range<I: Element>(idx: &Tensor, dim: usize) -> Option<i128> {
+    if idx.size() == 0 {
+        return None;
+    }
     let src = idx.buf.as_ptr() as *const I::Storage;
-    let mut slots = out.iter_mut();
-    let mut bad = None;
+    // Unsigned values may exceed i64 (u64), and only their top matters.
+    let unsigned = I::DTYPE.is_unsigned();
+    let (mut lo, mut hi) = (i128::MAX, i128::MIN);
     for_each_row(
         &idx.shape,
         [&idx.strides],
         [idx.offset as isize],
         |[start], len, [step]| {
-            if bad.is_some() {
-                return;
-            }
-            for (i, slot) in (0..len as isize).zip(&mut slots) {
-                // SAFETY: the layout addresses elements inside the index buffer.
-                let v = I::load(unsafe { std::ptr::read_unaligned(src.offset(start + i * step)) });
-                let v = if I::DTYPE == DType::UInt64 {
-                    v.to_u64() as i128
-                } else {
-                    v.to_i64() as i128
-                };
-                let wrapped = if v < 0 { v + dim as i128 } else { v };
-                if !(0..dim as i128).contains(&wrapped) {
-                    bad = Some(v);
-                    return;
-                }
-                *slot += wrapped as isize * stride;
-            }
+            // Row extremes in locals (folded), so the loop keeps them in registers.
+            let (row_lo, row_hi) = if unsigned {
+                let top =
+                    fold_row::<I, u64>(src, start, len, step, 0, |t, v| Ord::max(t, v.to_u64()));
+                (0, top as i128)
+            } else {
+                let (l, h) = fold_row::<I, (i64, i64)>(
+                    src,
+                    start,
+                    len,
+                    step,
+                    (i64::MAX, i64::MIN),
+                    |(l, h), v| {
+                        let v = v.to_i64();
+                        (Ord::min(l, v), Ord::max(h, v))
+                    },
+                );
+                (l as i128, h as i128)
+            };
+            lo = Ord::min(lo, row_lo);
+            hi = Ord::max(hi, row_hi);
         },
     );
-    bad.map_or(Ok(()), Err)
+    let dim = dim as i128;
+    if lo < -dim {
+        Some(lo)
+    } else if hi >= dim {
+        Some(hi)
+    } else {
+        None
+    }
+}
+
+/// Folds the `len` values of a row starting at element `start` with step `step`;
+/// contiguous rows go through a slice so the loop vectorises.
+#[inline(always)]
+fn fold_row<I: Element, A>(
+    src: *const I::Storage,
+    start: isize,
+    len: usize,
+    step: isize,
+    init: A,
+    f: impl Fn(A, I) -> A,
+) -> A {
+    if step == 1 {
+        // SAFETY: the row's `len` elements from `start` lie inside the index buffer.
+        let row = unsafe { std::slice::from_raw_parts(src.offset(start), len) };
+        row.iter().fold(init, |acc, &v| f(acc, I::load(v)))
+    } else {
+        (0..len as isize).fold(init, |acc, i| {
+            // SAFETY: the layout addresses elements inside the index buffer.
+            f(
+                acc,
+                I::load(unsafe { std::ptr::read_unaligned(src.offset(start + i * step)) }),
+            )
+        })
+    }
+}
+
+/// Calls `f` on the `len` values of a row starting at element `start` with step `step`,
+/// with the position in the row; contiguous rows go through a slice.
+#[inline(always)]
+fn for_each_value<I: Element>(
+    src: *const I::Storage,
+    start: isize,
+    len: usize,
+    step: isize,
+    mut f: impl FnMut(usize, I),
+) {
+    if step == 1 {
+        // SAFETY: the row's `len` elements from `start` lie inside the index buffer.
+        let row = unsafe { std::slice::from_raw_parts(src.offset(start), len) };
+        for (k, &v) in row.iter().enumerate() {
+            f(k, I::load(v));
+        }
+    } else {
+        for k in 0..len {
+            // SAFETY: the layout addresses elements inside the index buffer.
+            let v = unsafe { std::ptr::read_unaligned(src.offset(start + k as isize * step)) };
+            f(k, I::load(v));
+        }
+    }
+}
+
+/// An index known to be in `[-dim, dim)` wrapped into `[0, dim)` without a branch.
+#[inline(always)]
+fn wrap(v: isize, dim: isize) -> isize {
+    v + ((v >> (isize::BITS - 1)) & dim)
+}
+
+/// Element offsets `base + Σ_k index_k * strides[k]`, one per position of the (equally
+/// shaped, already checked) index tensors in row-major order.
+fn offsets(indices: &[Tensor], split: &Split, base: isize) -> Vec<isize> {
+    let count = indices.first().map_or(1, |t| t.size());
+    let mut out = vec![base; count];
+    for (k, idx) in indices.iter().enumerate() {
+        let (dim, stride) = (split.dims[k] as isize, split.strides[k]);
+        dispatch!(idx.dtype, I => {
+            let src = idx.buf.as_ptr() as *const <I as Element>::Storage;
+            let mut rest = &mut out[..];
+            for_each_row(
+                &idx.shape,
+                [&idx.strides],
+                [idx.offset as isize],
+                |[start], len, [step]| {
+                    let (row, tail) = std::mem::take(&mut rest).split_at_mut(len);
+                    rest = tail;
+                    for_each_value::<I>(src, start, len, step, |k, v| {
+                        row[k] += wrap(v.to_i64() as isize, dim) * stride;
+                    });
+                },
+            );
+        });
+    }
+    out
 }
 
 /// The sub-arrays of `src` at the given indices along `axes`: an output of shape
@@ -126,10 +211,26 @@ fn add_offsets<I: Element>(
 /// may have any integer dtype and layout.
 pub fn gather(src: &Tensor, indices: &[Tensor], axes: &[usize]) -> Result<Tensor> {
     let split = split(&src.shape, &src.strides, axes);
-    let offsets = offsets("gather", indices, axes, &split, src.offset as isize)?;
+    check_indices("gather", indices, axes, &split)?;
     let mut out_shape = indices.first().map_or(vec![], |t| t.shape.clone());
     out_shape.extend(&split.rest_shape);
     let mut out = Tensor::uninit(src.dtype, &out_shape)?;
+    if out.size() == 0 {
+        return Ok(out);
+    }
+    if let ([idx], true) = (indices, split.rest_shape.iter().product::<usize>() == 1) {
+        // One index per element (`take` of a vector, ...): read straight through the
+        // index, without an offsets table.
+        let (dim, stride, base) = (split.dims[0], split.strides[0], src.offset as isize);
+        dispatch!(idx.dtype, I => match src.dtype.size() {
+            1 => pick::<I, u8>(src, idx, dim, stride, base, &mut out),
+            2 => pick::<I, u16>(src, idx, dim, stride, base, &mut out),
+            4 => pick::<I, u32>(src, idx, dim, stride, base, &mut out),
+            _ => pick::<I, u64>(src, idx, dim, stride, base, &mut out),
+        });
+        return Ok(out);
+    }
+    let offsets = offsets(indices, &split, src.offset as isize);
     match src.dtype.size() {
         1 => copy_rows::<u8>(src, &mut out, &offsets, &split),
         2 => copy_rows::<u16>(src, &mut out, &offsets, &split),
@@ -139,12 +240,44 @@ pub fn gather(src: &Tensor, indices: &[Tensor], axes: &[usize]) -> Result<Tensor
     Ok(out)
 }
 
+/// `out[i] = src[base + wrap(idx[i]) * stride]` over the (checked) index tensor, moving
+/// elements as `W` (an unsigned integer of the element's width).
+fn pick<I: Element, W: Element>(
+    src: &Tensor,
+    idx: &Tensor,
+    dim: usize,
+    stride: isize,
+    base: isize,
+    out: &mut Tensor,
+) {
+    let s = src.buf.as_ptr() as *const W::Storage;
+    let ip = idx.buf.as_ptr() as *const I::Storage;
+    let n = out.size();
+    // SAFETY: the output is contiguous with one element per index.
+    let mut rest = unsafe { std::slice::from_raw_parts_mut(out.data_ptr_mut::<W>(), n) };
+    let dim = dim as isize;
+    for_each_row(
+        &idx.shape,
+        [&idx.strides],
+        [idx.offset as isize],
+        |[start], len, [step]| {
+            // The row's outputs as a slice of their own, so the loop keeps no counter
+            // in memory.
+            let (row, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            rest = tail;
+            for_each_value::<I>(ip, start, len, step, |k, v| {
+                let at = base + wrap(v.to_i64() as isize, dim) * stride;
+                // SAFETY: every index was checked against its axis, so `at` addresses an
+                // element of src.
+                row[k] = unsafe { std::ptr::read_unaligned(s.offset(at)) };
+            });
+        },
+    );
+}
+
 /// Copies the sub-array at each offset into consecutive places of `out`, moving elements
 /// as `W` (an unsigned integer of the element's width).
 fn copy_rows<W: Element>(src: &Tensor, out: &mut Tensor, offsets: &[isize], split: &Split) {
-    if out.size() == 0 {
-        return;
-    }
     let s = src.buf.as_ptr() as *const W::Storage;
     let d = out.data_ptr_mut::<W>();
     let inner: usize = split.rest_shape.iter().product();
@@ -193,7 +326,8 @@ pub fn scatter(
         dispatch!(dst.dtype, T => map1::<T, T>(dst, |v| v))?
     };
     let split = split(&out.shape, &out.strides.clone(), axes);
-    let offsets = offsets(mode.name(), indices, axes, &split, 0)?;
+    check_indices(mode.name(), indices, axes, &split)?;
+    let offsets = offsets(indices, &split, 0);
     let batch_ndim = updates.ndim() - split.rest_shape.len();
     let mut update_offsets = Vec::with_capacity(offsets.len());
     for_each_row(
