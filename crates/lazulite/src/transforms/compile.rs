@@ -280,7 +280,7 @@ fn fuse(tape: Tape) -> Tape {
 
 /// Elements per block of a fused step: small enough that a few intermediates stay in
 /// the L2 cache, large enough that per-block overhead is negligible.
-const BLOCK_ELEMENTS: usize = 16 * 1024;
+const BLOCK_ELEMENTS: usize = 64 * 1024;
 
 /// Several elementwise steps of one output shape, run together block by block.
 /// Its derivative and batching rules expand it back into its steps.
