@@ -637,15 +637,15 @@ fn arg_blocks<I: Element, A: Ordered>(
     index: &mut [u32],
 ) {
     let parallel = parallel(data.len());
-    let (init, combine): (A, fn(A, A) -> A) = if is_max {
-        (A::LOWEST, max_nan)
-    } else {
-        (A::HIGHEST, min_nan)
-    };
     // Along contiguous rows: find the extreme value with the vectorised fold, then the
-    // first position holding it (the first NaN when it is NaN).
+    // first position holding it (the first NaN when it is NaN). The combine functions are
+    // passed as function items (not pointers) so the fold inlines them.
     let arg_row = |row: &[I::Storage], parallel: bool| -> u32 {
-        let best = fold_run(row, init, load, &combine, parallel);
+        let best = if is_max {
+            fold_run(row, A::LOWEST, load, &max_nan::<A>, parallel)
+        } else {
+            fold_run(row, A::HIGHEST, load, &min_nan::<A>, parallel)
+        };
         let hit = |v: I::Storage| {
             let v = load(I::load(v));
             if best.is_nan() {
