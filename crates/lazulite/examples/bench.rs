@@ -196,6 +196,11 @@ fn main() -> Result<()> {
     bench.run("cumsum 10M", 7, || {
         lazulite::cumsum(&wide, Some(0), false, true, None)
     })?;
+    for axis in [0, 1] {
+        bench.run(&format!("cumsum 4096^2 axis {axis}"), 7, || {
+            lazulite::cumsum(&square, Some(axis), false, true, None)
+        })?;
+    }
     let million = array(1_000_000, &[1_000_000], -3.0, 3.0, 9)?;
     bench.run("sort 1M", 7, || lazulite::sort(&million, Some(0)))?;
 

@@ -1,11 +1,15 @@
 //! Kernels of the reductions: sum, prod, max, min, all and any over any set of axes of
 //! any strided tensor, argmax/argmin along one axis, and the median along one axis.
 //!
-//! Every reduction walks its input once, in the order of decreasing input stride, so the
-//! innermost loop reads memory with the smallest step. The two common cases then fall out
-//! of one walk: reducing a contiguous last axis gives long rows folded into one value
-//! (with several independent accumulators, so the compiler can vectorise), and reducing
-//! leading axes gives rows added elementwise into a row of accumulators.
+//! Contiguous inputs whose reduced axes are adjacent (everything, the last axes, or a
+//! block of middle or leading axes) are seen as `[outer, reduced, inner]`: rows are
+//! folded with several independent accumulators (vectorised), and a reduced block
+//! followed by kept axes adds whole input rows into a row of accumulators. Large inputs
+//! are split across the rayon pool by output rows, column bands or fixed-size blocks of
+//! a row, always combined in the same order, so results do not depend on the number of
+//! threads. Other layouts walk the input once in the order of decreasing stride.
+//! max/min and their arg forms compare with selects, not branches; argmax/argmin fold
+//! the extreme value first, then find its first position.
 //!
 //! Sums and products of floating inputs accumulate in float64 and round once at the end
 //! (float16 and bfloat16 too, where MLX accumulates in the input type); integer sums and
@@ -18,6 +22,7 @@ use crate::dtype::DType;
 use crate::element::{dispatch, Complex, Element};
 use crate::error::Result;
 use half::{bf16, f16};
+use rayon::prelude::*;
 use std::cmp::Ordering;
 
 /// The reductions over a set of axes.
@@ -152,18 +157,179 @@ fn fold_contiguous<I: Element, A: Copy>(
     acc
 }
 
+/// Elements per block of a long contiguous run: a run is folded block by block and the
+/// block results combined in order, so the result does not depend on how many threads
+/// fold the blocks.
+const BLOCK: usize = 1 << 14;
+
+/// Below this many input elements a reduction runs on the calling thread alone.
+const PARALLEL_MIN: usize = 1 << 17;
+
+/// Output columns per task when whole rows are accumulated into an output row.
+const COLUMNS: usize = 1024;
+
+/// A contiguous input seen as `[outer, reduced, inner]`: the reduced axes form one block
+/// of dimensions (after dropping size-1 ones), with `outer` kept elements before it and
+/// `inner` after it. Output element `o * inner + i` combines `x[o, 0..reduced, i]`.
+#[derive(Copy, Clone, Debug)]
+struct Blocks {
+    outer: usize,
+    reduced: usize,
+    inner: usize,
+}
+
+/// The [`Blocks`] view of `x` reduced over `axes`, if `x` is contiguous and the reduced
+/// axes are adjacent once size-1 dimensions are ignored.
+fn blocks(x: &Tensor, axes: &[usize]) -> Option<Blocks> {
+    if !x.is_contiguous() {
+        return None;
+    }
+    let mut groups: Vec<(bool, usize)> = Vec::new();
+    for (d, &n) in x.shape.iter().enumerate() {
+        if n == 1 {
+            continue;
+        }
+        let reduced = axes.contains(&d);
+        match groups.last_mut() {
+            Some((r, size)) if *r == reduced => *size *= n,
+            _ => groups.push((reduced, n)),
+        }
+    }
+    let (outer, reduced, inner) = match groups.as_slice() {
+        [] => (1, 1, 1),
+        [(true, r)] => (1, *r, 1),
+        [(false, k)] => (*k, 1, 1),
+        [(false, o), (true, r)] => (*o, *r, 1),
+        [(true, r), (false, i)] => (1, *r, *i),
+        [(false, o), (true, r), (false, i)] => (*o, *r, *i),
+        _ => return None,
+    };
+    Some(Blocks {
+        outer,
+        reduced,
+        inner,
+    })
+}
+
+/// Whether a kernel over `size` input elements should split its work across threads.
+fn parallel(size: usize) -> bool {
+    size >= PARALLEL_MIN && rayon::current_num_threads() > 1
+}
+
+/// Calls `work(k, chunk)` for the consecutive chunks of `len` elements of `out`, on the
+/// rayon pool when `parallel`. Each chunk is written by exactly one call, so the result
+/// does not depend on the number of threads.
+fn for_each_chunk<T: Send>(
+    out: &mut [T],
+    len: usize,
+    parallel: bool,
+    work: impl Fn(usize, &mut [T]) + Sync + Send,
+) {
+    let len = len.max(1);
+    if parallel {
+        out.par_chunks_mut(len)
+            .enumerate()
+            .for_each(|(k, chunk)| work(k, chunk));
+    } else {
+        out.chunks_mut(len)
+            .enumerate()
+            .for_each(|(k, chunk)| work(k, chunk));
+    }
+}
+
+/// Folds a contiguous run block by block (see [`BLOCK`]), the blocks on the rayon pool
+/// when `parallel`; the same value either way.
+fn fold_run<I: Element, A: Copy + Send + Sync>(
+    run: &[I::Storage],
+    init: A,
+    load: &(impl Fn(I) -> A + Sync),
+    combine: &(impl Fn(A, A) -> A + Sync),
+    parallel: bool,
+) -> A {
+    let fold_block = |block: &[I::Storage]| fold_contiguous(block, init, load, combine);
+    if parallel {
+        let partial: Vec<A> = run.par_chunks(BLOCK).map(fold_block).collect();
+        partial.into_iter().fold(init, combine)
+    } else {
+        run.chunks(BLOCK).map(fold_block).fold(init, combine)
+    }
+}
+
+/// [`fold`] of a contiguous input laid out as `b`, into `acc` (`outer * inner` values
+/// holding `init`).
+fn fold_blocks<I: Element, A: Copy + Send + Sync>(
+    data: &[I::Storage],
+    b: Blocks,
+    acc: &mut [A],
+    init: A,
+    load: &(impl Fn(I) -> A + Sync),
+    combine: &(impl Fn(A, A) -> A + Sync),
+) {
+    let parallel = parallel(data.len());
+    if b.inner == 1 {
+        if b.outer >= 2 * rayon::current_num_threads() || !parallel {
+            // Enough rows to share out: each task folds whole rows.
+            let rows_per_task = (PARALLEL_MIN / 2).div_ceil(b.reduced.max(1));
+            for_each_chunk(acc, rows_per_task, parallel, |k, outs| {
+                for (j, out) in outs.iter_mut().enumerate() {
+                    let o = k * rows_per_task + j;
+                    let row = &data[o * b.reduced..][..b.reduced];
+                    *out = fold_run(row, init, load, combine, false);
+                }
+            });
+        } else {
+            for (o, out) in acc.iter_mut().enumerate() {
+                let row = &data[o * b.reduced..][..b.reduced];
+                *out = fold_run(row, init, load, combine, true);
+            }
+        }
+        return;
+    }
+    // Reduced axes in the middle: add whole input rows into a row of accumulators, a
+    // band of columns per task, so the inner loop runs over contiguous memory.
+    for_each_chunk(acc, b.inner, parallel && b.outer > 1, |o, out_row| {
+        let slab = &data[o * b.reduced * b.inner..][..b.reduced * b.inner];
+        for_each_chunk(out_row, COLUMNS, parallel, |c, cols| {
+            let band = c * COLUMNS..c * COLUMNS + cols.len();
+            for row in slab.chunks_exact(b.inner) {
+                for (a, &v) in cols.iter_mut().zip(&row[band.clone()]) {
+                    *a = combine(*a, load(I::load(v)));
+                }
+            }
+        });
+    });
+}
+
 /// Reduces `x` over `axes` into one accumulator per output element: each element is
 /// turned into an accumulator by `load` and merged by `combine`, an associative and
-/// commutative operation with identity `init`.
-fn fold<I: Element, A: Copy>(
+/// commutative operation with identity `init`. Contiguous inputs whose reduced axes are
+/// adjacent take the blocked paths (threads for large inputs); the result depends only
+/// on the input's layout, not on the number of threads.
+fn fold<I: Element, A: Copy + Send + Sync>(
     x: &Tensor,
     axes: &[usize],
     init: A,
-    load: impl Fn(I) -> A,
-    combine: impl Fn(A, A) -> A,
+    load: impl Fn(I) -> A + Sync,
+    combine: impl Fn(A, A) -> A + Sync,
 ) -> Vec<A> {
     let out_size = keepdims_shape(&x.shape, axes).iter().product();
     let mut acc = vec![init; out_size];
+    match blocks(x, axes) {
+        Some(b) => fold_blocks(x.slice::<I>(), b, &mut acc, init, &load, &combine),
+        None => fold_strided(x, axes, &mut acc, init, &load, &combine),
+    }
+    acc
+}
+
+/// [`fold`] of any strided layout, walking rows in the order of decreasing stride.
+fn fold_strided<I: Element, A: Copy>(
+    x: &Tensor,
+    axes: &[usize],
+    acc: &mut [A],
+    init: A,
+    load: &impl Fn(I) -> A,
+    combine: &impl Fn(A, A) -> A,
+) {
     let base = x.buf.as_ptr() as *const I::Storage;
     for_each_reduction_row(x, axes, |si, so, len, ti, to| {
         if to == 0 {
@@ -171,7 +337,7 @@ fn fold<I: Element, A: Copy>(
                 // SAFETY: the row's `len` elements are contiguous inside x's buffer, whose
                 // allocation is aligned for the element type.
                 let data = unsafe { std::slice::from_raw_parts(base.offset(si), len) };
-                fold_contiguous(data, init, &load, &combine)
+                fold_contiguous(data, init, load, combine)
             } else {
                 (0..len as isize).fold(init, |a, k| {
                     // SAFETY: the layout addresses elements inside x's buffer.
@@ -196,7 +362,6 @@ fn fold<I: Element, A: Copy>(
             }
         }
     });
-    acc
 }
 
 /// A contiguous tensor of `shape` holding `finish(a)` for each accumulator.
@@ -213,8 +378,9 @@ fn write<A: Copy, O: Element>(
 }
 
 /// Values with the total order the max/min/arg reductions use. NaN (for complex: a NaN
-/// in either part) is reported separately: it wins every comparison, as in NumPy.
-trait Ordered: Copy {
+/// in either part) is reported separately: it wins every comparison, as in NumPy, while
+/// `greater` is false when either side is NaN.
+trait Ordered: Copy + Send + Sync {
     const LOWEST: Self;
     const HIGHEST: Self;
     fn is_nan(self) -> bool;
@@ -284,26 +450,30 @@ impl Ordered for Complex {
     fn is_nan(self) -> bool {
         self.re.is_nan() || self.im.is_nan()
     }
+    /// False when either number has a NaN part, as float comparisons with NaN are.
     #[inline(always)]
     fn greater(self, other: Complex) -> bool {
-        self.re > other.re || (self.re == other.re && self.im > other.im)
+        !self.is_nan()
+            && !other.is_nan()
+            && (self.re > other.re || (self.re == other.re && self.im > other.im))
     }
 }
 
-/// The larger of two values; a NaN wins.
+/// The larger of two values; a NaN wins. Written with non-short-circuit `|` so it
+/// compiles to compares and selects (vectorised folds), not branches.
 #[inline(always)]
 fn max_nan<T: Ordered>(a: T, b: T) -> T {
-    if !a.is_nan() && (b.is_nan() || b.greater(a)) {
+    if b.greater(a) | b.is_nan() {
         b
     } else {
         a
     }
 }
 
-/// The smaller of two values; a NaN wins.
+/// The smaller of two values; a NaN wins (branch-free as [`max_nan`]).
 #[inline(always)]
 fn min_nan<T: Ordered>(a: T, b: T) -> T {
-    if !a.is_nan() && (b.is_nan() || a.greater(b)) {
+    if a.greater(b) | b.is_nan() {
         b
     } else {
         a
@@ -315,7 +485,7 @@ fn extremum<I: Element, A: Ordered, O: Element>(
     x: &Tensor,
     axes: &[usize],
     is_max: bool,
-    load: impl Fn(I) -> A,
+    load: impl Fn(I) -> A + Sync,
     finish: impl Fn(A) -> O,
 ) -> Result<Tensor> {
     let shape = keepdims_shape(&x.shape, axes);
@@ -421,20 +591,119 @@ fn for_each_kept_row(x: &Tensor, axis: usize, visit: impl FnMut(isize, usize, us
 /// so the first occurrence wins.
 #[inline(always)]
 fn better<A: Ordered>(candidate: A, best: A, is_max: bool) -> bool {
-    !best.is_nan()
-        && (candidate.is_nan()
-            || if is_max {
-                candidate.greater(best)
+    let strictly = if is_max {
+        candidate.greater(best)
+    } else {
+        best.greater(candidate)
+    };
+    !best.is_nan() & (candidate.is_nan() | strictly)
+}
+
+/// Position of the first element of `run` for which `hit` holds, if any. Looks at
+/// short chunks with a branch-free test before searching one, so the test vectorises;
+/// with `parallel`, blocks of the run are searched on the rayon pool (the first hit
+/// still wins).
+fn first_position<S: Copy + Sync>(
+    run: &[S],
+    hit: &(impl Fn(S) -> bool + Sync),
+    parallel: bool,
+) -> Option<usize> {
+    const CHUNK: usize = 256;
+    let search = |part: &[S]| -> Option<usize> {
+        part.chunks(CHUNK).enumerate().find_map(|(c, chunk)| {
+            if chunk.iter().fold(false, |found, &v| found | hit(v)) {
+                chunk.iter().position(|&v| hit(v)).map(|p| c * CHUNK + p)
             } else {
-                best.greater(candidate)
-            })
+                None
+            }
+        })
+    };
+    if !parallel {
+        return search(run);
+    }
+    let block = run
+        .par_chunks(BLOCK)
+        .position_first(|b| search(b).is_some())?;
+    search(&run[block * BLOCK..]).map(|p| block * BLOCK + p)
+}
+
+/// [`arg_extremum`] of a contiguous input laid out as `b` (reducing the middle block),
+/// into `index`.
+fn arg_blocks<I: Element, A: Ordered>(
+    data: &[I::Storage],
+    b: Blocks,
+    is_max: bool,
+    load: &(impl Fn(I) -> A + Sync),
+    index: &mut [u32],
+) {
+    let parallel = parallel(data.len());
+    // Along contiguous rows: find the extreme value with the vectorised fold, then the
+    // first position holding it (the first NaN when it is NaN). The combine functions are
+    // passed as function items (not pointers) so the fold inlines them.
+    let arg_row = |row: &[I::Storage], parallel: bool| -> u32 {
+        let best = if is_max {
+            fold_run(row, A::LOWEST, load, &max_nan::<A>, parallel)
+        } else {
+            fold_run(row, A::HIGHEST, load, &min_nan::<A>, parallel)
+        };
+        let hit = |v: I::Storage| {
+            let v = load(I::load(v));
+            if best.is_nan() {
+                v.is_nan()
+            } else {
+                !v.greater(best) & !best.greater(v)
+            }
+        };
+        first_position(row, &hit, parallel).unwrap_or(0) as u32
+    };
+    if b.inner == 1 {
+        if b.outer >= 2 * rayon::current_num_threads() || !parallel {
+            let rows_per_task = (PARALLEL_MIN / 2).div_ceil(b.reduced);
+            for_each_chunk(index, rows_per_task, parallel, |k, outs| {
+                for (j, out) in outs.iter_mut().enumerate() {
+                    let o = k * rows_per_task + j;
+                    *out = arg_row(&data[o * b.reduced..][..b.reduced], false);
+                }
+            });
+        } else {
+            for (o, out) in index.iter_mut().enumerate() {
+                *out = arg_row(&data[o * b.reduced..][..b.reduced], true);
+            }
+        }
+        return;
+    }
+    // Reduced axes in the middle: sweep whole rows, keeping the best value so far and
+    // its position for a band of output columns (selects, no branches).
+    for_each_chunk(index, b.inner, parallel && b.outer > 1, |o, out_row| {
+        let slab = &data[o * b.reduced * b.inner..][..b.reduced * b.inner];
+        for_each_chunk(out_row, COLUMNS, parallel, |c, cols| {
+            let band = c * COLUMNS..c * COLUMNS + cols.len();
+            let mut rows = slab.chunks_exact(b.inner);
+            let Some(row) = rows.next() else { return };
+            let mut best: Vec<A> = row[band.clone()]
+                .iter()
+                .map(|&v| load(I::load(v)))
+                .collect();
+            cols.fill(0);
+            for (r, row) in rows.enumerate() {
+                let r = r as u32 + 1;
+                let values = &row[band.clone()];
+                for ((v, bv), at) in values.iter().zip(best.iter_mut()).zip(cols.iter_mut()) {
+                    let v = load(I::load(*v));
+                    let take = better(v, *bv, is_max);
+                    *bv = if take { v } else { *bv };
+                    *at = if take { r } else { *at };
+                }
+            }
+        });
+    });
 }
 
 fn arg_extremum<I: Element, A: Ordered>(
     x: &Tensor,
     axis: usize,
     is_max: bool,
-    load: impl Fn(I) -> A,
+    load: impl Fn(I) -> A + Sync,
 ) -> Result<Tensor> {
     let shape = keepdims_shape(&x.shape, &[axis]);
     let out_size: usize = shape.iter().product();
@@ -443,6 +712,10 @@ fn arg_extremum<I: Element, A: Ordered>(
     let base = x.buf.as_ptr() as *const I::Storage;
     let mut out = Tensor::uninit(DType::UInt32, &shape)?;
     let index = out.slice_mut::<u32>();
+    if let Some(b) = blocks(x, &[axis]) {
+        arg_blocks(x.slice::<I>(), b, is_max, &load, index);
+        return Ok(out);
+    }
     let smallest_other = (0..x.ndim())
         .filter(|&d| d != axis && x.shape[d] > 1 && x.strides[d] != 0)
         .map(|d| x.strides[d].unsigned_abs())
