@@ -190,6 +190,7 @@ fn walk_range<const N: usize>(
         for k in 0..N {
             starts[k] -= col as isize * steps[k];
         }
+        index[last] = 0;
         let mut d = last;
         loop {
             d -= 1;
