@@ -389,8 +389,8 @@ fn casts_in_every_layout() {
         let (c, r) = (shape[1], shape[0]);
         let (b, y) = matrix([c, r], 24);
         let bt = transpose(&b);
-        // Values in [-8, 8) with 8 fractional bits are exact in every float type.
-        for dtype in [DType::Float16, DType::BFloat16, DType::Float64] {
+        // Values in [-8, 8) with 8 fractional bits are exact in float16 and float64.
+        for dtype in [DType::Float16, DType::Float64] {
             check(&a.astype(dtype).unwrap(), shape, |i, j| x[i * c + j]);
             check(&bt.astype(dtype).unwrap(), shape, |i, j| y[j * r + i]);
             let back = bt.astype(dtype).unwrap().astype(DType::Float32).unwrap();
