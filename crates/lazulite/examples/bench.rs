@@ -143,6 +143,25 @@ fn main() -> Result<()> {
     })?;
     bench.run("divide 10M f32", 7, || lazulite::divide(&wide, &positive))?;
     bench.run("maximum 10M f32", 7, || lazulite::maximum(&wide, &positive))?;
+    bench.run("subtract 10M f32", 7, || {
+        lazulite::subtract(&wide, &positive)
+    })?;
+    bench.run("minimum 10M f32", 7, || lazulite::minimum(&wide, &positive))?;
+    bench.run("less 10M f32", 7, || lazulite::less(&wide, &positive))?;
+    bench.run("equal 10M f32", 7, || lazulite::equal(&wide, &positive))?;
+    let f64_a = lazulite::astype(
+        &array(1_000_000, &[1000, 1000], -1.0, 1.0, 10)?,
+        DType::Float64,
+    )?;
+    let f64_b = lazulite::astype(
+        &array(1_000_000, &[1000, 1000], -1.0, 1.0, 11)?,
+        DType::Float64,
+    )?;
+    eval(&[&f64_a, &f64_b])?;
+    bench.run("multiply f64 1000^2", 7, || {
+        lazulite::multiply(&f64_a, &f64_b)
+    })?;
+    bench.run("add f64 1000^2", 7, || lazulite::add(&f64_a, &f64_b))?;
     bench.run("add 4096^2 + row", 7, || lazulite::add(&square, &row))?;
     bench.run("multiply 4096^2 * column", 7, || {
         lazulite::multiply(&square, &column)
@@ -153,6 +172,14 @@ fn main() -> Result<()> {
     })?;
     bench.run("astype 10M f32->i32", 7, || {
         lazulite::astype(&wide, DType::Int32)
+    })?;
+    bench.run("astype 10M f32->f64", 7, || {
+        lazulite::astype(&wide, DType::Float64)
+    })?;
+    let wide_f16 = lazulite::astype(&wide, DType::Float16)?;
+    eval(&[&wide_f16])?;
+    bench.run("astype 10M f16->f32", 7, || {
+        lazulite::astype(&wide_f16, DType::Float32)
     })?;
 
     bench.run("sum 10M", 7, || lazulite::sum(&wide, 0, false))?;
@@ -192,6 +219,9 @@ fn main() -> Result<()> {
     })?;
     bench.run("transpose + add 4096^2", 7, || {
         lazulite::add(&lazulite::transpose(&square, &[1, 0])?, &square)
+    })?;
+    bench.run("copy transpose 4096^2", 7, || {
+        lazulite::contiguous(&lazulite::transpose(&square, &[1, 0])?, false)
     })?;
     bench.run("cumsum 10M", 7, || {
         lazulite::cumsum(&wide, Some(0), false, true, None)

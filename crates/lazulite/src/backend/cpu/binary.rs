@@ -146,10 +146,15 @@ pub(crate) trait Arith: Element {
 macro_rules! int_arith {
     ($($t:ty),*) => {$(
         impl Arith for $t {
+            #[inline]
             fn add(self, o: $t) -> $t { self.wrapping_add(o) }
+            #[inline]
             fn sub(self, o: $t) -> $t { self.wrapping_sub(o) }
+            #[inline]
             fn mul(self, o: $t) -> $t { self.wrapping_mul(o) }
+            #[inline]
             fn div(self, o: $t) -> $t { self.floor_div(o) }
+            #[inline]
             fn floor_div(self, o: $t) -> $t {
                 // Division by zero gives 0, as NumPy (which also warns).
                 if o == 0 { return 0; }
@@ -158,6 +163,7 @@ macro_rules! int_arith {
                 let adjust = (self.wrapping_rem(o) != 0) && ((self < 0) != (o < 0));
                 if adjust { q.wrapping_sub(1) } else { q }
             }
+            #[inline]
             fn rem(self, o: $t) -> $t {
                 if o == 0 { return 0; }
                 let r = self.wrapping_rem(o);
@@ -165,6 +171,7 @@ macro_rules! int_arith {
                 let adjust = r != 0 && ((r < 0) != (o < 0));
                 if adjust { r.wrapping_add(o) } else { r }
             }
+            #[inline]
             fn pow(self, o: $t) -> $t {
                 #[allow(unused_comparisons)]
                 if o < 0 {
@@ -183,19 +190,30 @@ macro_rules! int_arith {
                 }
                 acc
             }
+            #[inline]
             fn max(self, o: $t) -> $t { Ord::max(self, o) }
+            #[inline]
             fn min(self, o: $t) -> $t { Ord::min(self, o) }
+            #[inline]
             fn atan2(self, o: $t) -> $t { (self as f64).atan2(o as f64) as $t }
+            #[inline]
             fn logaddexp(self, o: $t) -> $t { Arith::logaddexp(self as f64, o as f64) as $t }
+            #[inline]
             fn lt(self, o: $t) -> bool { self < o }
+            #[inline]
             fn le(self, o: $t) -> bool { self <= o }
+            #[inline]
             fn bitand(self, o: $t) -> $t { self & o }
+            #[inline]
             fn bitor(self, o: $t) -> $t { self | o }
+            #[inline]
             fn bitxor(self, o: $t) -> $t { self ^ o }
+            #[inline]
             fn shl(self, o: $t) -> $t {
                 let bits = 8 * std::mem::size_of::<$t>() as u64;
                 if (o as u64) >= bits { 0 } else { self.wrapping_shl(o as u32) }
             }
+            #[inline]
             fn shr(self, o: $t) -> $t {
                 let bits = 8 * std::mem::size_of::<$t>() as u64;
                 #[allow(unused_comparisons)]
@@ -210,6 +228,7 @@ int_arith!(u8, u16, u32, u64, i8, i16, i32, i64);
 macro_rules! float_arith {
     ($t:ty) => {
         impl FloatDivMod for $t {
+            #[inline]
             fn divmod(self, o: $t) -> ($t, $t) {
                 let m = self % o;
                 if o == 0.0 {
@@ -242,27 +261,35 @@ macro_rules! float_arith {
         }
 
         impl Arith for $t {
+            #[inline]
             fn add(self, o: $t) -> $t {
                 self + o
             }
+            #[inline]
             fn sub(self, o: $t) -> $t {
                 self - o
             }
+            #[inline]
             fn mul(self, o: $t) -> $t {
                 self * o
             }
+            #[inline]
             fn div(self, o: $t) -> $t {
                 self / o
             }
+            #[inline]
             fn floor_div(self, o: $t) -> $t {
                 self.divmod(o).0
             }
+            #[inline]
             fn rem(self, o: $t) -> $t {
                 self.divmod(o).1
             }
+            #[inline]
             fn pow(self, o: $t) -> $t {
                 self.powf(o)
             }
+            #[inline]
             fn max(self, o: $t) -> $t {
                 if self.is_nan() || o.is_nan() {
                     <$t>::NAN
@@ -270,6 +297,7 @@ macro_rules! float_arith {
                     self.max(o)
                 }
             }
+            #[inline]
             fn min(self, o: $t) -> $t {
                 if self.is_nan() || o.is_nan() {
                     <$t>::NAN
@@ -277,9 +305,11 @@ macro_rules! float_arith {
                     self.min(o)
                 }
             }
+            #[inline]
             fn atan2(self, o: $t) -> $t {
                 self.atan2(o)
             }
+            #[inline]
             fn logaddexp(self, o: $t) -> $t {
                 if self == o {
                     // Also for two infinities of the same sign, where self - o is NaN.
@@ -294,24 +324,31 @@ macro_rules! float_arith {
                     d
                 }
             }
+            #[inline]
             fn lt(self, o: $t) -> bool {
                 self < o
             }
+            #[inline]
             fn le(self, o: $t) -> bool {
                 self <= o
             }
+            #[inline]
             fn bitand(self, _: $t) -> $t {
                 unreachable!("rejected when recorded")
             }
+            #[inline]
             fn bitor(self, _: $t) -> $t {
                 unreachable!("rejected when recorded")
             }
+            #[inline]
             fn bitxor(self, _: $t) -> $t {
                 unreachable!("rejected when recorded")
             }
+            #[inline]
             fn shl(self, _: $t) -> $t {
                 unreachable!("rejected when recorded")
             }
+            #[inline]
             fn shr(self, _: $t) -> $t {
                 unreachable!("rejected when recorded")
             }
@@ -325,57 +362,75 @@ float_arith!(f64);
 macro_rules! half_arith {
     ($t:ty) => {
         impl Arith for $t {
+            #[inline]
             fn add(self, o: $t) -> $t {
                 <$t>::from_f32(self.to_f32() + o.to_f32())
             }
+            #[inline]
             fn sub(self, o: $t) -> $t {
                 <$t>::from_f32(self.to_f32() - o.to_f32())
             }
+            #[inline]
             fn mul(self, o: $t) -> $t {
                 <$t>::from_f32(self.to_f32() * o.to_f32())
             }
+            #[inline]
             fn div(self, o: $t) -> $t {
                 <$t>::from_f32(self.to_f32() / o.to_f32())
             }
+            #[inline]
             fn floor_div(self, o: $t) -> $t {
                 <$t>::from_f32(self.to_f32().floor_div(o.to_f32()))
             }
+            #[inline]
             fn rem(self, o: $t) -> $t {
                 <$t>::from_f32(self.to_f32().rem(o.to_f32()))
             }
+            #[inline]
             fn pow(self, o: $t) -> $t {
                 <$t>::from_f32(self.to_f32().powf(o.to_f32()))
             }
+            #[inline]
             fn max(self, o: $t) -> $t {
                 <$t>::from_f32(Arith::max(self.to_f32(), o.to_f32()))
             }
+            #[inline]
             fn min(self, o: $t) -> $t {
                 <$t>::from_f32(Arith::min(self.to_f32(), o.to_f32()))
             }
+            #[inline]
             fn atan2(self, o: $t) -> $t {
                 <$t>::from_f32(self.to_f32().atan2(o.to_f32()))
             }
+            #[inline]
             fn logaddexp(self, o: $t) -> $t {
                 <$t>::from_f32(self.to_f32().logaddexp(o.to_f32()))
             }
+            #[inline]
             fn lt(self, o: $t) -> bool {
                 self < o
             }
+            #[inline]
             fn le(self, o: $t) -> bool {
                 self <= o
             }
+            #[inline]
             fn bitand(self, _: $t) -> $t {
                 unreachable!("rejected when recorded")
             }
+            #[inline]
             fn bitor(self, _: $t) -> $t {
                 unreachable!("rejected when recorded")
             }
+            #[inline]
             fn bitxor(self, _: $t) -> $t {
                 unreachable!("rejected when recorded")
             }
+            #[inline]
             fn shl(self, _: $t) -> $t {
                 unreachable!("rejected when recorded")
             }
+            #[inline]
             fn shr(self, _: $t) -> $t {
                 unreachable!("rejected when recorded")
             }
@@ -387,81 +442,106 @@ half_arith!(bf16);
 
 /// Bool arithmetic stays bool, as in MLX: `+` is or, `*` is and, `-` is xor.
 impl Arith for bool {
+    #[inline]
     fn add(self, o: bool) -> bool {
         self | o
     }
+    #[inline]
     fn sub(self, o: bool) -> bool {
         self ^ o
     }
+    #[inline]
     fn mul(self, o: bool) -> bool {
         self & o
     }
+    #[inline]
     fn div(self, o: bool) -> bool {
         self & o
     }
+    #[inline]
     fn floor_div(self, o: bool) -> bool {
         self & o
     }
+    #[inline]
     fn rem(self, _: bool) -> bool {
         false
     }
+    #[inline]
     fn pow(self, o: bool) -> bool {
         self | !o
     }
+    #[inline]
     fn max(self, o: bool) -> bool {
         self | o
     }
+    #[inline]
     fn min(self, o: bool) -> bool {
         self & o
     }
+    #[inline]
     fn atan2(self, _: bool) -> bool {
         unreachable!("computed in float")
     }
+    #[inline]
     fn logaddexp(self, _: bool) -> bool {
         unreachable!("computed in float")
     }
+    #[inline]
     fn lt(self, o: bool) -> bool {
         !self & o
     }
+    #[inline]
     fn le(self, o: bool) -> bool {
         !self | o
     }
+    #[inline]
     fn bitand(self, o: bool) -> bool {
         self & o
     }
+    #[inline]
     fn bitor(self, o: bool) -> bool {
         self | o
     }
+    #[inline]
     fn bitxor(self, o: bool) -> bool {
         self ^ o
     }
+    #[inline]
     fn shl(self, _: bool) -> bool {
         unreachable!("computed in uint8")
     }
+    #[inline]
     fn shr(self, _: bool) -> bool {
         unreachable!("computed in uint8")
     }
 }
 
 impl Arith for Complex {
+    #[inline]
     fn add(self, o: Complex) -> Complex {
         complex::add(self, o)
     }
+    #[inline]
     fn sub(self, o: Complex) -> Complex {
         complex::sub(self, o)
     }
+    #[inline]
     fn mul(self, o: Complex) -> Complex {
         complex::mul(self, o)
     }
+    #[inline]
     fn div(self, o: Complex) -> Complex {
         complex::div(self, o)
     }
+    #[inline]
     fn floor_div(self, _: Complex) -> Complex {
         unreachable!("rejected when recorded")
     }
+    #[inline]
     fn rem(self, _: Complex) -> Complex {
         unreachable!("rejected when recorded")
     }
+    #[inline]
     fn pow(self, o: Complex) -> Complex {
         if o == Complex::default() {
             return Complex::new(1.0, 0.0);
@@ -477,6 +557,7 @@ impl Arith for Complex {
         complex::exp(complex::mul(o, complex::log(self)))
     }
     /// As NumPy: the lexicographic maximum; NaN in either part of either input wins.
+    #[inline]
     fn max(self, o: Complex) -> Complex {
         if o.le(self) || self.re.is_nan() || self.im.is_nan() {
             self
@@ -484,6 +565,7 @@ impl Arith for Complex {
             o
         }
     }
+    #[inline]
     fn min(self, o: Complex) -> Complex {
         if self.le(o) || self.re.is_nan() || self.im.is_nan() {
             self
@@ -491,34 +573,43 @@ impl Arith for Complex {
             o
         }
     }
+    #[inline]
     fn atan2(self, _: Complex) -> Complex {
         unreachable!("rejected when recorded")
     }
+    #[inline]
     fn logaddexp(self, _: Complex) -> Complex {
         unreachable!("rejected when recorded")
     }
     /// Lexicographic order (real part first), false whenever a NaN is involved, as NumPy
     /// (MLX orders the same way).
+    #[inline]
     fn lt(self, o: Complex) -> bool {
         let no_nan_im = !self.im.is_nan() && !o.im.is_nan();
         (self.re < o.re && no_nan_im) || (self.re == o.re && self.im < o.im)
     }
+    #[inline]
     fn le(self, o: Complex) -> bool {
         let no_nan_im = !self.im.is_nan() && !o.im.is_nan();
         (self.re < o.re && no_nan_im) || (self.re == o.re && self.im <= o.im)
     }
+    #[inline]
     fn bitand(self, _: Complex) -> Complex {
         unreachable!("rejected when recorded")
     }
+    #[inline]
     fn bitor(self, _: Complex) -> Complex {
         unreachable!("rejected when recorded")
     }
+    #[inline]
     fn bitxor(self, _: Complex) -> Complex {
         unreachable!("rejected when recorded")
     }
+    #[inline]
     fn shl(self, _: Complex) -> Complex {
         unreachable!("rejected when recorded")
     }
+    #[inline]
     fn shr(self, _: Complex) -> Complex {
         unreachable!("rejected when recorded")
     }
@@ -526,38 +617,39 @@ impl Arith for Complex {
 
 fn arith<T: Arith>(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
     use BinaryOp::*;
-    let f: fn(T, T) -> T = match op {
-        Add => T::add,
-        Subtract => T::sub,
-        Multiply => T::mul,
-        Divide => T::div,
-        FloorDivide => T::floor_div,
-        Remainder => T::rem,
-        Power => T::pow,
-        Maximum => T::max,
-        Minimum => T::min,
-        Arctan2 => T::atan2,
-        LogAddExp => T::logaddexp,
-        BitwiseAnd => T::bitand,
-        BitwiseOr => T::bitor,
-        BitwiseXor => T::bitxor,
-        LeftShift => T::shl,
-        RightShift => T::shr,
-        _ => {
-            let p: fn(T, T) -> bool = match op {
-                Equal => |x, y| x == y,
-                NotEqual => |x, y| x != y,
-                Less => T::lt,
-                LessEqual => T::le,
-                Greater => |x, y| y.lt(x),
-                GreaterEqual => |x, y| y.le(x),
-                LogicalAnd => |x, y| x.to_bool() && y.to_bool(),
-                _ => |x, y| x.to_bool() || y.to_bool(),
+    // Each cheap op gets its own instance of `map2` (the function inlined and vectorised);
+    // the costly ones share one through a function pointer.
+    match op {
+        Add => map2(a, b, T::add),
+        Subtract => map2(a, b, T::sub),
+        Multiply => map2(a, b, T::mul),
+        Divide => map2(a, b, T::div),
+        Maximum => map2(a, b, T::max),
+        Minimum => map2(a, b, T::min),
+        BitwiseAnd => map2(a, b, T::bitand),
+        BitwiseOr => map2(a, b, T::bitor),
+        BitwiseXor => map2(a, b, T::bitxor),
+        Equal => map2(a, b, |x: T, y: T| x == y),
+        NotEqual => map2(a, b, |x: T, y: T| x != y),
+        Less => map2(a, b, T::lt),
+        LessEqual => map2(a, b, T::le),
+        Greater => map2(a, b, |x: T, y: T| y.lt(x)),
+        GreaterEqual => map2(a, b, |x: T, y: T| y.le(x)),
+        LogicalAnd => map2(a, b, |x: T, y: T| x.to_bool() && y.to_bool()),
+        LogicalOr => map2(a, b, |x: T, y: T| x.to_bool() || y.to_bool()),
+        FloorDivide | Remainder | Power | Arctan2 | LogAddExp | LeftShift | RightShift => {
+            let f: fn(T, T) -> T = match op {
+                FloorDivide => T::floor_div,
+                Remainder => T::rem,
+                Power => T::pow,
+                Arctan2 => T::atan2,
+                LogAddExp => T::logaddexp,
+                LeftShift => T::shl,
+                _ => T::shr,
             };
-            return map2::<T, T, bool>(a, b, p);
+            map2(a, b, f)
         }
-    };
-    map2::<T, T, T>(a, b, f)
+    }
 }
 
 /// Computes `op` on two tensors of equal shape and dtype.

@@ -1,6 +1,6 @@
 //! Strided copies between tensors of the same dtype.
 
-use super::strided::for_each_row;
+use super::strided::{par_for_each_run, Shared};
 use crate::backend::Tensor;
 use crate::element::{dispatch, Element};
 
@@ -16,21 +16,28 @@ pub struct ViewLayout<'a> {
 pub fn copy_into(dst: &mut Tensor, view: ViewLayout<'_>, src: &Tensor) {
     assert_eq!(src.shape, view.shape, "copy_into shape mismatch");
     assert_eq!(src.dtype, dst.dtype, "copy_into dtype mismatch");
-    let src_base = src.buf.as_ptr();
+    let src_base = Shared(src.buf.as_ptr() as *mut u8);
     dispatch!(dst.dtype, T => {
-        let d = dst.data_ptr_mut::<T>();
-        let s = src_base as *const <T as Element>::Storage;
-        for_each_row(
+        let d = Shared(dst.data_ptr_mut::<T>());
+        // Every element of the view is a distinct element of `dst`, so runs of the view
+        // write disjoint memory, from whichever thread.
+        par_for_each_run(
             view.shape,
             [view.strides, &src.strides],
             [view.offset as isize, src.offset as isize],
-            |[o0, o1], len, [t0, t1]| {
-                for i in 0..len as isize {
-                    // SAFETY: both layouts address elements inside their buffers.
-                    unsafe {
-                        d.offset(o0 + i * t0)
-                            .write(std::ptr::read_unaligned(s.offset(o1 + i * t1)))
-                    };
+            &|_, [o0, o1], len, [t0, t1]| {
+                let s = src_base.get() as *const <T as Element>::Storage;
+                // SAFETY: both layouts address elements inside their buffers, which are
+                // distinct (`dst` owns its buffer).
+                unsafe {
+                    let (d, s) = (d.get().offset(o0), s.offset(o1));
+                    if (t0, t1) == (1, 1) {
+                        std::ptr::copy_nonoverlapping(s, d, len);
+                    } else {
+                        for i in 0..len as isize {
+                            d.offset(i * t0).write(s.offset(i * t1).read_unaligned());
+                        }
+                    }
                 }
             },
         );

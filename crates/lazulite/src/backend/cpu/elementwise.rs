@@ -1,53 +1,143 @@
 //! Elementwise maps over one, two or three same-shaped tensors of any layout, writing a
 //! new contiguous tensor or, when an input's buffer is donated, overwriting that input.
+//!
+//! The output is produced in runs (see [`par_for_each_run`]); each run picks a loop
+//! specialised for how it reads each operand (contiguous, one broadcast value, strided, or
+//! the output itself when donated), so that the map `f`, inlined into each loop, is
+//! vectorised where the operands allow it.
 
-use super::strided::for_each_row;
+use super::strided::{par_for_each_run, Shared};
 use crate::backend::Tensor;
+use crate::dtype::DType;
 use crate::element::Element;
 use crate::error::Result;
+use half::slice::HalfFloatSliceExt;
+use half::{bf16, f16};
 
+/// How a run reads one operand.
+const BROADCAST: u8 = 0;
+const CONTIGUOUS: u8 = 1;
+const STRIDED: u8 = 2;
+/// The operand's buffer is the output's (donated): element `i` is read at `dst[i]`.
+const OUTPUT: u8 = 3;
+
+/// The mode of an operand read with `step` in a run.
+fn mode(step: isize) -> u8 {
+    match step {
+        0 => BROADCAST,
+        1 => CONTIGUOUS,
+        _ => STRIDED,
+    }
+}
+
+/// Element `i` of a run of an operand read in mode `M` from `p` (advancing by `step`), or
+/// from `out` for [`OUTPUT`].
+///
+/// # Safety
+/// The run addresses `i` inside the operand's buffer.
 #[inline(always)]
-unsafe fn read<T: Element>(base: *const u8, offset: isize) -> T {
-    T::load(std::ptr::read_unaligned(
-        (base as *const T::Storage).offset(offset),
-    ))
+unsafe fn fetch<T: Element, const M: u8>(
+    p: *const T::Storage,
+    step: isize,
+    out: *const u8,
+    i: usize,
+) -> T {
+    T::load(match M {
+        BROADCAST => p.read_unaligned(),
+        CONTIGUOUS => p.add(i).read_unaligned(),
+        STRIDED => p.offset(i as isize * step).read_unaligned(),
+        _ => (out as *const T::Storage).add(i).read_unaligned(),
+    })
+}
+
+/// The first element of a broadcast operand, read once per run.
+///
+/// # Safety
+/// As [`fetch`], with `i = 0`.
+#[inline(always)]
+unsafe fn first<T: Element, const M: u8>(p: *const T::Storage) -> Option<T> {
+    (M == BROADCAST).then(|| T::load(p.read_unaligned()))
+}
+
+/// The output tensor of a map: a donated input of the output dtype (its index among the
+/// inputs) or a new contiguous tensor.
+fn output<O: Element>(
+    inputs: &[(&Tensor, bool)],
+    shape: &[usize],
+) -> Result<(Option<usize>, Tensor)> {
+    let distinct = |i: usize| {
+        inputs
+            .iter()
+            .enumerate()
+            .all(|(j, (t, _))| j == i || !std::sync::Arc::ptr_eq(&t.buf, &inputs[i].0.buf))
+    };
+    for (i, &(t, same_dtype)) in inputs.iter().enumerate() {
+        if same_dtype && t.is_donatable(O::DTYPE) && distinct(i) {
+            return Ok((Some(i), t.clone()));
+        }
+    }
+    Ok((None, Tensor::uninit(O::DTYPE, shape)?))
 }
 
 /// `out[i] = f(x[i])`. Reuses `x`'s buffer when `I` and `O` are the same dtype and `x`
 /// is donatable.
-pub fn map1<I: Element, O: Element>(x: Tensor, f: impl Fn(I) -> O) -> Result<Tensor> {
-    if I::DTYPE == O::DTYPE && x.is_donatable(O::DTYPE) {
-        let mut out = x;
-        for v in out.slice_mut::<O>() {
-            // SAFETY: I and O are the same type here (same dtype).
-            let input: I = I::load(unsafe { std::mem::transmute_copy(v) });
-            *v = f(input).store();
+pub fn map1<I: Element, O: Element>(x: Tensor, f: impl Fn(I) -> O + Sync) -> Result<Tensor> {
+    map1_with(x, &f, |src: &[I::Storage], dst: &mut [O::Storage]| {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = f(I::load(s)).store();
         }
-        return Ok(out);
-    }
-    let mut out = Tensor::uninit(O::DTYPE, &x.shape)?;
-    if x.is_contiguous() {
-        for (o, &v) in out.slice_mut::<O>().iter_mut().zip(x.slice::<I>()) {
-            *o = f(I::load(v)).store();
-        }
-        return Ok(out);
-    }
-    let dst = out.slice_mut::<O>();
-    let src = x.buf.as_ptr();
-    let mut pos = 0;
-    for_each_row(
-        &x.shape,
-        [&x.strides],
-        [x.offset as isize],
-        |[start], len, [step]| {
-            for i in 0..len as isize {
-                // SAFETY: the layout addresses elements inside x's buffer.
-                dst[pos] = f(unsafe { read::<I>(src, start + i * step) }).store();
-                pos += 1;
+    })
+}
+
+/// [`map1`], with `slices(src, dst)` computing the runs where `x` is contiguous and not
+/// donated (for conversions that have a faster slice form).
+fn map1_with<I: Element, O: Element>(
+    x: Tensor,
+    f: &(impl Fn(I) -> O + Sync),
+    slices: impl Fn(&[I::Storage], &mut [O::Storage]) + Sync,
+) -> Result<Tensor> {
+    let (donor, mut out) = output::<O>(&[(&x, I::DTYPE == O::DTYPE)], &x.shape)?;
+    let (shape, strides, offset) = (x.shape.clone(), x.strides.clone(), x.offset as isize);
+    let src = Shared(x.buf.as_ptr() as *mut I::Storage);
+    // A donated input must not keep its own reference, so that `out` owns the buffer.
+    let keep = donor.is_none().then_some(x);
+    let dst = Shared(out.data_ptr_mut::<O>());
+    par_for_each_run(&shape, [&strides], [offset], &|pos, [s], len, [t]| {
+        // SAFETY: runs address elements inside x's buffer and disjoint output positions;
+        // buffers are aligned for their dtype; a buffer not donated is not the output's.
+        unsafe {
+            let d = dst.get().add(pos);
+            let p = src.get().offset(s) as *const I::Storage;
+            match (donor.is_some(), mode(t)) {
+                (true, _) => run1::<I, O, OUTPUT>(f, p, t, d, len),
+                (false, CONTIGUOUS) => slices(
+                    std::slice::from_raw_parts(p, len),
+                    std::slice::from_raw_parts_mut(d, len),
+                ),
+                (false, BROADCAST) => run1::<I, O, BROADCAST>(f, p, t, d, len),
+                _ => run1::<I, O, STRIDED>(f, p, t, d, len),
             }
-        },
-    );
+        }
+    });
+    drop(keep);
     Ok(out)
+}
+
+/// # Safety
+/// `p` (in mode `M`, with `step`) and `d` address `len` elements; `len > 0`.
+#[inline(always)]
+unsafe fn run1<I: Element, O: Element, const M: u8>(
+    f: &impl Fn(I) -> O,
+    p: *const I::Storage,
+    step: isize,
+    d: *mut O::Storage,
+    len: usize,
+) {
+    let x0 = first::<I, M>(p);
+    for i in 0..len {
+        let x = x0.unwrap_or_else(|| fetch::<I, M>(p, step, d as *const u8, i));
+        d.add(i).write_unaligned(f(x).store());
+    }
 }
 
 /// `out[i] = f(a[i], b[i])` for tensors of equal shape. Reuses a donatable input buffer
@@ -55,37 +145,101 @@ pub fn map1<I: Element, O: Element>(x: Tensor, f: impl Fn(I) -> O) -> Result<Ten
 pub fn map2<A: Element, B: Element, O: Element>(
     a: Tensor,
     b: Tensor,
-    f: impl Fn(A, B) -> O,
+    f: impl Fn(A, B) -> O + Sync,
 ) -> Result<Tensor> {
     debug_assert_eq!(a.shape, b.shape);
-    let (pa, pb) = (a.buf.as_ptr(), b.buf.as_ptr());
+    let (donor, mut out) = output::<O>(
+        &[(&a, A::DTYPE == O::DTYPE), (&b, B::DTYPE == O::DTYPE)],
+        &a.shape,
+    )?;
     let shape = a.shape.clone();
     let (sa, sb) = (a.strides.clone(), b.strides.clone());
     let offsets = [a.offset as isize, b.offset as isize];
-    let distinct = !std::sync::Arc::ptr_eq(&a.buf, &b.buf);
+    let pa = Shared(a.buf.as_ptr() as *mut A::Storage);
+    let pb = Shared(b.buf.as_ptr() as *mut B::Storage);
     // `keep` holds the operands that are not donated, so their buffers outlive the loop.
-    let (mut out, keep) = if A::DTYPE == O::DTYPE && distinct && a.is_donatable(O::DTYPE) {
-        (a, vec![b])
-    } else if B::DTYPE == O::DTYPE && distinct && b.is_donatable(O::DTYPE) {
-        (b, vec![a])
-    } else {
-        (Tensor::uninit(O::DTYPE, &shape)?, vec![a, b])
-    };
-    let dst = out.data_ptr_mut::<O>();
-    let mut pos = 0;
-    for_each_row(&shape, [&sa, &sb], offsets, |[s0, s1], len, [t0, t1]| {
-        for i in 0..len as isize {
-            // SAFETY: layouts address elements inside their buffers; a donated buffer is
-            // contiguous, so position `pos` is read before it is written.
-            unsafe {
-                let v = f(read::<A>(pa, s0 + i * t0), read::<B>(pb, s1 + i * t1));
-                dst.add(pos).write(v.store());
-            }
-            pos += 1;
+    // A donated operand must not keep its own reference, so that `out` owns the buffer.
+    let keep = match donor {
+        Some(0) => {
+            drop(a);
+            vec![b]
         }
-    });
+        Some(_) => {
+            drop(b);
+            vec![a]
+        }
+        None => vec![a, b],
+    };
+    let dst = Shared(out.data_ptr_mut::<O>());
+    par_for_each_run(
+        &shape,
+        [&sa, &sb],
+        offsets,
+        &|pos, [s0, s1], len, [t0, t1]| {
+            // SAFETY: runs address elements inside their buffers and disjoint output
+            // positions; a donated operand is read at the output position it is written to,
+            // before that position is written.
+            unsafe {
+                let d = dst.get().add(pos);
+                let p0 = pa.get().offset(s0) as *const A::Storage;
+                let p1 = pb.get().offset(s1) as *const B::Storage;
+                let modes = match donor {
+                    Some(0) => (OUTPUT, mode(t1)),
+                    Some(_) => (mode(t0), OUTPUT),
+                    None => (mode(t0), mode(t1)),
+                };
+                match modes {
+                    (CONTIGUOUS, CONTIGUOUS) => {
+                        run2::<A, B, O, CONTIGUOUS, CONTIGUOUS>(&f, p0, t0, p1, t1, d, len)
+                    }
+                    (CONTIGUOUS, BROADCAST) => {
+                        run2::<A, B, O, CONTIGUOUS, BROADCAST>(&f, p0, t0, p1, t1, d, len)
+                    }
+                    (BROADCAST, CONTIGUOUS) => {
+                        run2::<A, B, O, BROADCAST, CONTIGUOUS>(&f, p0, t0, p1, t1, d, len)
+                    }
+                    (OUTPUT, CONTIGUOUS) => {
+                        run2::<A, B, O, OUTPUT, CONTIGUOUS>(&f, p0, t0, p1, t1, d, len)
+                    }
+                    (OUTPUT, BROADCAST) => {
+                        run2::<A, B, O, OUTPUT, BROADCAST>(&f, p0, t0, p1, t1, d, len)
+                    }
+                    (CONTIGUOUS, OUTPUT) => {
+                        run2::<A, B, O, CONTIGUOUS, OUTPUT>(&f, p0, t0, p1, t1, d, len)
+                    }
+                    (BROADCAST, OUTPUT) => {
+                        run2::<A, B, O, BROADCAST, OUTPUT>(&f, p0, t0, p1, t1, d, len)
+                    }
+                    // A donated operand is contiguous, so reading it through its own layout
+                    // reads the same elements.
+                    _ => run2::<A, B, O, STRIDED, STRIDED>(&f, p0, t0, p1, t1, d, len),
+                }
+            }
+        },
+    );
     drop(keep);
     Ok(out)
+}
+
+/// # Safety
+/// As [`run1`], for both operands.
+#[inline(always)]
+unsafe fn run2<A: Element, B: Element, O: Element, const MA: u8, const MB: u8>(
+    f: &impl Fn(A, B) -> O,
+    pa: *const A::Storage,
+    ta: isize,
+    pb: *const B::Storage,
+    tb: isize,
+    d: *mut O::Storage,
+    len: usize,
+) {
+    let (a0, b0) = (first::<A, MA>(pa), first::<B, MB>(pb));
+    let out = d as *const u8;
+    for i in 0..len {
+        let x = a0.unwrap_or_else(|| fetch::<A, MA>(pa, ta, out, i));
+        let y = b0.unwrap_or_else(|| fetch::<B, MB>(pb, tb, out, i));
+        d.add(i).write_unaligned(f(x, y).store());
+    }
 }
 
 /// `out[i] = f(a[i], b[i], c[i])` for tensors of equal shape, into a new tensor.
@@ -93,35 +247,113 @@ pub fn map3<A: Element, B: Element, C: Element, O: Element>(
     a: &Tensor,
     b: &Tensor,
     c: &Tensor,
-    f: impl Fn(A, B, C) -> O,
+    f: impl Fn(A, B, C) -> O + Sync,
 ) -> Result<Tensor> {
     let mut out = Tensor::uninit(O::DTYPE, &a.shape)?;
-    let dst = out.slice_mut::<O>();
-    let (pa, pb, pc) = (a.buf.as_ptr(), b.buf.as_ptr(), c.buf.as_ptr());
-    let mut pos = 0;
-    for_each_row(
+    let dst = Shared(out.data_ptr_mut::<O>());
+    let pa = Shared(a.buf.as_ptr() as *mut A::Storage);
+    let pb = Shared(b.buf.as_ptr() as *mut B::Storage);
+    let pc = Shared(c.buf.as_ptr() as *mut C::Storage);
+    par_for_each_run(
         &a.shape,
         [&a.strides, &b.strides, &c.strides],
         [a.offset as isize, b.offset as isize, c.offset as isize],
-        |[s0, s1, s2], len, [t0, t1, t2]| {
-            for i in 0..len as isize {
-                // SAFETY: layouts address elements inside their buffers.
-                dst[pos] = unsafe {
-                    f(
-                        read::<A>(pa, s0 + i * t0),
-                        read::<B>(pb, s1 + i * t1),
-                        read::<C>(pc, s2 + i * t2),
-                    )
+        &|pos, [s0, s1, s2], len, [t0, t1, t2]| {
+            // SAFETY: runs address elements inside their buffers and disjoint output
+            // positions.
+            unsafe {
+                let d = dst.get().add(pos);
+                let p0 = pa.get().offset(s0) as *const A::Storage;
+                let p1 = pb.get().offset(s1) as *const B::Storage;
+                let p2 = pc.get().offset(s2) as *const C::Storage;
+                let steps = [t0, t1, t2];
+                match (mode(t0), mode(t1), mode(t2)) {
+                    (CONTIGUOUS, CONTIGUOUS, CONTIGUOUS) => {
+                        run3::<_, _, _, _, CONTIGUOUS, CONTIGUOUS, CONTIGUOUS>(
+                            &f,
+                            (p0, p1, p2),
+                            steps,
+                            d,
+                            len,
+                        )
+                    }
+                    (CONTIGUOUS, CONTIGUOUS, BROADCAST) => {
+                        run3::<_, _, _, _, CONTIGUOUS, CONTIGUOUS, BROADCAST>(
+                            &f,
+                            (p0, p1, p2),
+                            steps,
+                            d,
+                            len,
+                        )
+                    }
+                    (CONTIGUOUS, BROADCAST, CONTIGUOUS) => {
+                        run3::<_, _, _, _, CONTIGUOUS, BROADCAST, CONTIGUOUS>(
+                            &f,
+                            (p0, p1, p2),
+                            steps,
+                            d,
+                            len,
+                        )
+                    }
+                    _ => run3::<_, _, _, _, STRIDED, STRIDED, STRIDED>(
+                        &f,
+                        (p0, p1, p2),
+                        steps,
+                        d,
+                        len,
+                    ),
                 }
-                .store();
-                pos += 1;
             }
         },
     );
     Ok(out)
 }
 
+/// # Safety
+/// As [`run1`], for the three operands.
+#[inline(always)]
+unsafe fn run3<
+    A: Element,
+    B: Element,
+    C: Element,
+    O: Element,
+    const MA: u8,
+    const MB: u8,
+    const MC: u8,
+>(
+    f: &impl Fn(A, B, C) -> O,
+    (pa, pb, pc): (*const A::Storage, *const B::Storage, *const C::Storage),
+    [ta, tb, tc]: [isize; 3],
+    d: *mut O::Storage,
+    len: usize,
+) {
+    let (a0, b0, c0) = (first::<A, MA>(pa), first::<B, MB>(pb), first::<C, MC>(pc));
+    let out = d as *const u8;
+    for i in 0..len {
+        let x = a0.unwrap_or_else(|| fetch::<A, MA>(pa, ta, out, i));
+        let y = b0.unwrap_or_else(|| fetch::<B, MB>(pb, tb, out, i));
+        let z = c0.unwrap_or_else(|| fetch::<C, MC>(pc, tc, out, i));
+        d.add(i).write_unaligned(f(x, y, z).store());
+    }
+}
+
 /// A contiguous copy of `x` converted to element type `O` (NumPy `astype` semantics).
+/// Conversions between float32 and the 16-bit floats are exact or rounded once, so they
+/// skip the general path through f64.
 pub fn cast<I: Element, O: Element>(x: Tensor) -> Result<Tensor> {
-    map1::<I, O>(x, O::from_elem)
+    match (I::DTYPE, O::DTYPE) {
+        (DType::Float32, DType::Float16) => {
+            map1_with(x, &f16::from_f32, |s: &[f32], d: &mut [f16]| {
+                d.convert_from_f32_slice(s)
+            })
+        }
+        (DType::Float16, DType::Float32) => {
+            map1_with(x, &f16::to_f32, |s: &[f16], d: &mut [f32]| {
+                s.convert_to_f32_slice(d)
+            })
+        }
+        (DType::Float32, DType::BFloat16) => map1::<f32, bf16>(x, bf16::from_f32),
+        (DType::BFloat16, DType::Float32) => map1::<bf16, f32>(x, bf16::to_f32),
+        _ => map1::<I, O>(x, O::from_elem),
+    }
 }

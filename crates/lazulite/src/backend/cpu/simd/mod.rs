@@ -24,6 +24,7 @@ mod vector;
 pub use tensor::map;
 
 use super::math::Float;
+use rayon::prelude::*;
 use std::sync::OnceLock;
 
 /// The functions with slice kernels.
@@ -133,41 +134,23 @@ impl Isa {
     }
 }
 
-/// Below this many values a kernel runs on the calling thread alone (starting a thread
-/// costs about as much as computing this many of the cheapest functions).
-const PARALLEL_MIN: usize = 1 << 18;
+/// Below this many values a kernel runs on the calling thread alone.
+const PARALLEL_MIN: usize = crate::backend::cpu::strided::PARALLEL_MIN;
 
-/// How many threads a kernel over `n` values uses.
-fn threads_for(n: usize) -> usize {
-    static CORES: OnceLock<usize> = OnceLock::new();
-    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |c| c.get()));
-    (n / PARALLEL_MIN).clamp(1, cores)
-}
-
-/// Splits `n` values into `threads` chunks whose lengths are multiples of 64 (whole
-/// vectors and cache lines), except the last.
-fn chunk_len(n: usize, threads: usize) -> usize {
-    n.div_ceil(threads).next_multiple_of(64)
-}
+/// Values per parallel task: whole vectors and cache lines.
+const TASK_LEN: usize = 1 << 14;
 
 /// `dst[i] = f(src[i])` on the active path, split across threads for large slices.
 /// Panics if the lengths differ (an engine bug).
 pub fn apply(f: Function, src: &[f32], dst: &mut [f32]) {
     let isa = Isa::active();
-    let threads = threads_for(src.len());
-    if threads == 1 {
+    if src.len() < PARALLEL_MIN {
         return apply_with(isa, f, src, dst);
     }
     assert_eq!(src.len(), dst.len(), "slice kernel lengths differ");
-    let len = chunk_len(src.len(), threads);
-    std::thread::scope(|scope| {
-        let mut parts = src.chunks(len).zip(dst.chunks_mut(len));
-        let (first_src, first_dst) = parts.next().expect("threads > 1 means a non-empty slice");
-        for (s, d) in parts {
-            scope.spawn(move || apply_with(isa, f, s, d));
-        }
-        apply_with(isa, f, first_src, first_dst);
-    });
+    src.par_chunks(TASK_LEN)
+        .zip(dst.par_chunks_mut(TASK_LEN))
+        .for_each(|(s, d)| apply_with(isa, f, s, d));
 }
 
 /// `buf[i] = f(buf[i])` on the active path, split across threads for large slices.
@@ -178,19 +161,10 @@ pub fn apply_in_place(f: Function, buf: &mut [f32]) {
         // `isa` is the active path, which the CPU supports.
         unsafe { run(isa, f, part.as_ptr(), part.as_mut_ptr(), part.len()) }
     };
-    let threads = threads_for(buf.len());
-    if threads == 1 {
+    if buf.len() < PARALLEL_MIN {
         return in_place(buf);
     }
-    let len = chunk_len(buf.len(), threads);
-    std::thread::scope(|scope| {
-        let mut parts = buf.chunks_mut(len);
-        let first = parts.next().expect("threads > 1 means a non-empty slice");
-        for part in parts {
-            scope.spawn(move || in_place(part));
-        }
-        in_place(first);
-    });
+    buf.par_chunks_mut(TASK_LEN).for_each(in_place);
 }
 
 /// [`apply`] on a given path. Panics if the lengths differ or the CPU lacks `isa`.

@@ -1,12 +1,13 @@
 //! Applying a slice kernel to a float32, float16 or bfloat16 tensor of any layout.
 
 use super::{apply, apply_in_place, Function};
-use crate::backend::cpu::strided::for_each_row;
+use crate::backend::cpu::strided::{par_for_each_run, Shared, PARALLEL_MIN};
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::Element;
 use crate::error::Result;
 use half::{bf16, f16};
+use rayon::prelude::*;
 
 /// Values gathered from strided rows or converted from 16-bit floats go through a stack
 /// buffer of this many f32.
@@ -72,10 +73,10 @@ fn map_f32(x: Tensor, f: Function) -> Result<Tensor> {
 }
 
 fn map_lanes<T: Lane>(x: Tensor, f: Function) -> Result<Tensor> {
-    let mut buf = [0.0f32; CHUNK];
     if x.is_donatable(x.dtype) {
         let mut out = x;
-        for chunk in out.slice_mut::<T>().chunks_mut(CHUNK) {
+        let convert = |chunk: &mut [T]| {
+            let mut buf = [0.0f32; CHUNK];
             let buf = &mut buf[..chunk.len()];
             for (b, v) in buf.iter_mut().zip(chunk.iter()) {
                 *b = v.to_f32();
@@ -84,6 +85,12 @@ fn map_lanes<T: Lane>(x: Tensor, f: Function) -> Result<Tensor> {
             for (v, &b) in chunk.iter_mut().zip(buf.iter()) {
                 *v = T::from_f32(b);
             }
+        };
+        let values = out.slice_mut::<T>();
+        if values.len() < PARALLEL_MIN {
+            values.chunks_mut(CHUNK).for_each(convert);
+        } else {
+            values.par_chunks_mut(CHUNK).for_each(convert);
         }
         return Ok(out);
     }
@@ -92,30 +99,30 @@ fn map_lanes<T: Lane>(x: Tensor, f: Function) -> Result<Tensor> {
     Ok(out)
 }
 
-/// `dst = f(x)` for `x` of any layout: rows are gathered into a stack buffer as f32, the
-/// kernel runs there, and the results are converted into `dst` in row-major order.
+/// `dst = f(x)` for `x` of any layout: runs are gathered into a stack buffer as f32, the
+/// kernel runs there, and the results are converted into `dst`.
 fn map_strided<T: Lane>(x: &Tensor, dst: &mut [T], f: Function) {
-    let mut buf = [0.0f32; CHUNK];
-    let src = x.buf.as_ptr() as *const T;
-    let mut pos = 0;
-    for_each_row(
+    let src = Shared(x.buf.as_ptr() as *mut T);
+    let out = Shared(dst.as_mut_ptr());
+    par_for_each_run(
         &x.shape,
         [&x.strides],
         [x.offset as isize],
-        |[start], len, [step]| {
+        &|pos, [start], len, [step]| {
+            let mut buf = [0.0f32; CHUNK];
             let mut done = 0;
             while done < len {
                 let n = CHUNK.min(len - done);
                 for (i, b) in buf[..n].iter_mut().enumerate() {
                     let at = start + (done + i) as isize * step;
                     // SAFETY: the layout addresses elements inside x's buffer.
-                    *b = unsafe { src.offset(at).read_unaligned() }.to_f32();
+                    *b = unsafe { src.get().offset(at).read_unaligned() }.to_f32();
                 }
                 apply_in_place(f, &mut buf[..n]);
-                for (d, &b) in dst[pos..pos + n].iter_mut().zip(&buf[..n]) {
-                    *d = T::from_f32(b);
+                for (i, &b) in buf[..n].iter().enumerate() {
+                    // SAFETY: runs cover disjoint positions of `dst`.
+                    unsafe { out.get().add(pos + done + i).write(T::from_f32(b)) };
                 }
-                pos += n;
                 done += n;
             }
         },
