@@ -376,6 +376,7 @@ impl PyArray {
         Ok(items.remove(0))
     }
 
+    /// See :func:`astype`.
     #[pyo3(signature = (dtype, stream = None))]
     #[allow(unused_variables)]
     fn astype(&self, dtype: Dt, stream: Option<Py<PyAny>>) -> Res<PyArray> {

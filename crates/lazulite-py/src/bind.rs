@@ -12,6 +12,7 @@
 //! ignored (lazulite has one device); defaults are `None` or a literal. The body is any
 //! expression returning a [`Returned`] value: an `Array`, a `lazulite::Result<Array>`, ...
 //! A method line names the variable that holds `self`'s array: `abs[a](*, stream) => ...`.
+//! `///` lines above a line become the Python docstring (`__doc__`) of that function or method.
 
 use crate::errors::to_py_err;
 use pyo3::prelude::*;
@@ -148,12 +149,12 @@ impl Signature {
 #[macro_export]
 macro_rules! bind {
     (
-        functions { $( $fname:ident ( $($fargs:tt)* ) => $fbody:expr ; )* }
-        methods { $( $mname:ident [ $this:ident ] ( $($margs:tt)* ) => $mbody:expr ; )* }
+        functions { $( $(#[doc = $fdoc:literal])* $fname:ident ( $($fargs:tt)* ) => $fbody:expr ; )* }
+        methods { $( $(#[doc = $mdoc:literal])* $mname:ident [ $this:ident ] ( $($margs:tt)* ) => $mbody:expr ; )* }
     ) => {
-        $( $crate::bind!(@args (function $fname [] $fbody) [] [] [] $($fargs)* ,); )*
+        $( $crate::bind!(@args (function $fname [$($fdoc)*] $fbody) [] [] [] $($fargs)* ,); )*
 
-        $( $crate::bind!(@args (method $mname [$this] $mbody) [] [] [] $($margs)* ,); )*
+        $( $crate::bind!(@args (method $mname [$this] [$($mdoc)*] $mbody) [] [] [] $($margs)* ,); )*
 
         /// Adds this table's functions to `module`.
         pub fn register(module: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
@@ -198,7 +199,8 @@ macro_rules! bind {
     (@args $what:tt [$($p:tt)*] [$($s:tt)*] [] , ) => {
         $crate::bind!(@args $what [$($p)*] [$($s)*] []);
     };
-    (@args (function $name:ident [] $body:expr) [$($p:tt)*] [$($s:tt)*] []) => {
+    (@args (function $name:ident [$($doc:literal)*] $body:expr) [$($p:tt)*] [$($s:tt)*] []) => {
+        $(#[doc = $doc])*
         #[pyo3::pyfunction]
         #[pyo3(signature = ($($s)*))]
         #[allow(unused_variables)]
@@ -206,9 +208,10 @@ macro_rules! bind {
             $crate::bind::Returned::into_python($body, py)
         }
     };
-    (@args (method $name:ident [$this:ident] $body:expr) [$($p:tt)*] [$($s:tt)*] []) => {
+    (@args (method $name:ident [$this:ident] [$($doc:literal)*] $body:expr) [$($p:tt)*] [$($s:tt)*] []) => {
         #[pyo3::pymethods]
         impl $crate::array::PyArray {
+            $(#[doc = $doc])*
             #[pyo3(signature = ($($s)*))]
             #[allow(unused_variables)]
             fn $name(&self, py: pyo3::Python<'_>, $($p)*) -> pyo3::PyResult<pyo3::Py<pyo3::PyAny>> {

@@ -335,12 +335,74 @@ fn axes_i32(axes: &Ints) -> Vec<i32> {
 
 bind! {
     functions {
+        /// Take elements of ``a`` at ``indices`` along an axis.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///     indices (array or int): Integer indices (an array or an int).
+        ///     axis (int, optional): Axis to index; ``None`` indexes the flattened array.
+        ///
+        /// Returns:
+        ///     array: The gathered elements.
         take(a: Arr, /, indices: TakeIndices, axis: Option<i32> = None, *, stream) => lz::take(&a.0, &indices.0, axis);
+        /// Take values at matching positions of ``indices`` along an axis.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///     indices (array): Integer indices with as many axes as ``a``.
+        ///     axis (int, optional): Axis to index; ``None`` uses the flattened array. Default: ``-1``.
+        ///
+        /// Returns:
+        ///     array: The gathered values, shaped like ``indices`` broadcast with ``a``.
         take_along_axis(a: Arr, /, indices: Arr, axis: Option<i32> = Some(-1), *, stream) => lz::take_along_axis(&a.0, &indices.0, axis);
+        /// Write ``values`` at matching positions of ``indices`` along an axis.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///     indices (array): Integer indices with as many axes as ``a``.
+        ///     values (array): Values to write (broadcast to ``indices``).
+        ///     axis (int, optional): Axis to index; ``None`` uses the flattened array.
+        ///
+        /// Returns:
+        ///     array: A copy of ``a`` with the values written.
         put_along_axis(a: Arr, /, indices: Arr, values: Arr, axis: Option<i32> = None, *, stream) => lz::put_along_axis(&a.0, &indices.0, &values.0, axis);
+        /// Slice an array with start positions given as an array.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///     start_indices (array): Start of the slice on each of ``axes``.
+        ///     axes (int or list(int)): Axes the starts refer to.
+        ///     slice_size (int or list(int)): Shape of the slice (every axis).
+        ///
+        /// Returns:
+        ///     array: The slice.
         slice(a: Arr, start_indices: Arr, axes: Ints, slice_size: Shape, *, stream) => lz::dynamic_slice(&a.0, &start_indices.0, &axes_i32(&axes), &slice_size.0);
+        /// Write ``update`` into ``a`` at start positions given as an array.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///     update (array): Values to write.
+        ///     start_indices (array): Start position on each of ``axes``.
+        ///     axes (int or list(int)): Axes the starts refer to.
+        ///
+        /// Returns:
+        ///     array: A copy of ``a`` with ``update`` written.
         slice_update(a: Arr, update: Arr, start_indices: Arr, axes: Ints, *, stream) => lz::dynamic_slice_update(&a.0, &update.0, &start_indices.0, &axes_i32(&axes));
+        /// Indices of the non-zero elements, one index array per axis.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     tuple(array): The indices along each axis.
         nonzero(a: Arr, /, *, stream) => lz::nonzero(&a.0).map(Tuple);
+        /// Indices of the non-zero elements, one row per element.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: An ``(n, ndim)`` array of indices.
         argwhere(a: Arr, /, *, stream) => lz::argwhere(&a.0);
     }
     methods {

@@ -11,18 +11,88 @@ use pyo3::types::PyTuple;
 
 bind! {
     functions {
+        /// Matrix product, broadcasting over leading (batch) axes; 1-D inputs act as vectors.
+        ///
+        /// Args:
+        ///     a (array): Left operand.
+        ///     b (array): Right operand.
+        ///
+        /// Returns:
+        ///     array: The product.
         matmul(a: Arr, b: Arr, /, *, stream) => lz::matmul(&a.0, &b.0);
+        /// ``alpha * (a @ b) + beta * c`` in one op.
+        ///
+        /// Args:
+        ///     c (array): Array added to the product (broadcast to its shape).
+        ///     a (array): Left operand of the product.
+        ///     b (array): Right operand of the product.
+        ///     alpha (float): Factor of the product. Default: ``1.0``.
+        ///     beta (float): Factor of ``c``. Default: ``1.0``.
+        ///
+        /// Returns:
+        ///     array: The result.
         addmm(c: Arr, a: Arr, b: Arr, /, alpha: f64 = 1.0, beta: f64 = 1.0, *, stream) => lz::addmm(&c.0, &a.0, &b.0, alpha, beta);
+        /// Inner product: sum over the last axes of ``a`` and ``b``.
+        ///
+        /// Args:
+        ///     a (array): First input.
+        ///     b (array): Second input.
+        ///
+        /// Returns:
+        ///     array: The inner product.
         inner(a: Arr, b: Arr, /, *, stream) => lz::inner(&a.0, &b.0);
+        /// Outer product of two vectors (inputs are flattened).
+        ///
+        /// Args:
+        ///     a (array): First input.
+        ///     b (array): Second input.
+        ///
+        /// Returns:
+        ///     array: The 2-D outer product.
         outer(a: Arr, b: Arr, /, *, stream) => lz::outer(&a.0, &b.0);
+        /// Sum products over the given axes of ``a`` and ``b``.
+        ///
+        /// Args:
+        ///     a (array): First input.
+        ///     b (array): Second input.
+        ///     axes (int or list(list(int)), optional): An int ``n`` (last ``n`` axes of ``a`` with first ``n`` of ``b``) or two lists of axes. Default: ``2``.
+        ///
+        /// Returns:
+        ///     array: The contraction.
         tensordot(a: Arr, b: Arr, /, axes: Option<ContractAxes> = None, *, stream) => lz::tensordot(&a.0, &b.0, axes.map_or(lz::TensordotAxes::Count(2), |x| x.0));
+        /// Kronecker product of two arrays.
+        ///
+        /// Args:
+        ///     a (array): First input.
+        ///     b (array): Second input.
+        ///
+        /// Returns:
+        ///     array: The Kronecker product.
         kron(a: Arr, b: Arr, *, stream) => lz::kron(&a.0, &b.0);
+        /// Dot product of vectors along an axis (conjugating ``a`` if complex).
+        ///
+        /// Args:
+        ///     a (array): First input.
+        ///     b (array): Second input.
+        ///     axis (int): Axis of the vectors. Default: ``-1``.
+        ///
+        /// Returns:
+        ///     array: The dot products.
         vecdot(a: Arr, b: Arr, /, *, axis: i32 = -1, stream) => lz::vecdot(&a.0, &b.0, axis);
     }
     methods {}
 }
 
-/// `einsum("ij,jk->ik", a, b)`.
+/// Einstein summation: contract the operands as the subscripts say, e.g.
+/// ``einsum("ij,jk->ik", a, b)`` is a matrix product.
+///
+/// Args:
+///     subscripts (str): Comma-separated subscripts of the operands, optionally ``->`` and
+///         those of the output.
+///     *operands (array): The arrays.
+///
+/// Returns:
+///     array: The result.
 #[pyfunction]
 #[pyo3(signature = (subscripts, *operands, stream = None))]
 #[allow(unused_variables)]

@@ -106,13 +106,20 @@ struct PrintOptions {
     precision: i32,
 }
 
-/// Sets how many decimals floats print with; -1 prints 6 significant digits.
+/// Set how many decimals floats print with.
+///
+/// Args:
+///     precision (int): Number of decimals; -1 prints 6 significant digits. Default: ``-1``.
 #[pyfunction]
 #[pyo3(signature = (precision = -1))]
 fn set_printoptions(precision: i32) {
     lazulite::set_printoptions(precision);
 }
 
+/// The current print options.
+///
+/// Returns:
+///     PrintOptions: An object whose ``precision`` is the number of decimals floats print with.
 #[pyfunction]
 fn get_printoptions() -> PrintOptions {
     PrintOptions {
@@ -144,6 +151,15 @@ impl PrintOptionsContext {
     }
 }
 
+/// A context manager that sets the print options inside a ``with`` block and restores them
+/// on exit.
+///
+/// Args:
+///     precision (int): Number of decimals floats print with; -1 prints 6 significant digits.
+///         Default: ``-1``.
+///
+/// Returns:
+///     A context manager.
 #[pyfunction]
 #[pyo3(signature = (precision = -1))]
 fn printoptions(precision: i32) -> PrintOptionsContext {

@@ -26,124 +26,851 @@ fn permutation(a: &Array, axes: Option<AxesArg>) -> Vec<i32> {
 
 bind! {
     functions {
+        /// Elementwise absolute value.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The absolute value of ``a``.
         abs(a: Arr, /, *, stream) => lz::abs(&a.0);
+        /// Elementwise sign (-1, 0 or 1; for complex, ``a / |a|``).
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The sign of ``a``.
         sign(a: Arr, /, *, stream) => lz::sign(&a.0);
+        /// Elementwise negation.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The negation of ``a``.
         negative(a: Arr, /, *, stream) => lz::negative(&a.0);
+        /// Elementwise identity (``+a``).
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: ``+a``, the same values as ``a``.
         positive(a: Arr, /, *, stream) => lz::positive(&a.0);
+        /// Elementwise square.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The square of ``a``.
         square(a: Arr, /, *, stream) => lz::square(&a.0);
+        /// Elementwise square root.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The square root of ``a``.
         sqrt(a: Arr, /, *, stream) => lz::sqrt(&a.0);
+        /// Elementwise reciprocal square root.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The reciprocal square root of ``a``.
         rsqrt(a: Arr, /, *, stream) => lz::rsqrt(&a.0);
+        /// Elementwise reciprocal (``1 / a``).
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The reciprocal of ``a``.
         reciprocal(a: Arr, /, *, stream) => lz::reciprocal(&a.0);
+        /// Elementwise exponential.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The exponential of ``a``.
         exp(a: Arr, /, *, stream) => lz::exp(&a.0);
+        /// Elementwise ``exp(a) - 1``, accurate for small ``a``.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The ``exp(a) - 1``, accurate for small ``a`` of ``a``.
         expm1(a: Arr, /, *, stream) => lz::expm1(&a.0);
+        /// Elementwise natural logarithm.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The natural logarithm of ``a``.
         log(a: Arr, /, *, stream) => lz::log(&a.0);
+        /// Elementwise ``log(1 + a)``, accurate for small ``a``.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The ``log(1 + a)``, accurate for small ``a`` of ``a``.
         log1p(a: Arr, /, *, stream) => lz::log1p(&a.0);
+        /// Elementwise base-2 logarithm.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The base-2 logarithm of ``a``.
         log2(a: Arr, /, *, stream) => lz::log2(&a.0);
+        /// Elementwise base-10 logarithm.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The base-10 logarithm of ``a``.
         log10(a: Arr, /, *, stream) => lz::log10(&a.0);
+        /// Elementwise sine.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The sine of ``a``.
         sin(a: Arr, /, *, stream) => lz::sin(&a.0);
+        /// Elementwise cosine.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The cosine of ``a``.
         cos(a: Arr, /, *, stream) => lz::cos(&a.0);
+        /// Elementwise tangent.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The tangent of ``a``.
         tan(a: Arr, /, *, stream) => lz::tan(&a.0);
+        /// Elementwise inverse sine.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The inverse sine of ``a``.
         arcsin(a: Arr, /, *, stream) => lz::arcsin(&a.0);
+        /// Elementwise inverse cosine.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The inverse cosine of ``a``.
         arccos(a: Arr, /, *, stream) => lz::arccos(&a.0);
+        /// Elementwise inverse tangent.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The inverse tangent of ``a``.
         arctan(a: Arr, /, *, stream) => lz::arctan(&a.0);
+        /// Elementwise hyperbolic sine.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The hyperbolic sine of ``a``.
         sinh(a: Arr, /, *, stream) => lz::sinh(&a.0);
+        /// Elementwise hyperbolic cosine.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The hyperbolic cosine of ``a``.
         cosh(a: Arr, /, *, stream) => lz::cosh(&a.0);
+        /// Elementwise hyperbolic tangent.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The hyperbolic tangent of ``a``.
         tanh(a: Arr, /, *, stream) => lz::tanh(&a.0);
+        /// Elementwise inverse hyperbolic sine.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The inverse hyperbolic sine of ``a``.
         arcsinh(a: Arr, /, *, stream) => lz::arcsinh(&a.0);
+        /// Elementwise inverse hyperbolic cosine.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The inverse hyperbolic cosine of ``a``.
         arccosh(a: Arr, /, *, stream) => lz::arccosh(&a.0);
+        /// Elementwise inverse hyperbolic tangent.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The inverse hyperbolic tangent of ``a``.
         arctanh(a: Arr, /, *, stream) => lz::arctanh(&a.0);
+        /// Elementwise inverse sine (alias of ``arcsin``).
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The inverse sine of ``a``.
         asin(a: Arr, /, *, stream) => lz::arcsin(&a.0);
+        /// Elementwise inverse cosine (alias of ``arccos``).
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The inverse cosine of ``a``.
         acos(a: Arr, /, *, stream) => lz::arccos(&a.0);
+        /// Elementwise inverse tangent (alias of ``arctan``).
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The inverse tangent of ``a``.
         atan(a: Arr, /, *, stream) => lz::arctan(&a.0);
+        /// Elementwise inverse hyperbolic sine (alias of ``arcsinh``).
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The inverse hyperbolic sine of ``a``.
         asinh(a: Arr, /, *, stream) => lz::arcsinh(&a.0);
+        /// Elementwise inverse hyperbolic cosine (alias of ``arccosh``).
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The inverse hyperbolic cosine of ``a``.
         acosh(a: Arr, /, *, stream) => lz::arccosh(&a.0);
+        /// Elementwise inverse hyperbolic tangent (alias of ``arctanh``).
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The inverse hyperbolic tangent of ``a``.
         atanh(a: Arr, /, *, stream) => lz::arctanh(&a.0);
+        /// Elementwise logistic sigmoid ``1 / (1 + exp(-a))``.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The logistic sigmoid ``1 / of ``a``.
         sigmoid(a: Arr, /, *, stream) => lz::sigmoid(&a.0);
+        /// Elementwise error function.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The error function of ``a``.
         erf(a: Arr, /, *, stream) => lz::erf(&a.0);
+        /// Elementwise inverse of the error function.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The inverse of the error function of ``a``.
         erfinv(a: Arr, /, *, stream) => lz::erfinv(&a.0);
+        /// Elementwise floor (round toward minus infinity).
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The floor of ``a``.
         floor(a: Arr, /, *, stream) => lz::floor(&a.0);
+        /// Elementwise ceiling (round toward plus infinity).
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The ceiling of ``a``.
         ceil(a: Arr, /, *, stream) => lz::ceil(&a.0);
+        /// Elementwise truncation (round toward zero).
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The truncation of ``a``.
         trunc(a: Arr, /, *, stream) => lz::trunc(&a.0);
+        /// Round elementwise to the given number of decimals (halves to even).
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///     decimals (int): Number of decimal places. Default: ``0``.
+        ///
+        /// Returns:
+        ///     array: ``a`` rounded.
         round(a: Arr, /, decimals: i32 = 0, stream) => lz::round(&a.0, decimals);
+        /// Elementwise conversion from radians to degrees.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The conversion from radians to degrees of ``a``.
         degrees(a: Arr, /, *, stream) => lz::degrees(&a.0);
+        /// Elementwise conversion from degrees to radians.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The conversion from degrees to radians of ``a``.
         radians(a: Arr, /, *, stream) => lz::radians(&a.0);
+        /// Elementwise test of whether ``a`` is NaN.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: A boolean array.
         isnan(a: Arr, stream) => lz::isnan(&a.0);
+        /// Elementwise test of whether ``a`` is infinite (either sign).
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: A boolean array.
         isinf(a: Arr, stream) => lz::isinf(&a.0);
+        /// Elementwise test of whether ``a`` is plus infinity.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: A boolean array.
         isposinf(a: Arr, stream) => lz::isposinf(&a.0);
+        /// Elementwise test of whether ``a`` is minus infinity.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: A boolean array.
         isneginf(a: Arr, stream) => lz::isneginf(&a.0);
+        /// Elementwise test of whether ``a`` is finite (neither infinite nor NaN).
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: A boolean array.
         isfinite(a: Arr, stream) => lz::isfinite(&a.0);
+        /// Elementwise logical not.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: ``not a`` as booleans.
         logical_not(a: Arr, /, *, stream) => lz::logical_not(&a.0);
+        /// Elementwise bitwise inversion (``~a``).
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: ``~a``.
         bitwise_invert(a: Arr, stream) => lz::bitwise_invert(&a.0);
+        /// Elementwise real part.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The real part of ``a``.
         real(a: Arr, /, *, stream) => lz::real(&a.0);
+        /// Elementwise imaginary part.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The imaginary part of ``a``.
         imag(a: Arr, /, *, stream) => lz::imag(&a.0);
+        /// Elementwise complex conjugate.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The complex conjugate of ``a``.
         conjugate(a: Arr, *, stream) => lz::conjugate(&a.0);
+        /// Elementwise complex conjugate (alias of ``conjugate``).
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The complex conjugate of ``a``.
         conj(a: Arr, *, stream) => lz::conjugate(&a.0);
+        /// Return ``a`` unchanged, but stop gradients from flowing through it.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///
+        /// Returns:
+        ///     array: The same values as ``a``.
         stop_gradient(a: Arr, /, *, stream) => lz::stop_gradient(&a.0);
 
+        /// Elementwise sum of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``a + b``.
         add(a: Opd, b: Opd, stream) => lz::add(a.0, b.0);
+        /// Elementwise difference of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``a - b``.
         subtract(a: Opd, b: Opd, stream) => lz::subtract(a.0, b.0);
+        /// Elementwise product of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``a * b``.
         multiply(a: Opd, b: Opd, stream) => lz::multiply(a.0, b.0);
+        /// Elementwise true division of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``a / b``.
         divide(a: Opd, b: Opd, stream) => lz::divide(a.0, b.0);
+        /// Elementwise floor division of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``a // b``.
         floor_divide(a: Opd, b: Opd, stream) => lz::floor_divide(a.0, b.0);
+        /// Elementwise remainder of floor division, with the sign of ``b`` of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``a % b``.
         remainder(a: Opd, b: Opd, stream) => lz::remainder(a.0, b.0);
+        /// Elementwise floor quotient and remainder of ``a`` and ``b``.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     list(array): ``[a // b, a % b]``.
         divmod(a: Opd, b: Opd, stream) => quotient_and_remainder(a.0, b.0);
+        /// Elementwise power of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``a ** b``.
         power(a: Opd, b: Opd, /, *, stream) => lz::power(a.0, b.0);
+        /// Elementwise power (alias of ``power``) of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``a ** b``.
         pow(a: Opd, b: Opd, /, *, stream) => lz::power(a.0, b.0);
+        /// Elementwise maximum; NaN propagates of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``max(a, b)``.
         maximum(a: Opd, b: Opd, /, *, stream) => lz::maximum(a.0, b.0);
+        /// Elementwise minimum; NaN propagates of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``min(a, b)``.
         minimum(a: Opd, b: Opd, /, *, stream) => lz::minimum(a.0, b.0);
+        /// Elementwise inverse tangent of ``a / b``, using the signs of both to pick the quadrant of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``atan2(a, b)``.
         arctan2(a: Opd, b: Opd, /, *, stream) => lz::arctan2(a.0, b.0);
+        /// Elementwise inverse tangent of ``a / b`` (alias of ``arctan2``) of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``atan2(a, b)``.
         atan2(a: Opd, b: Opd, /, *, stream) => lz::arctan2(a.0, b.0);
+        /// Elementwise ``log(exp(a) + exp(b))``, computed without overflow of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``log(exp(a) + exp(b))``.
         logaddexp(a: Opd, b: Opd, /, *, stream) => lz::logaddexp(a.0, b.0);
+        /// Elementwise equality of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``a == b``.
         equal(a: Opd, b: Opd, stream) => lz::equal(a.0, b.0);
+        /// Elementwise inequality of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``a != b``.
         not_equal(a: Opd, b: Opd, stream) => lz::not_equal(a.0, b.0);
+        /// Elementwise less-than comparison of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``a < b``.
         less(a: Opd, b: Opd, stream) => lz::less(a.0, b.0);
+        /// Elementwise less-or-equal comparison of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``a <= b``.
         less_equal(a: Opd, b: Opd, stream) => lz::less_equal(a.0, b.0);
+        /// Elementwise greater-than comparison of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``a > b``.
         greater(a: Opd, b: Opd, stream) => lz::greater(a.0, b.0);
+        /// Elementwise greater-or-equal comparison of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``a >= b``.
         greater_equal(a: Opd, b: Opd, stream) => lz::greater_equal(a.0, b.0);
+        /// Elementwise logical and of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///     b (array): Second input array.
+        ///
+        /// Returns:
+        ///     array: ``a and b``.
         logical_and(a: Arr, b: Arr, /, *, stream) => lz::logical_and(&a.0, &b.0);
+        /// Elementwise logical or of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///     b (array): Second input array.
+        ///
+        /// Returns:
+        ///     array: ``a or b``.
         logical_or(a: Arr, b: Arr, /, *, stream) => lz::logical_or(&a.0, &b.0);
+        /// Elementwise bitwise and of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``a & b``.
         bitwise_and(a: Opd, b: Opd, stream) => lz::bitwise_and(a.0, b.0);
+        /// Elementwise bitwise or of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``a | b``.
         bitwise_or(a: Opd, b: Opd, stream) => lz::bitwise_or(a.0, b.0);
+        /// Elementwise bitwise exclusive or of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``a ^ b``.
         bitwise_xor(a: Opd, b: Opd, stream) => lz::bitwise_xor(a.0, b.0);
+        /// Elementwise left shift of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``a << b``.
         left_shift(a: Opd, b: Opd, stream) => lz::left_shift(a.0, b.0);
+        /// Elementwise right shift of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``a >> b``.
         right_shift(a: Opd, b: Opd, stream) => lz::right_shift(a.0, b.0);
+        /// Elementwise left shift (alias of ``left_shift``) of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``a << b``.
         bitwise_left_shift(a: Opd, b: Opd, stream) => lz::left_shift(a.0, b.0);
+        /// Elementwise right shift (alias of ``right_shift``) of ``a`` and ``b``, with broadcasting.
+        ///
+        /// Args:
+        ///     a (array or scalar): Input array or scalar.
+        ///     b (array or scalar): Second input array or scalar.
+        ///
+        /// Returns:
+        ///     array: ``a >> b``.
         bitwise_right_shift(a: Opd, b: Opd, stream) => lz::right_shift(a.0, b.0);
 
+        /// Cast an array to another element type.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///     dtype (Dtype): Element type to convert to.
+        ///
+        /// Returns:
+        ///     array: ``a`` converted to ``dtype``.
         astype(a: Arr, dtype: Dt, /, *, stream) => lz::astype(&a.0, dtype.0);
+        /// Make an array filled with zeros.
+        ///
+        /// Args:
+        ///     shape (int or list(int)): Shape of the output (an int or a sequence of ints).
+        ///     dtype (Dtype, optional): Element type. Default: ``float32``.
+        ///
+        /// Returns:
+        ///     array: The zeros.
         zeros(shape: Shape, dtype: Option<Dt> = None, *, stream) => lz::zeros(&shape.0, dtype_or(dtype, DType::Float32));
+        /// Make an array filled with ones.
+        ///
+        /// Args:
+        ///     shape (int or list(int)): Shape of the output (an int or a sequence of ints).
+        ///     dtype (Dtype, optional): Element type. Default: ``float32``.
+        ///
+        /// Returns:
+        ///     array: The ones.
         ones(shape: Shape, dtype: Option<Dt> = None, *, stream) => lz::ones(&shape.0, dtype_or(dtype, DType::Float32));
+        /// Make an array of the given shape filled with ``vals`` (broadcast to ``shape``).
+        ///
+        /// Args:
+        ///     shape (int or list(int)): Shape of the output.
+        ///     vals (array or scalar): Fill value(s), a scalar or an array broadcastable to ``shape``.
+        ///     dtype (Dtype, optional): Element type; by default that of ``vals``.
+        ///
+        /// Returns:
+        ///     array: The filled array.
         full(shape: Shape, vals: Opd, dtype: Option<Dt> = None, *, stream) => lz::full(&shape.0, vals.0, dtype.map(|d| d.0));
+        /// Make an array of zeros with the shape (and by default the type) of ``a``.
+        ///
+        /// Args:
+        ///     a (array): Array whose shape to use.
+        ///     dtype (Dtype, optional): Element type; by default that of ``a``.
+        ///
+        /// Returns:
+        ///     array: The zeros.
         zeros_like(a: Arr, /, dtype: Option<Dt> = None, *, stream) => lz::zeros(a.0.shape(), dtype_or(dtype, a.0.dtype()));
+        /// Make an array of ones with the shape (and by default the type) of ``a``.
+        ///
+        /// Args:
+        ///     a (array): Array whose shape to use.
+        ///     dtype (Dtype, optional): Element type; by default that of ``a``.
+        ///
+        /// Returns:
+        ///     array: The ones.
         ones_like(a: Arr, /, dtype: Option<Dt> = None, *, stream) => lz::ones(a.0.shape(), dtype_or(dtype, a.0.dtype()));
 
+        /// Give an array a new shape with the same number of elements.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///     shape (list(int)): New shape; one entry may be ``-1`` to be inferred.
+        ///
+        /// Returns:
+        ///     array: The reshaped array (a view when possible).
         reshape(a: Arr, /, shape: NewShape, *, stream) => lz::reshape(&a.0, &shape.0);
+        /// Permute the axes of an array.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///     axes (int or list(int), optional): The new order of the axes; by default they are reversed.
+        ///
+        /// Returns:
+        ///     array: The transposed view.
         transpose(a: Arr, /, axes: Option<AxesArg> = None, *, stream) => lz::transpose(&a.0, &permutation(&a.0, axes));
+        /// Permute the axes of an array (alias of ``transpose``).
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///     axes (int or list(int), optional): The new order of the axes; by default they are reversed.
+        ///
+        /// Returns:
+        ///     array: The transposed view.
         permute_dims(a: Arr, /, axes: Option<AxesArg> = None, *, stream) => lz::transpose(&a.0, &permutation(&a.0, axes));
+        /// Broadcast an array to a shape.
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///     shape (int or list(int)): The target shape.
+        ///
+        /// Returns:
+        ///     array: A view of ``a`` with shape ``shape``.
         broadcast_to(a: Arr, /, shape: Shape, *, stream) => lz::broadcast_to(&a.0, &shape.0);
 
+        /// Bytes currently held by live arrays.
+        ///
+        /// Returns:
+        ///     int: The number of bytes.
         get_active_memory() => lz::get_active_memory();
+        /// Largest number of bytes held by arrays since start or the last ``reset_peak_memory``.
+        ///
+        /// Returns:
+        ///     int: The number of bytes.
         get_peak_memory() => lz::get_peak_memory();
+        /// Reset the peak memory counter to the current active memory.
         reset_peak_memory() => lz::reset_peak_memory();
+        /// Bytes held by the buffer cache (freed buffers kept for reuse).
+        ///
+        /// Returns:
+        ///     int: The number of bytes.
         get_cache_memory() => lz::get_cache_memory();
+        /// Set the largest number of bytes the buffer cache may hold.
+        ///
+        /// Args:
+        ///     limit (int): The new limit in bytes.
+        ///
+        /// Returns:
+        ///     int: The previous limit.
         set_cache_limit(limit: usize) => lz::set_cache_limit(limit);
+        /// Set the memory limit, in bytes.
+        ///
+        /// Args:
+        ///     limit (int): The new limit in bytes.
+        ///
+        /// Returns:
+        ///     int: The previous limit.
         set_memory_limit(limit: usize) => lz::set_memory_limit(limit);
+        /// Free the buffers held by the buffer cache.
         clear_cache() => lz::clear_cache();
     }
     methods {
+        /// See :func:`abs`.
         abs[a](*, stream) => lz::abs(&a);
+        /// See :func:`square`.
         square[a](*, stream) => lz::square(&a);
+        /// See :func:`sqrt`.
         sqrt[a](*, stream) => lz::sqrt(&a);
+        /// See :func:`rsqrt`.
         rsqrt[a](*, stream) => lz::rsqrt(&a);
+        /// See :func:`reciprocal`.
         reciprocal[a](*, stream) => lz::reciprocal(&a);
+        /// See :func:`exp`.
         exp[a](*, stream) => lz::exp(&a);
+        /// See :func:`log`.
         log[a](*, stream) => lz::log(&a);
+        /// See :func:`log1p`.
         log1p[a](*, stream) => lz::log1p(&a);
+        /// See :func:`log2`.
         log2[a](*, stream) => lz::log2(&a);
+        /// See :func:`log10`.
         log10[a](*, stream) => lz::log10(&a);
+        /// See :func:`sin`.
         sin[a](*, stream) => lz::sin(&a);
+        /// See :func:`cos`.
         cos[a](*, stream) => lz::cos(&a);
+        /// See :func:`conj`.
         conj[a](*, stream) => lz::conjugate(&a);
+        /// See :func:`round`.
         round[a](decimals: i32 = 0, *, stream) => lz::round(&a, decimals);
     }
 }

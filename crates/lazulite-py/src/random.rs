@@ -92,18 +92,141 @@ fn draw_permutation(x: IntOrArr, axis: i32, key: Option<&Array>) -> lazulite::Re
 
 bind! {
     functions {
+        /// Make a PRNG key from a seed.
+        ///
+        /// Args:
+        ///     seed (int): The seed.
+        ///
+        /// Returns:
+        ///     array: The key (two ``uint32``).
         key(seed: u64) => rnd::key(seed);
+        /// Seed the global PRNG.
+        ///
+        /// Args:
+        ///     seed (int): The seed.
         seed(seed: u64) => rnd::seed(seed);
+        /// Split a PRNG key into new keys.
+        ///
+        /// Args:
+        ///     key (array): The key to split.
+        ///     num (int): How many keys. Default: ``2``.
+        ///
+        /// Returns:
+        ///     array: The keys, one per row.
         split(key: Arr, num: usize = 2, stream) => rnd::split(&key.0, num);
+        /// Draw samples uniformly from ``[low, high)``.
+        ///
+        /// Args:
+        ///     low (array or scalar, optional): Lower bound. Default: ``0``.
+        ///     high (array or scalar, optional): Upper bound. Default: ``1``.
+        ///     shape (int or list(int), optional): Shape of the output. Default: ``()``.
+        ///     dtype (Dtype, optional): Element type. Default: ``float32``.
+        ///     key (array, optional): PRNG key; by default the global one.
+        ///
+        /// Returns:
+        ///     array: The samples.
         uniform(low: Option<Opd> = None, high: Option<Opd> = None, shape: Option<Shape> = None, dtype: Option<Dt> = None, key: Option<Arr> = None, stream) => rnd::uniform(number(low, 0.0), number(high, 1.0), shape_or_scalar(&shape), dtype_or(dtype, DType::Float32), key_of(&key));
+        /// Draw samples from a normal distribution.
+        ///
+        /// Args:
+        ///     shape (int or list(int), optional): Shape of the output. Default: ``()``.
+        ///     dtype (Dtype, optional): Element type. Default: ``float32``.
+        ///     loc (array or scalar, optional): Mean. Default: ``0``.
+        ///     scale (array or scalar, optional): Standard deviation. Default: ``1``.
+        ///     key (array, optional): PRNG key; by default the global one.
+        ///
+        /// Returns:
+        ///     array: The samples.
         normal(shape: Option<Shape> = None, dtype: Option<Dt> = None, loc: Option<Opd> = None, scale: Option<Opd> = None, key: Option<Arr> = None, stream) => rnd::normal(shape_or_scalar(&shape), dtype_or(dtype, DType::Float32), loc.map(|v| v.0), scale.map(|v| v.0), key_of(&key));
+        /// Draw integers uniformly from ``[low, high)``.
+        ///
+        /// Args:
+        ///     low (array or scalar): Lower bound (included).
+        ///     high (array or scalar): Upper bound (excluded).
+        ///     shape (int or list(int), optional): Shape of the output. Default: ``()``.
+        ///     dtype (Dtype, optional): Element type. Default: ``int32``.
+        ///     key (array, optional): PRNG key; by default the global one.
+        ///
+        /// Returns:
+        ///     array: The samples.
         randint(low: Opd, high: Opd, shape: Option<Shape> = None, dtype: Option<Dt> = None, key: Option<Arr> = None, stream) => rnd::randint(low.0, high.0, shape_or_scalar(&shape), dtype_or(dtype, DType::Int32), key_of(&key));
+        /// Draw booleans that are true with probability ``p``.
+        ///
+        /// Args:
+        ///     p (array or scalar, optional): Probability of true (scalar or array). Default: ``0.5``.
+        ///     shape (int or list(int), optional): Shape of the output; by default that of ``p``.
+        ///     key (array, optional): PRNG key; by default the global one.
+        ///
+        /// Returns:
+        ///     array: The samples.
         bernoulli(p: Option<Opd> = None, shape: Option<Shape> = None, key: Option<Arr> = None, stream) => rnd::bernoulli(number(p, 0.5), shape.as_ref().map(|s| s.0.as_slice()), key_of(&key));
+        /// Draw samples from a standard normal distribution truncated to ``[lower, upper]``.
+        ///
+        /// Args:
+        ///     lower (array or scalar): Lower bound.
+        ///     upper (array or scalar): Upper bound.
+        ///     shape (int or list(int), optional): Shape of the output; by default the broadcast shape of the bounds.
+        ///     dtype (Dtype, optional): Element type. Default: ``float32``.
+        ///     key (array, optional): PRNG key; by default the global one.
+        ///
+        /// Returns:
+        ///     array: The samples.
         truncated_normal(lower: Opd, upper: Opd, shape: Option<Shape> = None, dtype: Option<Dt> = None, key: Option<Arr> = None, stream) => rnd::truncated_normal(lower.0, upper.0, shape.as_ref().map(|s| s.0.as_slice()), dtype_or(dtype, DType::Float32), key_of(&key));
+        /// Draw samples from the standard Gumbel distribution.
+        ///
+        /// Args:
+        ///     shape (int or list(int), optional): Shape of the output. Default: ``()``.
+        ///     dtype (Dtype, optional): Element type. Default: ``float32``.
+        ///     key (array, optional): PRNG key; by default the global one.
+        ///
+        /// Returns:
+        ///     array: The samples.
         gumbel(shape: Option<Shape> = None, dtype: Option<Dt> = None, key: Option<Arr> = None, stream) => rnd::gumbel(shape_or_scalar(&shape), dtype_or(dtype, DType::Float32), key_of(&key));
+        /// Draw indices from categorical distributions given by unnormalized log probabilities.
+        ///
+        /// Args:
+        ///     logits (array): Log probabilities (up to a constant).
+        ///     axis (int): Axis of the categories. Default: ``-1``.
+        ///     shape (int or list(int), optional): Shape of the output; exclusive with ``num_samples``.
+        ///     num_samples (int, optional): Number of draws per distribution; exclusive with ``shape``.
+        ///     key (array, optional): PRNG key; by default the global one.
+        ///
+        /// Returns:
+        ///     array: The sampled indices.
         categorical(logits: Arr, axis: i32 = -1, shape: Option<Shape> = None, num_samples: Option<i64> = None, key: Option<Arr> = None, stream) => draw_categorical(&logits.0, axis, shape, num_samples, key_of(&key));
+        /// A random permutation of ``range(x)``, or of an array along an axis.
+        ///
+        /// Args:
+        ///     x (int or array): An int ``n`` or an array.
+        ///     axis (int): Axis to shuffle an array along. Default: ``0``.
+        ///     key (array, optional): PRNG key; by default the global one.
+        ///
+        /// Returns:
+        ///     array: The permuted values.
         permutation(x: IntOrArr, axis: i32 = 0, key: Option<Arr> = None, stream) => draw_permutation(x, axis, key_of(&key));
+        /// Draw samples from a multivariate normal distribution.
+        ///
+        /// Args:
+        ///     mean (array): Mean vector(s).
+        ///     cov (array): Covariance matrix (or matrices).
+        ///     shape (int or list(int), optional): Batch shape of the output. Default: ``()``.
+        ///     dtype (Dtype, optional): Element type. Default: ``float32``.
+        ///     key (array, optional): PRNG key; by default the global one.
+        ///
+        /// Returns:
+        ///     array: The samples; the last axis has the size of ``mean``'s.
         multivariate_normal(mean: Arr, cov: Arr, shape: Option<Shape> = None, dtype: Option<Dt> = None, key: Option<Arr> = None, stream) => rnd::multivariate_normal(&mean.0, &cov.0, shape_or_scalar(&shape), dtype_or(dtype, DType::Float32), key_of(&key));
+        /// Draw samples from a Laplace distribution.
+        ///
+        /// Args:
+        ///     shape (int or list(int), optional): Shape of the output. Default: ``()``.
+        ///     dtype (Dtype, optional): Element type. Default: ``float32``.
+        ///     loc (float): Mean. Default: ``0.0``.
+        ///     scale (float): Scale. Default: ``1.0``.
+        ///     key (array, optional): PRNG key; by default the global one.
+        ///
+        /// Returns:
+        ///     array: The samples.
         laplace(shape: Option<Shape> = None, dtype: Option<Dt> = None, loc: f64 = 0.0, scale: f64 = 1.0, key: Option<Arr> = None, stream) => rnd::laplace(shape_or_scalar(&shape), dtype_or(dtype, DType::Float32), loc, scale, key_of(&key));
     }
     methods {}
