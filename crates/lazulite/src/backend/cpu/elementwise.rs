@@ -18,8 +18,6 @@ use half::{bf16, f16};
 const BROADCAST: u8 = 0;
 const CONTIGUOUS: u8 = 1;
 const STRIDED: u8 = 2;
-/// The operand's buffer is the output's (donated): element `i` is read at `dst[i]`.
-const OUTPUT: u8 = 3;
 
 /// The mode of an operand read with `step` in a run.
 fn mode(step: isize) -> u8 {
@@ -30,23 +28,17 @@ fn mode(step: isize) -> u8 {
     }
 }
 
-/// Element `i` of a run of an operand read in mode `M` from `p` (advancing by `step`), or
-/// from `out` for [`OUTPUT`].
+/// Element `i` of a run of an operand read in mode `M` from `p` (advancing by `step`).
+/// A donated operand is read as contiguous from the output it is overwritten into.
 ///
 /// # Safety
 /// The run addresses `i` inside the operand's buffer.
 #[inline(always)]
-unsafe fn fetch<T: Element, const M: u8>(
-    p: *const T::Storage,
-    step: isize,
-    out: *const u8,
-    i: usize,
-) -> T {
+unsafe fn fetch<T: Element, const M: u8>(p: *const T::Storage, step: isize, i: usize) -> T {
     T::load(match M {
         BROADCAST => p.read_unaligned(),
         CONTIGUOUS => p.add(i).read_unaligned(),
-        STRIDED => p.offset(i as isize * step).read_unaligned(),
-        _ => (out as *const T::Storage).add(i).read_unaligned(),
+        _ => p.offset(i as isize * step).read_unaligned(),
     })
 }
 
@@ -109,7 +101,7 @@ fn map1_with<I: Element, O: Element>(
             let d = dst.get().add(pos);
             let p = src.get().offset(s) as *const I::Storage;
             match (donor.is_some(), mode(t)) {
-                (true, _) => run1::<I, O, OUTPUT>(f, p, t, d, len),
+                (true, _) => run1::<I, O, CONTIGUOUS>(f, d as *const I::Storage, 1, d, len),
                 (false, CONTIGUOUS) => slices(
                     std::slice::from_raw_parts(p, len),
                     std::slice::from_raw_parts_mut(d, len),
@@ -135,7 +127,7 @@ unsafe fn run1<I: Element, O: Element, const M: u8>(
 ) {
     let x0 = first::<I, M>(p);
     for i in 0..len {
-        let x = x0.unwrap_or_else(|| fetch::<I, M>(p, step, d as *const u8, i));
+        let x = x0.unwrap_or_else(|| fetch::<I, M>(p, step, i));
         d.add(i).write_unaligned(f(x).store());
     }
 }
@@ -181,14 +173,17 @@ pub fn map2<A: Element, B: Element, O: Element>(
             // before that position is written.
             unsafe {
                 let d = dst.get().add(pos);
-                let p0 = pa.get().offset(s0) as *const A::Storage;
-                let p1 = pb.get().offset(s1) as *const B::Storage;
-                let modes = match donor {
-                    Some(0) => (OUTPUT, mode(t1)),
-                    Some(_) => (mode(t0), OUTPUT),
-                    None => (mode(t0), mode(t1)),
-                };
-                match modes {
+                let (mut p0, mut p1) = (
+                    pa.get().offset(s0) as *const A::Storage,
+                    pb.get().offset(s1) as *const B::Storage,
+                );
+                let (mut t0, mut t1) = (t0, t1);
+                match donor {
+                    Some(0) => (p0, t0) = (d as *const A::Storage, 1),
+                    Some(_) => (p1, t1) = (d as *const B::Storage, 1),
+                    None => {}
+                }
+                match (mode(t0), mode(t1)) {
                     (CONTIGUOUS, CONTIGUOUS) => {
                         run2::<A, B, O, CONTIGUOUS, CONTIGUOUS>(&f, p0, t0, p1, t1, d, len)
                     }
@@ -198,20 +193,6 @@ pub fn map2<A: Element, B: Element, O: Element>(
                     (BROADCAST, CONTIGUOUS) => {
                         run2::<A, B, O, BROADCAST, CONTIGUOUS>(&f, p0, t0, p1, t1, d, len)
                     }
-                    (OUTPUT, CONTIGUOUS) => {
-                        run2::<A, B, O, OUTPUT, CONTIGUOUS>(&f, p0, t0, p1, t1, d, len)
-                    }
-                    (OUTPUT, BROADCAST) => {
-                        run2::<A, B, O, OUTPUT, BROADCAST>(&f, p0, t0, p1, t1, d, len)
-                    }
-                    (CONTIGUOUS, OUTPUT) => {
-                        run2::<A, B, O, CONTIGUOUS, OUTPUT>(&f, p0, t0, p1, t1, d, len)
-                    }
-                    (BROADCAST, OUTPUT) => {
-                        run2::<A, B, O, BROADCAST, OUTPUT>(&f, p0, t0, p1, t1, d, len)
-                    }
-                    // A donated operand is contiguous, so reading it through its own layout
-                    // reads the same elements.
                     _ => run2::<A, B, O, STRIDED, STRIDED>(&f, p0, t0, p1, t1, d, len),
                 }
             }
@@ -234,10 +215,9 @@ unsafe fn run2<A: Element, B: Element, O: Element, const MA: u8, const MB: u8>(
     len: usize,
 ) {
     let (a0, b0) = (first::<A, MA>(pa), first::<B, MB>(pb));
-    let out = d as *const u8;
     for i in 0..len {
-        let x = a0.unwrap_or_else(|| fetch::<A, MA>(pa, ta, out, i));
-        let y = b0.unwrap_or_else(|| fetch::<B, MB>(pb, tb, out, i));
+        let x = a0.unwrap_or_else(|| fetch::<A, MA>(pa, ta, i));
+        let y = b0.unwrap_or_else(|| fetch::<B, MB>(pb, tb, i));
         d.add(i).write_unaligned(f(x, y).store());
     }
 }
@@ -328,11 +308,10 @@ unsafe fn run3<
     len: usize,
 ) {
     let (a0, b0, c0) = (first::<A, MA>(pa), first::<B, MB>(pb), first::<C, MC>(pc));
-    let out = d as *const u8;
     for i in 0..len {
-        let x = a0.unwrap_or_else(|| fetch::<A, MA>(pa, ta, out, i));
-        let y = b0.unwrap_or_else(|| fetch::<B, MB>(pb, tb, out, i));
-        let z = c0.unwrap_or_else(|| fetch::<C, MC>(pc, tc, out, i));
+        let x = a0.unwrap_or_else(|| fetch::<A, MA>(pa, ta, i));
+        let y = b0.unwrap_or_else(|| fetch::<B, MB>(pb, tb, i));
+        let z = c0.unwrap_or_else(|| fetch::<C, MC>(pc, tc, i));
         d.add(i).write_unaligned(f(x, y, z).store());
     }
 }
