@@ -1,6 +1,7 @@
 """The examples of seeds/mlx-lazy-evaluation.rst that run without mlx.nn (`mx` =
 lazulite.core), with small stand-ins for the functions the text leaves undefined.
-The Model / load_weights example needs mlx.nn and is not here."""
+The Model / load_weights and training-loop examples use `lazulite.nn` and are in
+test_nn.py."""
 
 import numpy as np
 
