@@ -1,4 +1,4 @@
-//! The `Softmax` primitive: values against NumPy (tests/fixtures/softmax.json, written by
+//! The `Softmax` and `LogSumExp` primitives: values against NumPy (tests/fixtures/softmax.json, written by
 //! tools/fixtures/softmax.py) and against a float64 loop for strided layouts and sizes
 //! above the thread threshold; derivatives against finite differences; vmap against a
 //! loop.
@@ -224,6 +224,131 @@ fn vmap_matches_a_loop() {
             let name = format!("softmax axis {axis} batched along {in_axis}");
             check_vmap(&name, &f, std::slice::from_ref(&x), vec![Some(in_axis)], 0);
             check_vmap(&name, &f, std::slice::from_ref(&x), vec![Some(in_axis)], -1);
+        }
+    }
+}
+
+/// Logsumexp along `axis` of row-major `values` of `shape`, in float64, one value per row
+/// in the row-major order of the other dimensions.
+fn logsumexp_reference(values: &[f64], shape: &[usize], axis: usize) -> Vec<f64> {
+    let n = shape[axis];
+    let inner: usize = shape[axis + 1..].iter().product();
+    let outer: usize = shape[..axis].iter().product();
+    let mut out = Vec::with_capacity(outer * inner);
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| o * n * inner + k * inner + i;
+            let max = (0..n)
+                .map(|k| values[at(k)])
+                .fold(f64::NEG_INFINITY, f64::max);
+            let shift = max.clamp(f64::MIN, f64::MAX);
+            let total: f64 = (0..n).map(|k| (values[at(k)] - shift).exp()).sum();
+            out.push(total.ln() + shift);
+        }
+    }
+    out
+}
+
+fn assert_logsumexp_close(x: &Array, axis: i32, rtol: f64, context: &str) {
+    let resolved = axis.rem_euclid(x.ndim() as i32) as usize;
+    let want = logsumexp_reference(&x.to_vec::<f64>().unwrap(), x.shape(), resolved);
+    for keepdims in [false, true] {
+        let got = lazulite::logsumexp(x, axis, keepdims).unwrap();
+        let mut shape = x.shape().to_vec();
+        if keepdims {
+            shape[resolved] = 1;
+        } else {
+            shape.remove(resolved);
+        }
+        assert_eq!(got.shape(), &shape[..], "{context}: shape");
+        assert_eq!(got.dtype(), x.dtype().to_inexact(), "{context}: dtype");
+        let got = got.to_vec::<f64>().unwrap();
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                g == w || (g - w).abs() <= rtol * (1.0 + w.abs()) || (g.is_nan() && w.is_nan()),
+                "{context}: element {i}: got {g}, expected {w}"
+            );
+        }
+    }
+}
+
+#[test]
+fn logsumexp_every_axis_layout_and_dtype() {
+    for dtype in [
+        DType::Float32,
+        DType::Float64,
+        DType::Float16,
+        DType::BFloat16,
+    ] {
+        let x = cube(dtype);
+        for axis in [-3, -2, -1, 0, 1, 2] {
+            let context = format!("logsumexp {dtype:?} axis {axis}");
+            assert_logsumexp_close(&x, axis, tolerance(dtype), &context);
+        }
+    }
+    let x = cube(DType::Float32);
+    let transposed = lazulite::transpose(&x, &[2, 0, 1]).unwrap();
+    let reversed = lazulite::slice(&x, &[3, 0, 5], &[-5, 5, -7], &[-1, 2, -2]).unwrap();
+    let row = array(&uniform(4, 7, -3.0, 3.0), &[1, 7])
+        .astype(DType::Float32)
+        .unwrap();
+    let broadcast = lazulite::broadcast_to(&row, &[3, 7]).unwrap();
+    for (layout, x) in [
+        ("transposed", transposed),
+        ("negative steps", reversed),
+        ("broadcast", broadcast),
+    ] {
+        for axis in 0..x.ndim() as i32 {
+            assert_logsumexp_close(&x, axis, 2e-6, &format!("logsumexp {layout} axis {axis}"));
+        }
+    }
+    let big = array(&uniform(6, 600 * 300, -20.0, 20.0), &[600, 300]);
+    for dtype in [DType::Float32, DType::Float64] {
+        let x = big.astype(dtype).unwrap();
+        for axis in [0, -1] {
+            let context = format!("logsumexp {dtype:?} 600x300 axis {axis}");
+            assert_logsumexp_close(&x, axis, tolerance(dtype), &context);
+        }
+    }
+}
+
+#[test]
+fn logsumexp_special_rows() {
+    let (inf, nan) = (f64::INFINITY, f64::NAN);
+    let rows = [
+        [-inf, 0.0, 1.0, -inf],
+        [-inf, -inf, -inf, -inf],
+        [1000.0, 1001.0, 999.0, 1000.5],
+        [-1000.0, -1001.0, -999.0, -1000.5],
+        [0.0, nan, 1.0, 2.0],
+        [0.0, inf, 1.0, 2.0],
+        [3e38, 3e38, 0.0, -3e38],
+    ];
+    let x = array(&rows.concat(), &[7, 4]);
+    for dtype in [DType::Float32, DType::Float64] {
+        let x = x.astype(dtype).unwrap();
+        assert_logsumexp_close(&x, -1, tolerance(dtype), &format!("{dtype:?} special rows"));
+        let got = lazulite::logsumexp(&x, -1, false)
+            .unwrap()
+            .to_vec::<f64>()
+            .unwrap();
+        assert_eq!(got[1], -inf);
+        assert!(got[4].is_nan());
+        assert_eq!(got[5], inf);
+    }
+}
+
+#[test]
+fn logsumexp_derivatives_and_vmap() {
+    let x = array(&uniform(12, 3 * 4 * 5, -2.0, 2.0), &[3, 4, 5]);
+    for axis in [0, 1, -1] {
+        for keepdims in [false, true] {
+            let f = move |p: &[Array]| lazulite::logsumexp(&p[0], axis, keepdims);
+            let name = format!("logsumexp axis {axis} keepdims={keepdims}");
+            check_derivatives(&name, &f, std::slice::from_ref(&x));
+            for in_axis in [0, -1] {
+                check_vmap(&name, &f, std::slice::from_ref(&x), vec![Some(in_axis)], 0);
+            }
         }
     }
 }
