@@ -179,13 +179,13 @@ impl Primitive for LogSumExp {
         let mut kept: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
         kept[self.axis] = 1;
         let g = reshape(&cotangents[0], &kept)?;
-        let grad = multiply(&g, &self.weights(x))?;
+        let grad = multiply(&g, self.weights(x))?;
         Ok(vec![astype(&grad, x.dtype())?])
     }
 
     fn jvp(&self, inputs: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
         let x = &inputs[0];
-        let weighted = multiply(&tangents[0], &self.weights(x))?;
+        let weighted = multiply(&tangents[0], self.weights(x))?;
         let total = sum(&weighted, self.axis as i32, self.keepdims)?;
         Ok(vec![astype(&total, x.dtype())?])
     }
