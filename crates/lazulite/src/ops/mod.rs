@@ -12,6 +12,7 @@ pub(crate) mod random;
 pub mod reduce;
 pub mod scan;
 pub mod shape;
+pub mod softmax;
 pub mod sort;
 pub mod ternary;
 pub mod unary;
@@ -35,3 +36,4 @@ pub use indexing::{
     argwhere, at, dynamic_slice, dynamic_slice_update, index, index_put, nonzero, put_along_axis,
     take, take_along_axis, unique, At, Index,
 };
+pub use softmax::{logsumexp, softmax};

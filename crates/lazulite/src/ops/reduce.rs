@@ -1,6 +1,7 @@
 //! Reductions: the `Reduce` (sum, prod, max, min, all, any over a set of axes),
 //! `ArgReduce` (argmax, argmin along one axis) and `Median` primitives, and the
-//! composites built on them (mean, var, std, logsumexp, softmax, count_nonzero).
+//! composites built on them (mean, var, std, count_nonzero). Softmax and logsumexp are in
+//! `softmax.rs`.
 //!
 //! Result dtypes follow MLX: sums and products of bool/int8/int16 are int32, of
 //! uint8/uint16 uint32; argmax/argmin give uint32; means, variances, medians and
@@ -21,14 +22,12 @@ use crate::backend::cpu::reduce::{
     ReduceOp,
 };
 use crate::backend::{contiguous_strides, Tensor};
-use crate::dtype::{finfo, DType};
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::primitive::{OutputSpec, Primitive};
 use crate::shape::Axes;
 use crate::transforms::batch_to_front;
-use crate::{
-    abs, divide, equal, exp, log, maximum, minimum, multiply, sqrt, square, stop_gradient, subtract,
-};
+use crate::{abs, divide, equal, multiply, sqrt, square, subtract};
 
 /// Gives `t` (contiguous) the shape of the node's output.
 fn shaped_as(mut t: Tensor, spec: &OutputSpec) -> Tensor {
@@ -314,7 +313,7 @@ fn resolve_axis(op: &str, axis: i32, ndim: usize) -> Result<usize> {
 }
 
 /// Normalised, sorted axes; duplicates (also after normalisation) are a `ValueError`.
-fn resolve_axes(op: &str, axes: &Axes, ndim: usize) -> Result<Vec<usize>> {
+pub(super) fn resolve_axes(op: &str, axes: &Axes, ndim: usize) -> Result<Vec<usize>> {
     let list = match axes {
         Axes::All => return Ok((0..ndim).collect()),
         Axes::List(list) => list,
@@ -586,76 +585,6 @@ pub fn var(a: &Array, axes: impl Into<Axes>, keepdims: bool, ddof: i32) -> Resul
 /// ```
 pub fn std(a: &Array, axes: impl Into<Axes>, keepdims: bool, ddof: i32) -> Result<Array> {
     sqrt(&variance("std", a, axes.into(), keepdims, ddof)?)
-}
-
-/// `log(sum(exp(a)))` over `axes`, computed stably by shifting by the maximum. Rows of
-/// all `-inf` give `-inf`, a `+inf` gives `+inf`. Integers compute in float32. An empty
-/// array is an error.
-///
-/// ```
-/// let a = lazulite::Array::from_slice(&[1000.0f32, 1000.0, f32::NEG_INFINITY, f32::NEG_INFINITY], &[2, 2]).unwrap();
-/// let l = lazulite::logsumexp(&a, 1, false).unwrap().to_vec::<f32>().unwrap();
-/// assert!((l[0] - (1000.0 + 2f32.ln())).abs() < 1e-3);
-/// assert_eq!(l[1], f32::NEG_INFINITY);
-/// ```
-pub fn logsumexp(a: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
-    let axes = resolve_axes("logsumexp", &axes.into(), a.ndim())?;
-    if a.size() == 0 {
-        return Err(Error::value("[logsumexp] Received empty array."));
-    }
-    let dtype = a.dtype().to_inexact();
-    let x = astype(a, dtype)?;
-    let mut shift = record(ReduceOp::Max, &x, &axes, true, dtype);
-    if let (false, Some(info)) = (dtype.is_complex(), finfo(dtype)) {
-        // A shift clamped to the finite range keeps rows of -inf (exp gives 0, log -inf)
-        // and of +inf (inf - finite) free of inf - inf.
-        shift = minimum(&maximum(&shift, info.min)?, info.max)?;
-    }
-    let shift = stop_gradient(&shift)?;
-    let summed = record(
-        ReduceOp::Sum,
-        &exp(&subtract(&x, &shift)?)?,
-        &axes,
-        true,
-        dtype,
-    );
-    let out = crate::add(&log(&summed)?, &shift)?;
-    if keepdims {
-        return Ok(out);
-    }
-    let shape: Vec<i64> = reduced_shape(a.shape(), &axes, false)
-        .iter()
-        .map(|&d| d as i64)
-        .collect();
-    reshape(&out, &shape)
-}
-
-/// `exp(a) / sum(exp(a))` over `axes`, shifted by the maximum for stability. Integers
-/// compute in float32; with `precise`, float16 and bfloat16 compute in float32 and round
-/// once. A row of all `-inf` gives NaN (as in MLX and NumPy).
-///
-/// ```
-/// use lazulite::{softmax, Array, Axes};
-/// let a = Array::from_slice(&[0.0f32, 0.0, 1000.0, 1000.0], &[2, 2]).unwrap();
-/// assert_eq!(softmax(&a, -1, false).unwrap().to_vec::<f32>().unwrap(), vec![0.5; 4]);
-/// assert_eq!(softmax(&a, Axes::All, false).unwrap().to_vec::<f32>().unwrap(), vec![0.0, 0.0, 0.5, 0.5]);
-/// ```
-pub fn softmax(a: &Array, axes: impl Into<Axes>, precise: bool) -> Result<Array> {
-    let axes = resolve_axes("softmax", &axes.into(), a.ndim())?;
-    let out = a.dtype().to_inexact();
-    if a.size() == 0 {
-        return astype(a, out);
-    }
-    let compute = if precise {
-        accumulation_dtype(out)
-    } else {
-        out
-    };
-    let x = astype(a, compute)?;
-    let shift = stop_gradient(&record(ReduceOp::Max, &x, &axes, true, compute))?;
-    let e = exp(&subtract(&x, &shift)?)?;
-    let total = record(ReduceOp::Sum, &e, &axes, true, compute);
-    astype(&divide(&e, &total)?, out)
 }
 
 /// Number of nonzero elements over `axes` (NaN counts as nonzero), as int32.

@@ -12,6 +12,7 @@ pub mod reduce;
 pub mod scan;
 pub mod shape;
 pub mod simd;
+pub mod softmax;
 pub mod sort;
 pub mod strided;
 pub mod ternary;
