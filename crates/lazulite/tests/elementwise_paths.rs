@@ -4,6 +4,9 @@
 
 use lazulite::{Array, Complex, DType, Result};
 
+/// The expected value at (row, column).
+type Expected<'a> = Box<dyn Fn(usize, usize) -> f32 + 'a>;
+
 /// Large enough that every map is split across threads (the threshold is 2^17 elements).
 const BIG: [usize; 2] = [389, 517];
 /// One thread, but still several tiles and rows.
@@ -122,7 +125,7 @@ fn transposed_operands_and_copies() {
         // Both transposed: the output's rows are read with a step in both operands.
         let (a2, x2) = matrix(t, 8);
         check(
-            &lazulite::multiply(&at, &transpose(&a2)).unwrap(),
+            &lazulite::multiply(&at, transpose(&a2)).unwrap(),
             shape,
             |i, j| x[j * r + i] * x2[j * r + i],
         );
@@ -207,33 +210,33 @@ fn donated_operands() {
         let (at_src, z) = matrix([shape[1], shape[0]], 17);
         let (c, r) = (shape[1], shape[0]);
         let xy = |i: usize, j: usize| x[i * c + j] * y[i * c + j];
-        let cases: Vec<(Array, Box<dyn Fn(usize, usize) -> f32>)> = vec![
+        let cases: Vec<(Array, Expected<'_>)> = vec![
             (
-                lazulite::add(&fresh(&a), &b).unwrap(),
+                lazulite::add(fresh(&a), &b).unwrap(),
                 Box::new(|i, j| x[i * c + j] + y[i * c + j]),
             ),
             (
-                lazulite::subtract(&b, &fresh(&a)).unwrap(),
+                lazulite::subtract(&b, fresh(&a)).unwrap(),
                 Box::new(|i, j| y[i * c + j] - x[i * c + j]),
             ),
             (
-                lazulite::add(&fresh(&a), 1.5).unwrap(),
+                lazulite::add(fresh(&a), 1.5).unwrap(),
                 Box::new(|i, j| x[i * c + j] + 1.5),
             ),
             (
-                lazulite::subtract(1.5, &fresh(&a)).unwrap(),
+                lazulite::subtract(1.5, fresh(&a)).unwrap(),
                 Box::new(|i, j| 1.5 - x[i * c + j]),
             ),
             (
-                lazulite::add(&fresh(&a), &row).unwrap(),
+                lazulite::add(fresh(&a), &row).unwrap(),
                 Box::new(|i, j| x[i * c + j] + w[j]),
             ),
             (
-                lazulite::add(&fresh(&a), &transpose(&at_src)).unwrap(),
+                lazulite::add(fresh(&a), transpose(&at_src)).unwrap(),
                 Box::new(|i, j| x[i * c + j] + z[j * r + i]),
             ),
             (
-                lazulite::add(&lazulite::multiply(&a, &b).unwrap(), &b).unwrap(),
+                lazulite::add(lazulite::multiply(&a, &b).unwrap(), &b).unwrap(),
                 Box::new(|i, j| xy(i, j) + y[i * c + j]),
             ),
             (
@@ -369,7 +372,7 @@ fn select_layouts() {
             },
         );
         check(
-            &lazulite::where_(&cond, &a, &transpose(&b)).unwrap(),
+            &lazulite::where_(&cond, &a, transpose(&b)).unwrap(),
             shape,
             |i, j| {
                 if x[i * c + j] > 0.0 {
