@@ -21,6 +21,22 @@ struct Call {
 }
 
 impl Call {
+    /// The call's structure, and the array leaves of its positional arguments.
+    fn new(
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<(Arc<Call>, Vec<Array>)> {
+        let call = Arc::new(Call {
+            args: args.clone().unbind(),
+            kwargs: kwargs.cloned().unwrap_or_else(|| PyDict::new(py)).unbind(),
+            returned: Mutex::new(None),
+        });
+        let mut inputs = Vec::new();
+        leaves(args.as_any(), false, &mut inputs)?;
+        Ok((call, inputs))
+    }
+
     /// The arguments with new array leaves, as a rule sees them: the argument itself for
     /// a function of one positional argument, else the tuple of arguments.
     fn primals<'py>(&self, py: Python<'py>, arrays: &[Array]) -> PyResult<Bound<'py, PyAny>> {
@@ -136,13 +152,7 @@ impl CustomFunction {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let call = Arc::new(Call {
-            args: args.clone().unbind(),
-            kwargs: kwargs.cloned().unwrap_or_else(|| PyDict::new(py)).unbind(),
-            returned: Mutex::new(None),
-        });
-        let mut inputs = Vec::new();
-        leaves(args.as_any(), false, &mut inputs)?;
+        let (call, inputs) = Call::new(py, args, kwargs)?;
 
         let (forward_call, fun) = (call.clone(), self.fun.clone_ref(py));
         let mut custom = lz::custom_function(move |x: &[Array]| {
@@ -231,13 +241,7 @@ impl CheckpointFunction {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let call = Arc::new(Call {
-            args: args.clone().unbind(),
-            kwargs: kwargs.cloned().unwrap_or_else(|| PyDict::new(py)).unbind(),
-            returned: Mutex::new(None),
-        });
-        let mut inputs = Vec::new();
-        leaves(args.as_any(), false, &mut inputs)?;
+        let (call, inputs) = Call::new(py, args, kwargs)?;
         let (forward_call, fun) = (call.clone(), self.fun.clone_ref(py));
         let checkpointed = lz::checkpoint(move |x: &[Array]| {
             Python::attach(|py| forward_call.forward(py, &fun, x)).map_err(stash)
