@@ -30,7 +30,7 @@ use crate::transforms::batch_to_front;
 use crate::{abs, divide, equal, multiply, sqrt, square, subtract};
 
 /// Gives `t` (contiguous) the shape of the node's output.
-fn shaped_as(mut t: Tensor, spec: &OutputSpec) -> Tensor {
+pub(super) fn shaped_as(mut t: Tensor, spec: &OutputSpec) -> Tensor {
     t.shape = spec.shape.clone();
     t.strides = contiguous_strides(&t.shape);
     t

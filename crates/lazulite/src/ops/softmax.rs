@@ -3,11 +3,11 @@
 //! several axes and for complex inputs.
 
 use super::cast::astype;
-use super::reduce::{max, resolve_axes, sum};
+use super::reduce::{max, resolve_axes, shaped_as, sum};
 use super::view::reshape;
 use crate::array::Array;
 use crate::backend::cpu::softmax::{logsumexp as logsumexp_kernel, softmax as softmax_kernel};
-use crate::backend::{contiguous_strides, Tensor};
+use crate::backend::Tensor;
 use crate::dtype::{finfo, DType};
 use crate::error::{Error, Result};
 use crate::primitive::{OutputSpec, Primitive};
@@ -162,10 +162,8 @@ impl Primitive for LogSumExp {
 
     fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
         let x = inputs.pop().expect("logsumexp has one input");
-        let mut t = logsumexp_kernel(&x, self.axis)?;
-        t.shape = outputs[0].shape.clone();
-        t.strides = contiguous_strides(&t.shape);
-        Ok(vec![t])
+        let t = logsumexp_kernel(&x, self.axis)?;
+        Ok(vec![shaped_as(t, &outputs[0])])
     }
 
     fn vjp(
