@@ -30,18 +30,28 @@ fn array(n: usize, shape: &[usize], lo: f32, hi: f32, seed: u64) -> Result<Array
 }
 
 /// Median milliseconds of `runs` calls of `work` (each records and evaluates), after
-/// one warm-up call.
-fn median_ms(runs: usize, mut work: impl FnMut() -> Result<Array>) -> Result<f64> {
+/// one warm-up call, and the mean CPU time of this thread per call (the kernel clock ticks
+/// coarsely, so a mean over the runs, not a median). With `RAYON_NUM_THREADS=1` all the
+/// work runs on this thread, so that column is the kernel's cost even when a busy machine
+/// inflates wall time. `BENCH_RUNS` overrides the number of runs.
+fn median_ms(runs: usize, mut work: impl FnMut() -> Result<Array>) -> Result<(f64, f64)> {
+    let runs = std::env::var("BENCH_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(runs)
+        .max(1);
     eval(&[&work()?])?;
-    let mut times = Vec::with_capacity(runs);
+    let mut wall = Vec::with_capacity(runs);
+    let cpu_start = thread_cpu_ns().unwrap_or(0);
     for _ in 0..runs {
         let start = Instant::now();
         let y = work()?;
         eval(&[&y])?;
-        times.push(start.elapsed().as_secs_f64() * 1e3);
+        wall.push(start.elapsed().as_secs_f64() * 1e3);
     }
-    times.sort_by(f64::total_cmp);
-    Ok(times[runs / 2])
+    let cpu = thread_cpu_ns().unwrap_or(0).saturating_sub(cpu_start) as f64 / 1e6;
+    wall.sort_by(f64::total_cmp);
+    Ok((wall[runs / 2], cpu / runs as f64))
 }
 
 struct Bench {
@@ -57,7 +67,8 @@ impl Bench {
         {
             return Ok(());
         }
-        println!("{name:32} {:10.3} ms", median_ms(runs, work)?);
+        let (wall, cpu) = median_ms(runs, work)?;
+        println!("{name:32} {wall:10.3} ms {cpu:10.3} ms");
         Ok(())
     }
 }
@@ -79,7 +90,7 @@ fn main() -> Result<()> {
     let bench = Bench {
         filter: std::env::args().nth(1),
     };
-    println!("lazulite (Rust), median ms");
+    println!("lazulite (Rust): median wall ms, mean CPU ms of this thread");
 
     for n in [512, 1024, 2048] {
         let runs = if n == 2048 { 3 } else { 7 };

@@ -16,6 +16,7 @@
 //! products wrap in 64 bits and are truncated to the output type, which gives the same
 //! bits as wrapping in the output type.
 
+use super::simd::vectorised;
 use super::strided::for_each_row;
 use crate::backend::{contiguous_strides, Tensor};
 use crate::dtype::DType;
@@ -134,9 +135,20 @@ unsafe fn read<T: Element>(base: *const T::Storage, offset: isize) -> T {
     T::load(std::ptr::read_unaligned(base.offset(offset)))
 }
 
-/// Folds a contiguous run of elements with `LANES` independent accumulators.
+/// Folds a contiguous run of elements with `LANES` independent accumulators, compiled
+/// for the widest vectors the CPU has.
 #[inline(always)]
 fn fold_contiguous<I: Element, A: Copy>(
+    data: &[I::Storage],
+    init: A,
+    load: &impl Fn(I) -> A,
+    combine: &impl Fn(A, A) -> A,
+) -> A {
+    vectorised(|| fold_lanes(data, init, load, combine))
+}
+
+#[inline(always)]
+fn fold_lanes<I: Element, A: Copy>(
     data: &[I::Storage],
     init: A,
     load: &impl Fn(I) -> A,
@@ -291,11 +303,13 @@ fn fold_blocks<I: Element, A: Copy + Send + Sync>(
         let slab = &data[o * b.reduced * b.inner..][..b.reduced * b.inner];
         for_each_chunk(out_row, COLUMNS, parallel, |c, cols| {
             let band = c * COLUMNS..c * COLUMNS + cols.len();
-            for row in slab.chunks_exact(b.inner) {
-                for (a, &v) in cols.iter_mut().zip(&row[band.clone()]) {
-                    *a = combine(*a, load(I::load(v)));
+            vectorised(|| {
+                for row in slab.chunks_exact(b.inner) {
+                    for (a, &v) in cols.iter_mut().zip(&row[band.clone()]) {
+                        *a = combine(*a, load(I::load(v)));
+                    }
                 }
-            }
+            })
         });
     });
 }
@@ -610,12 +624,14 @@ fn first_position<S: Copy + Sync>(
 ) -> Option<usize> {
     const CHUNK: usize = 256;
     let search = |part: &[S]| -> Option<usize> {
-        part.chunks(CHUNK).enumerate().find_map(|(c, chunk)| {
-            if chunk.iter().fold(false, |found, &v| found | hit(v)) {
-                chunk.iter().position(|&v| hit(v)).map(|p| c * CHUNK + p)
-            } else {
-                None
-            }
+        vectorised(|| {
+            part.chunks(CHUNK).enumerate().find_map(|(c, chunk)| {
+                if chunk.iter().fold(false, |found, &v| found | hit(v)) {
+                    chunk.iter().position(|&v| hit(v)).map(|p| c * CHUNK + p)
+                } else {
+                    None
+                }
+            })
         })
     };
     if !parallel {
@@ -685,16 +701,18 @@ fn arg_blocks<I: Element, A: Ordered>(
                 .map(|&v| load(I::load(v)))
                 .collect();
             cols.fill(0);
-            for (r, row) in rows.enumerate() {
-                let r = r as u32 + 1;
-                let values = &row[band.clone()];
-                for ((v, bv), at) in values.iter().zip(best.iter_mut()).zip(cols.iter_mut()) {
-                    let v = load(I::load(*v));
-                    let take = better(v, *bv, is_max);
-                    *bv = if take { v } else { *bv };
-                    *at = if take { r } else { *at };
+            vectorised(|| {
+                for (r, row) in rows.enumerate() {
+                    let r = r as u32 + 1;
+                    let values = &row[band.clone()];
+                    for ((v, bv), at) in values.iter().zip(best.iter_mut()).zip(cols.iter_mut()) {
+                        let v = load(I::load(*v));
+                        let take = better(v, *bv, is_max);
+                        *bv = if take { v } else { *bv };
+                        *at = if take { r } else { *at };
+                    }
                 }
-            }
+            })
         });
     });
 }
