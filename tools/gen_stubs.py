@@ -218,11 +218,14 @@ def render() -> str:
             out.append(f"def {signature} -> {returns(name)}: ...\n")
     out.append(FOOTER)
     out.append("\n\nclass random:\n")
-    for name, signature in mx._random_signatures():
+    for name, signature in mx._submodule_signatures("random"):
         result = "None" if name == "seed" else "array"
         out.append(f"    @staticmethod\n    def {signature} -> {result}: ...\n")
     # The live one-element view of the global key (MLX's `_RandomState`).
     out.append("    state: Sequence[array]\n")
+    out.append("\n\nclass fast:\n")
+    for name, signature in mx._submodule_signatures("fast"):
+        out.append(f"    @staticmethod\n    def {signature} -> array: ...\n")
     return "".join(out)
 
 

@@ -203,7 +203,8 @@ macro_rules! bind {
         $(#[doc = $doc])*
         #[pyo3::pyfunction]
         #[pyo3(signature = ($($s)*))]
-        #[allow(unused_variables)]
+        // Python's signature dictates the parameters (MLX has functions with nine).
+        #[allow(unused_variables, clippy::too_many_arguments)]
         fn $name(py: pyo3::Python<'_>, $($p)*) -> pyo3::PyResult<pyo3::Py<pyo3::PyAny>> {
             $crate::bind::Returned::into_python($body, py)
         }

@@ -13,6 +13,7 @@ mod dataflow;
 mod dlpack;
 mod dtype;
 mod errors;
+mod fast;
 mod indexing;
 mod io;
 mod linalg;
@@ -44,15 +45,20 @@ fn _signatures(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     PyList::new(py, rows)
 }
 
-/// The `random` submodule's functions as `(name, "name(params)")`, for the stubs.
+/// A submodule's functions (`"random"` or `"fast"`) as `(name, "name(params)")`, for the
+/// stubs.
 #[pyfunction]
-fn _random_signatures(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
-    PyList::new(
-        py,
-        random::signatures()
-            .into_iter()
-            .map(|s| (s.name, s.python())),
-    )
+fn _submodule_signatures<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyList>> {
+    let signatures = match name {
+        "random" => random::signatures(),
+        "fast" => fast::signatures(),
+        _ => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "no submodule {name}"
+            )))
+        }
+    };
+    PyList::new(py, signatures.into_iter().map(|s| (s.name, s.python())))
 }
 
 #[pymodule]
@@ -73,7 +79,8 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     dataflow::register(m)?;
     io::register(m)?;
     random::register_submodule(m)?;
-    m.add_function(wrap_pyfunction!(_random_signatures, m)?)?;
+    fast::register_submodule(m)?;
+    m.add_function(wrap_pyfunction!(_submodule_signatures, m)?)?;
     m.add_function(wrap_pyfunction!(_signatures, m)?)?;
     Ok(())
 }

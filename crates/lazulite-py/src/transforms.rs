@@ -6,6 +6,7 @@ use crate::array::PyArray;
 use crate::errors::{stash, to_py_err};
 use crate::trees::{leaves, rebuild, spread_axes};
 use lazulite as lz;
+use lazulite::shape::shape_text;
 use lazulite::Array;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -435,11 +436,6 @@ fn first_along_batch(a: &Array) -> lz::Result<Array> {
     let (start, step) = (vec![0; a.ndim()], vec![1; a.ndim()]);
     let first = lz::slice(a, &start, &stop, &step)?;
     lz::squeeze(&first, 0)
-}
-
-fn shape_text(shape: &[usize]) -> String {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    format!("({})", dims.join(","))
 }
 
 /// `vmap(fun, in_axes=0, out_axes=0)`: `fun` vectorised over the given axes (ints, `None`

@@ -35,7 +35,7 @@ use crate::ops::{
     floor, less, log, log1p, matmul, max, maximum, minimum, multiply, negative, reshape,
     searchsorted, sign, slice, squeeze, subtract, swapaxes, take, Operand,
 };
-use crate::shape::{broadcast_shapes, checked_size};
+use crate::shape::{broadcast_shapes, checked_size, shape_text};
 use std::sync::Mutex;
 
 /// Threefry-2x32 with 20 rounds (Random123's `threefry2x32_20`): encrypts `counter`
@@ -130,12 +130,6 @@ fn next_key() -> Array {
     })
 }
 
-/// MLX's way of printing a shape in messages: `(2,3)`.
-fn shape_str(shape: &[usize]) -> String {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    format!("({})", dims.join(","))
-}
-
 fn check_key(op: &str, key: &Array) -> Result<()> {
     if key.dtype() != DType::UInt32 {
         return Err(Error::value(format!(
@@ -146,7 +140,7 @@ fn check_key(op: &str, key: &Array) -> Result<()> {
     if key.shape() != [2] {
         return Err(Error::value(format!(
             "[{op}] Expected key shape (2) but received {}.",
-            shape_str(key.shape())
+            shape_text(key.shape())
         )));
     }
     Ok(())
@@ -246,8 +240,8 @@ pub fn uniform(
     if out_shape != shape {
         return Err(Error::value(format!(
             "[uniform] Cannot generate random values of shape {} from broadcasted shape {}.",
-            shape_str(shape),
-            shape_str(&out_shape)
+            shape_text(shape),
+            shape_text(&out_shape)
         )));
     }
     let unit = unit_uniform(shape, dtype, key)?;
@@ -562,8 +556,8 @@ pub fn categorical(
             if broadcast_shapes(shape, &reduced)? != shape {
                 return Err(Error::value(format!(
                     "[categorical] Requested shape {} is not broadcast compatible with reduced logits shape{}.",
-                    shape_str(shape),
-                    shape_str(&reduced)
+                    shape_text(shape),
+                    shape_text(&reduced)
                 )));
             }
             gumbel_argmax(logits, axis, shape, key)

@@ -2,6 +2,16 @@
 
 use crate::error::{Error, Result};
 
+/// A shape as MLX prints it in error messages: `(2,3)`, `()` for a scalar.
+///
+/// ```
+/// assert_eq!(lazulite::shape::shape_text(&[2, 3]), "(2,3)");
+/// ```
+pub fn shape_text(shape: &[usize]) -> String {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    format!("({})", dims.join(","))
+}
+
 /// Number of elements of `shape`, or an error if it overflows.
 pub fn checked_size(shape: &[usize]) -> Result<usize> {
     shape

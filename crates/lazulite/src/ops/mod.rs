@@ -4,6 +4,7 @@
 pub mod binary;
 pub mod cast;
 pub mod creation;
+pub mod fast;
 pub mod linalg;
 pub mod methods;
 pub mod operand;

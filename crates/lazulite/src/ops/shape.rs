@@ -8,7 +8,7 @@
 use super::cast::astype;
 use super::creation::zeros_like;
 use super::operand::{to_arrays, Operand};
-use super::view::{broadcast_to, make_contiguous, reshape, slice, transpose};
+use super::view::{broadcast_to, make_contiguous, reshape, slice, slice_axis, transpose};
 use crate::array::Array;
 use crate::backend::cpu::shape::{concatenate as concatenate_kernel, scatter_add_strided};
 use crate::backend::{contiguous_strides, Tensor};
@@ -57,15 +57,6 @@ fn as_i64(shape: &[usize]) -> Vec<i64> {
 /// `a` seen with `shape` (same size): a view whenever the layout allows.
 fn reshaped(a: &Array, shape: &[usize]) -> Result<Array> {
     reshape(a, &as_i64(shape))
-}
-
-/// Elements `start..stop` of `a` along `axis` (a view).
-fn slice_axis(a: &Array, axis: usize, start: i64, stop: i64) -> Result<Array> {
-    let mut starts = vec![0i64; a.ndim()];
-    let mut stops = as_i64(a.shape());
-    starts[axis] = start;
-    stops[axis] = stop;
-    slice(a, &starts, &stops, &vec![1; a.ndim()])
 }
 
 /// `a` with axes `start_axis..=end_axis` merged into one (a view when the layout allows).
@@ -357,7 +348,7 @@ impl Primitive for Concatenate {
         }
         argnums
             .iter()
-            .map(|&i| slice_axis(&cotangents[0], self.axis, starts[i], starts[i + 1]))
+            .map(|&i| slice_axis(&cotangents[0], self.axis, starts[i], starts[i + 1], 1))
             .collect()
     }
 
@@ -586,10 +577,10 @@ pub fn split(
     let mut parts = Vec::with_capacity(indices.len() + 1);
     let mut start = 0i64;
     for &stop in &indices {
-        parts.push(slice_axis(a, ax, start, stop)?);
+        parts.push(slice_axis(a, ax, start, stop, 1)?);
         start = stop;
     }
-    parts.push(slice_axis(a, ax, start, dim)?);
+    parts.push(slice_axis(a, ax, start, dim, 1)?);
     Ok(parts)
 }
 
@@ -604,7 +595,7 @@ pub fn split(
 pub fn unstack(a: &Array, axis: i32) -> Result<Vec<Array>> {
     let ax = axis_index("unstack", axis, a.ndim())?;
     (0..a.shape()[ax] as i64)
-        .map(|i| squeeze(&slice_axis(a, ax, i, i + 1)?, ax as i32))
+        .map(|i| squeeze(&slice_axis(a, ax, i, i + 1, 1)?, ax as i32))
         .collect()
 }
 
@@ -702,7 +693,7 @@ pub fn pad(
                 let block = |w: i64, at: i64| {
                     let mut shape = x.shape().to_vec();
                     shape[axis] = w as usize;
-                    broadcast_to(&slice_axis(&x, axis, at, at + 1)?, &shape)
+                    broadcast_to(&slice_axis(&x, axis, at, at + 1, 1)?, &shape)
                 };
                 concatenate(&[block(lo, 0)?, x.clone(), block(hi, n - 1)?], axis as i32)?
             }
@@ -724,7 +715,7 @@ fn mirror_pad(x: &Array, axis: usize, lo: i64, hi: i64, symmetric: bool) -> Resu
         x.clone()
     } else {
         concatenate(
-            &[x.clone(), slice_axis(&reversed, axis, 1, n - 1)?],
+            &[x.clone(), slice_axis(&reversed, axis, 1, n - 1, 1)?],
             axis as i32,
         )?
     };
@@ -733,7 +724,7 @@ fn mirror_pad(x: &Array, axis: usize, lo: i64, hi: i64, symmetric: bool) -> Resu
     let end = start + lo + n + hi;
     let copies = ((end + p - 1) / p) as usize;
     let repeated = concatenate(&vec![period; copies], axis as i32)?;
-    slice_axis(&repeated, axis, start, end)
+    slice_axis(&repeated, axis, start, end, 1)
 }
 
 fn check_counts(op: &str, what: &str, values: &[i64]) -> Result<()> {
@@ -895,7 +886,10 @@ pub fn roll(a: &Array, shift: impl Into<Shifts>, axis: impl Into<Axes>) -> Resul
             continue;
         }
         let n = x.shape()[ax] as i64;
-        let parts = [slice_axis(&x, ax, n - s, n)?, slice_axis(&x, ax, 0, n - s)?];
+        let parts = [
+            slice_axis(&x, ax, n - s, n, 1)?,
+            slice_axis(&x, ax, 0, n - s, 1)?,
+        ];
         x = concatenate(&parts, ax as i32)?;
     }
     Ok(x)

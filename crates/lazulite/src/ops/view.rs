@@ -607,6 +607,25 @@ fn slice_params(a: &Array, start: &[i64], stop: &[i64], step: &[i64]) -> Result<
     Ok(prim)
 }
 
+/// Elements `start`, `start + step`, ... below `stop` of `a` along `axis` (a view), all of
+/// the other axes.
+pub(crate) fn slice_axis(
+    a: &Array,
+    axis: usize,
+    start: i64,
+    stop: i64,
+    step: i64,
+) -> Result<Array> {
+    let ndim = a.ndim();
+    let mut starts = vec![0; ndim];
+    let mut stops: Vec<i64> = a.shape().iter().map(|&d| d as i64).collect();
+    let mut steps = vec![1; ndim];
+    starts[axis] = start;
+    stops[axis] = stop;
+    steps[axis] = step;
+    slice(a, &starts, &stops, &steps)
+}
+
 /// Elements `start[i]`, `start[i] + step[i]`, ... below `stop[i]` (above, for negative
 /// steps) along each axis, with NumPy's rules for negative and out-of-range bounds.
 ///

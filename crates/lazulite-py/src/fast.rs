@@ -1,0 +1,143 @@
+//! The `fast` submodule (`mx.fast`): rms_norm, layer_norm, rope and
+//! scaled_dot_product_attention with MLX's signatures.
+
+use crate::bind;
+use crate::bind::Hint;
+use crate::convert::{Arr, Opd};
+use lazulite::fast::{self as lzf, AttentionMask, RopeFrequencies};
+use lazulite::{Array, Error};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+/// The `mask` argument of attention: `None`, the string `"causal"` or an array.
+pub struct Mask(pub AttentionMask);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Mask {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Mask> {
+        if let Ok(s) = obj.cast::<PyString>() {
+            let s = s.to_str()?;
+            if s == "causal" {
+                return Ok(Mask(AttentionMask::Causal));
+            }
+            return Err(PyValueError::new_err(format!(
+                "[scaled_dot_product_attention] invalid mask option '{s}'. Must be 'causal', \
+                 or an array."
+            )));
+        }
+        Ok(Mask(AttentionMask::Array(obj.extract::<Arr>()?.0)))
+    }
+}
+
+impl Hint for Mask {
+    fn hint() -> String {
+        "None | str | array".into()
+    }
+}
+
+fn rope_from_python(
+    a: &Array,
+    dims: i64,
+    traditional: bool,
+    base: Option<f32>,
+    scale: f32,
+    offset: Opd,
+    freqs: Option<Arr>,
+) -> lazulite::Result<Array> {
+    let dims = usize::try_from(dims)
+        .map_err(|_| Error::value(format!("[rope] dims must be non-negative but got {dims}.")))?;
+    let frequencies = match (base, freqs) {
+        (Some(b), None) => RopeFrequencies::Base(b),
+        (None, Some(f)) => RopeFrequencies::Freqs(f.0),
+        (None, None) => return Err(Error::value("[rope] Neither base nor freqs has a value.")),
+        (Some(_), Some(_)) => {
+            return Err(Error::value(
+                "[rope] Only one of base or freqs can have a value.",
+            ))
+        }
+    };
+    lzf::rope(a, dims, traditional, frequencies, scale, offset.0)
+}
+
+bind! {
+    functions {
+        /// Root Mean Square normalization (RMS norm) over the last axis of ``x``.
+        ///
+        /// Args:
+        ///     x (array): Input array.
+        ///     weight (array, optional): A one-dimensional weight, the size of the last axis
+        ///       of ``x``, to scale the result by; ``None``: no scaling.
+        ///     eps (float): A small additive constant for numerical stability.
+        ///
+        /// Returns:
+        ///     array: The output array.
+        rms_norm(x: Arr, weight: Option<Arr>, eps: f64, *, stream) =>
+            lzf::rms_norm(&x.0, weight.as_ref().map(|w| &w.0), eps as f32);
+        /// Layer normalization over the last axis of ``x``.
+        ///
+        /// Args:
+        ///     x (array): Input array.
+        ///     weight (array, optional): A one-dimensional weight to scale the result by;
+        ///       ``None``: no scaling.
+        ///     bias (array, optional): A one-dimensional offset to add; ``None``: none.
+        ///     eps (float): A small additive constant for numerical stability.
+        ///
+        /// Returns:
+        ///     array: The output array.
+        layer_norm(x: Arr, weight: Option<Arr>, bias: Option<Arr>, eps: f64, *, stream) =>
+            lzf::layer_norm(&x.0, weight.as_ref().map(|w| &w.0), bias.as_ref().map(|b| &b.0), eps as f32);
+        /// Apply rotary positional encoding to the input, shaped ``(B, *, T, D)``.
+        ///
+        /// Args:
+        ///     a (array): The input array.
+        ///     dims (int): The feature dimensions to rotate; the rest are left unchanged.
+        ///     traditional (bool): Rotate consecutive dimensions (pairs ``2i``, ``2i+1``)
+        ///       instead of the two halves.
+        ///     base (float, optional): The base of the angular frequencies. Exactly one of
+        ///       ``base`` and ``freqs`` must be ``None``.
+        ///     scale (float): The scale of the positions.
+        ///     offset (int or array): The position offset to start at: a scalar, or a vector
+        ///       of ``B`` offsets, one per example.
+        ///     freqs (array, optional): The frequencies to use instead of ``base``.
+        ///
+        /// Returns:
+        ///     array: The output array.
+        rope(a: Arr, dims: i64, *, traditional: bool, base: Option<f64>, scale: f64, offset: Opd, freqs: Option<Arr> = None, stream) =>
+            rope_from_python(&a.0, dims, traditional, base.map(|b| b as f32), scale as f32, offset, freqs);
+        /// Multi-head attention ``O = softmax(Q @ K.T * scale + mask) @ V`` with
+        /// grouped-query attention (``k`` and ``v`` need not be tiled to ``q``'s heads).
+        /// The softmax runs in ``float32`` regardless of the input precision.
+        ///
+        /// Args:
+        ///     q (array): Queries with shape ``[B, N_q, T_q, D]``.
+        ///     k (array): Keys with shape ``[B, N_kv, T_kv, D]``.
+        ///     v (array): Values with shape ``[B, N_kv, T_kv, D]``.
+        ///     scale (float): Scale for queries (typically ``1.0 / sqrt(q.shape(-1))``).
+        ///     mask (str or array, optional): ``"causal"`` (the last query aligns with the
+        ///       last key) or a boolean or additive mask broadcastable to
+        ///       ``[B, N, T_q, T_kv]``.
+        ///     sinks (array, optional): One attention-sink logit per query head.
+        ///     force_fused (bool, optional): Accepted for compatibility; there is one
+        ///       implementation on the CPU.
+        ///
+        /// Returns:
+        ///     array: The output array.
+        scaled_dot_product_attention(q: Arr, k: Arr, v: Arr, *, scale: f64, mask: Option<Mask> = None, sinks: Option<Arr> = None, force_fused: bool = false, stream) =>
+            lzf::scaled_dot_product_attention(&q.0, &k.0, &v.0, scale as f32, mask.as_ref().map(|m| &m.0), sinks.as_ref().map(|s| &s.0));
+    }
+    methods {}
+}
+
+/// Adds `lazulite.core.fast` to `parent`.
+pub fn register_submodule(parent: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = parent.py();
+    let module = PyModule::new(py, "fast")?;
+    register(&module)?;
+    parent.add_submodule(&module)?;
+    py.import("sys")?
+        .getattr("modules")?
+        .set_item("lazulite.core.fast", &module)?;
+    Ok(())
+}

@@ -1,0 +1,390 @@
+//! The `fast` family of MLX (`mx.fast`): RMS and layer normalisation, rotary positional
+//! encoding and scaled dot-product attention, with MLX's arguments, checks and dtypes.
+//!
+//! Each is a composite of primitives (so gradients, vmap and compile come from their
+//! rules), computed in float32 for half-precision inputs as MLX does, and rounded once.
+
+use super::cast::astype;
+use super::view::slice_axis;
+use crate::array::Array;
+use crate::dtype::{promote_types, DType};
+use crate::error::{Error, Result};
+use crate::ops::operand::{to_arrays, Operand};
+use crate::shape::shape_text;
+use crate::{
+    add, arange, broadcast_to, concatenate, cos, expand_dims, greater_equal, matmul, mean,
+    multiply, reshape, rsqrt, sin, softmax, square, stack, subtract, swapaxes, var, where_,
+};
+
+/// The dtype a half-precision input computes in.
+fn compute_dtype(dtype: DType) -> DType {
+    match dtype {
+        DType::Float16 | DType::BFloat16 => DType::Float32,
+        d => d,
+    }
+}
+
+/// Checks that an optional `weight`/`bias` of a normalisation is 1-D with the size of the
+/// last axis of `x`, as MLX's messages word it.
+fn check_affine(op: &str, what: &str, x: &Array, p: Option<&Array>) -> Result<()> {
+    let Some(p) = p else { return Ok(()) };
+    if p.ndim() != 1 {
+        return Err(Error::value(format!(
+            "[{op}] {what} must have 1 dimension but has {} dimensions.",
+            p.ndim()
+        )));
+    }
+    let last = x.shape().last().copied().unwrap_or(0);
+    if p.shape()[0] != last {
+        return Err(Error::value(format!(
+            "[{op}] {what} must have the same size as the last dimension of x but has {} \
+             elements.",
+            p.shape()[0]
+        )));
+    }
+    Ok(())
+}
+
+fn check_floating(op: &str, dtype: DType) -> Result<()> {
+    if !dtype.is_floating() || dtype.is_complex() {
+        return Err(Error::value(format!(
+            "[{op}] Received unsupported type {dtype}."
+        )));
+    }
+    Ok(())
+}
+
+fn at_least_1d(op: &str, x: &Array) -> Result<()> {
+    if x.ndim() == 0 {
+        return Err(Error::value(format!(
+            "[{op}] Input must have at least 1 dimension but got input with 0 dimensions."
+        )));
+    }
+    Ok(())
+}
+
+/// Root-mean-square normalisation over the last axis:
+/// `x / sqrt(mean(x^2) + eps) * weight`. The result has the dtype `x` and `weight`
+/// promote to.
+///
+/// ```
+/// let x = lazulite::Array::from_slice(&[3.0f32, 4.0], &[1, 2]).unwrap();
+/// let y = lazulite::fast::rms_norm(&x, None, 0.0).unwrap();
+/// let rms = (12.5f32).sqrt();
+/// assert_eq!(y.to_vec::<f32>().unwrap(), vec![3.0 / rms, 4.0 / rms]);
+/// ```
+pub fn rms_norm(x: &Array, weight: Option<&Array>, eps: f32) -> Result<Array> {
+    at_least_1d("rms_norm", x)?;
+    check_affine("rms_norm", "(*weight)", x, weight)?;
+    let out = weight.map_or(x.dtype(), |w| promote_types(x.dtype(), w.dtype()));
+    check_floating("rms_norm", out)?;
+    let xf = astype(x, compute_dtype(out))?;
+    let scale = rsqrt(&add(&mean(&square(&xf)?, -1, true)?, eps)?)?;
+    let mut y = multiply(&xf, &scale)?;
+    if let Some(w) = weight {
+        y = multiply(&y, &astype(w, compute_dtype(out))?)?;
+    }
+    astype(&y, out)
+}
+
+/// Layer normalisation over the last axis:
+/// `(x - mean(x)) / sqrt(var(x) + eps) * weight + bias`. The result has the dtype `x`,
+/// `weight` and `bias` promote to.
+///
+/// ```
+/// let x = lazulite::Array::from_slice(&[1.0f32, 3.0], &[2]).unwrap();
+/// let y = lazulite::fast::layer_norm(&x, None, None, 0.0).unwrap();
+/// assert_eq!(y.to_vec::<f32>().unwrap(), vec![-1.0, 1.0]);
+/// ```
+pub fn layer_norm(
+    x: &Array,
+    weight: Option<&Array>,
+    bias: Option<&Array>,
+    eps: f32,
+) -> Result<Array> {
+    at_least_1d("layer_norm", x)?;
+    check_affine("layer_norm", "weight", x, weight)?;
+    check_affine("layer_norm", "bias", x, bias)?;
+    let out = [weight, bias]
+        .into_iter()
+        .flatten()
+        .fold(x.dtype(), |d, p| promote_types(d, p.dtype()));
+    check_floating("layer_norm", out)?;
+    let compute = compute_dtype(out);
+    let xf = astype(x, compute)?;
+    let centred = subtract(&xf, &mean(&xf, -1, true)?)?;
+    let mut y = multiply(&centred, &rsqrt(&add(&var(&xf, -1, true, 0)?, eps)?)?)?;
+    if let Some(w) = weight {
+        y = multiply(&y, &astype(w, compute)?)?;
+    }
+    if let Some(b) = bias {
+        y = add(&y, &astype(b, compute)?)?;
+    }
+    astype(&y, out)
+}
+
+/// Where the rotation angles of [`rope`] come from.
+#[derive(Clone, Debug)]
+pub enum RopeFrequencies {
+    /// Angular frequency `base^(-2i/dims)` for pair `i`.
+    Base(f32),
+    /// One frequency per rotated pair (`dims / 2` values); the angle is position / freq.
+    Freqs(Array),
+}
+
+/// Rotary positional encoding of `a`, shaped `(B, ..., T, D)`: the first `dims` features
+/// of each position `t` are rotated in pairs by angle `(offset + t) * scale * f_i`. With
+/// `traditional`, pairs are consecutive features (`2i`, `2i + 1`); otherwise feature `i`
+/// pairs with `i + dims / 2`. `offset` is an integer or an array of one offset or of `B`
+/// offsets. The result has `a`'s dtype.
+///
+/// ```
+/// use lazulite::fast::{rope, RopeFrequencies};
+/// let a = lazulite::ones(&[1, 2, 2], lazulite::DType::Float32).unwrap();
+/// let r = rope(&a, 2, false, RopeFrequencies::Base(10000.0), 1.0, 0).unwrap();
+/// let v = r.to_vec::<f32>().unwrap();
+/// // position 0 is not rotated; position 1 is rotated by 1 radian
+/// assert_eq!(&v[..2], &[1.0, 1.0]);
+/// assert!((v[2] - (1f32.cos() - 1f32.sin())).abs() < 1e-6);
+/// ```
+pub fn rope(
+    a: &Array,
+    dims: usize,
+    traditional: bool,
+    frequencies: RopeFrequencies,
+    scale: f32,
+    offset: impl Into<Operand>,
+) -> Result<Array> {
+    let ndim = a.ndim();
+    if ndim < 3 {
+        return Err(Error::value(format!(
+            "[rope] Input must have at least 3 dimensions but got input with {ndim} dimensions."
+        )));
+    }
+    if !dims.is_multiple_of(2) {
+        return Err(Error::value(format!(
+            "[rope] dims must be even but got {dims}."
+        )));
+    }
+    let features = a.shape()[ndim - 1];
+    if dims > features {
+        return Err(Error::value(format!(
+            "[rope] dims ({dims}) must be at most the size of the last dimension \
+             ({features})."
+        )));
+    }
+    check_floating("rope", a.dtype())?;
+    let half = dims / 2;
+    let inv_freq = match frequencies {
+        RopeFrequencies::Base(base) => {
+            let exponents = arange(0.0, half as f64, 1.0, DType::Float32)?;
+            crate::power(base, &multiply(&exponents, -2.0 / dims as f64)?)?
+        }
+        RopeFrequencies::Freqs(f) => {
+            if f.shape() != [half] {
+                return Err(Error::value(format!(
+                    "[rope] freqs must be one dimensional with size {half} but got shape {:?}.",
+                    f.shape()
+                )));
+            }
+            crate::reciprocal(&astype(&f, DType::Float32)?)?
+        }
+    };
+    let (offset, _) = to_arrays("rope", &[offset.into()])?;
+    let offset = &offset[0];
+    if !offset.dtype().is_integer() || offset.ndim() > 1 {
+        return Err(Error::value(format!(
+            "[rope] offset must be an integer scalar or a vector of integers but got shape \
+             {:?} and dtype {}.",
+            offset.shape(),
+            offset.dtype()
+        )));
+    }
+    let batch = a.shape()[0];
+    if offset.ndim() == 1 && offset.shape()[0] != batch && offset.shape()[0] != 1 {
+        return Err(Error::value(format!(
+            "[rope] offset must have one value or one per batch element ({batch}) but has {}.",
+            offset.shape()[0]
+        )));
+    }
+    // Positions shaped to broadcast against (B, ..., T, 1): one row per batch element
+    // when offsets are per element.
+    let steps = a.shape()[ndim - 2];
+    let mut offset_shape = vec![1i64; ndim - 1];
+    offset_shape[0] = offset.size() as i64;
+    let start = reshape(&astype(offset, DType::Float32)?, &offset_shape)?;
+    let positions = add(&start, &arange(0.0, steps as f64, 1.0, DType::Float32)?)?;
+    let theta = multiply(&expand_dims(&multiply(&positions, scale)?, -1)?, &inv_freq)?;
+    let (c, s) = (cos(&theta)?, sin(&theta)?);
+
+    let last = ndim - 1;
+    let af = astype(a, compute_dtype(a.dtype()))?;
+    let (x1, x2) = if traditional {
+        (
+            slice_axis(&af, last, 0, dims as i64, 2)?,
+            slice_axis(&af, last, 1, dims as i64, 2)?,
+        )
+    } else {
+        (
+            slice_axis(&af, last, 0, half as i64, 1)?,
+            slice_axis(&af, last, half as i64, dims as i64, 1)?,
+        )
+    };
+    let r1 = subtract(&multiply(&x1, &c)?, &multiply(&x2, &s)?)?;
+    let r2 = add(&multiply(&x1, &s)?, &multiply(&x2, &c)?)?;
+    let mut parts = if traditional {
+        let mut shape: Vec<i64> = r1.shape().iter().map(|&d| d as i64).collect();
+        shape[last] = dims as i64;
+        vec![reshape(&stack(&[r1, r2], -1)?, &shape)?]
+    } else {
+        vec![r1, r2]
+    };
+    if dims < features {
+        parts.push(slice_axis(&af, last, dims as i64, features as i64, 1)?);
+    }
+    astype(&concatenate(&parts, -1)?, a.dtype())
+}
+
+/// The mask of [`scaled_dot_product_attention`].
+#[derive(Clone, Debug)]
+pub enum AttentionMask {
+    /// Query `i` sees keys up to `i + T_kv - T_q` (the last query aligns with the last key).
+    Causal,
+    /// A boolean mask (true: attend) or an additive one, broadcastable to
+    /// `(B, N_q, T_q, T_kv)`.
+    Array(Array),
+}
+
+/// Multi-head attention `softmax(scale * q @ k^T + mask) @ v` for `q` shaped
+/// `(B, N_q, T_q, D)` and `k`, `v` shaped `(B, N_kv, T_kv, D)`, where `N_q` is a multiple of
+/// `N_kv` (grouped-query attention: each key/value head serves `N_q / N_kv` query heads,
+/// without copying). `sinks`: one logit per query head that joins every softmax and
+/// attends to nothing. The softmax runs in float32; the result has the inputs' dtype.
+///
+/// ```
+/// use lazulite::fast::scaled_dot_product_attention;
+/// let q = lazulite::ones(&[1, 1, 2, 4], lazulite::DType::Float32).unwrap();
+/// let k = lazulite::ones(&[1, 1, 3, 4], lazulite::DType::Float32).unwrap();
+/// let v = lazulite::Array::from_slice(&[1.0f32, 2.0, 3.0], &[1, 1, 3, 1]).unwrap();
+/// let o = scaled_dot_product_attention(&q, &k, &v, 0.5, None, None).unwrap();
+/// // equal scores: the mean of the values
+/// assert_eq!(o.to_vec::<f32>().unwrap(), vec![2.0, 2.0]);
+/// ```
+pub fn scaled_dot_product_attention(
+    q: &Array,
+    k: &Array,
+    v: &Array,
+    scale: f32,
+    mask: Option<&AttentionMask>,
+    sinks: Option<&Array>,
+) -> Result<Array> {
+    const OP: &str = "scaled_dot_product_attention";
+    for x in [q, k, v] {
+        if x.ndim() != 4 {
+            return Err(Error::value(format!(
+                "[{OP}] input with shape {} expected to be rank 4",
+                shape_text(x.shape())
+            )));
+        }
+    }
+    let (qs, ks, vs) = (q.shape(), k.shape(), v.shape());
+    if qs[3] != ks[3] {
+        return Err(Error::value(format!(
+            "[{OP}] query, keys expected to have matching last dimension; found query shape \
+             {} for keys shape {}.",
+            shape_text(qs),
+            shape_text(ks)
+        )));
+    }
+    if ks[..3] != vs[..3] || qs[0] != ks[0] {
+        return Err(Error::value(format!(
+            "[{OP}] keys and values must have the same batch, heads and length, and queries \
+             the same batch; found query shape {}, keys shape {}, values shape {}.",
+            shape_text(qs),
+            shape_text(ks),
+            shape_text(vs)
+        )));
+    }
+    let (batch, heads, kv_heads, t_q, t_kv) = (qs[0], qs[1], ks[1], qs[2], ks[2]);
+    if kv_heads == 0 || heads % kv_heads != 0 {
+        return Err(Error::value(format!(
+            "[{OP}] n_heads must be a multiple of n_kv_heads, found n_heads {heads} for \
+             n_kv_heads {kv_heads}."
+        )));
+    }
+    let dtype = promote_types(promote_types(q.dtype(), k.dtype()), v.dtype());
+    check_floating(OP, dtype)?;
+    if let Some(s) = sinks {
+        if s.shape() != [heads] {
+            return Err(Error::value(format!(
+                "[{OP}] sinks must have shape ({heads},) but got {}.",
+                shape_text(s.shape())
+            )));
+        }
+    }
+    let group = (heads / kv_heads) as i64;
+    let (b, kh, tq, tk) = (batch as i64, kv_heads as i64, t_q as i64, t_kv as i64);
+    // Query heads grouped under their key/value head: (B, N_kv, group, T_q, D) against
+    // (B, N_kv, 1, T_kv, D) broadcasts without repeating keys or values.
+    let grouped_q = reshape(
+        &multiply(&astype(q, dtype)?, scale)?,
+        &[b, kh, group, tq, qs[3] as i64],
+    )?;
+    let k5 = expand_dims(&astype(k, dtype)?, 2)?;
+    let v5 = expand_dims(&astype(v, dtype)?, 2)?;
+    let scores = matmul(&grouped_q, &swapaxes(&k5, -1, -2)?)?;
+    let mut scores = astype(
+        &reshape(&scores, &[b, heads as i64, tq, tk])?,
+        DType::Float32,
+    )?;
+    match mask {
+        None => {}
+        Some(AttentionMask::Causal) => {
+            let rows = expand_dims(&arange(0.0, t_q as f64, 1.0, DType::Int32)?, -1)?;
+            let cols = arange(0.0, t_kv as f64, 1.0, DType::Int32)?;
+            let visible = greater_equal(&add(&rows, tk - tq)?, &cols)?;
+            scores = where_(&visible, &scores, f32::NEG_INFINITY)?;
+        }
+        Some(AttentionMask::Array(m)) => {
+            if m.ndim() > 4 {
+                return Err(Error::value(format!(
+                    "[{OP}] the mask can have at most 4 dimensions but has {}.",
+                    m.ndim()
+                )));
+            }
+            broadcast_to(m, scores.shape()).map_err(|_| {
+                Error::value(format!(
+                    "[{OP}] mask with shape {} does not broadcast to the scores' shape {}.",
+                    shape_text(m.shape()),
+                    shape_text(scores.shape())
+                ))
+            })?;
+            scores = if m.dtype() == DType::Bool {
+                where_(m, &scores, f32::NEG_INFINITY)?
+            } else {
+                if promote_types(m.dtype(), dtype) != dtype {
+                    return Err(Error::value(format!(
+                        "[{OP}] the additive mask's type {} does not promote to the inputs' \
+                         type {dtype}.",
+                        m.dtype()
+                    )));
+                }
+                add(&scores, &astype(m, DType::Float32)?)?
+            };
+        }
+    }
+    let weights = match sinks {
+        None => softmax(&scores, -1, false)?,
+        Some(s) => {
+            let column = broadcast_to(
+                &reshape(&astype(s, DType::Float32)?, &[1, heads as i64, 1, 1])?,
+                &[batch, heads, t_q, 1],
+            )?;
+            let with_sink = softmax(&concatenate(&[column, scores], -1)?, -1, false)?;
+            slice_axis(&with_sink, 3, 1, tk + 1, 1)?
+        }
+    };
+    let weights = reshape(&astype(&weights, dtype)?, &[b, kh, group, tq, tk])?;
+    let out = matmul(&weights, &v5)?;
+    reshape(&out, &[b, heads as i64, tq, vs[3] as i64])
+}
