@@ -244,6 +244,7 @@ fn main() -> Result<()> {
     }
     let million = array(1_000_000, &[1_000_000], -3.0, 3.0, 9)?;
     bench.run("sort 1M", 7, || lazulite::sort(&million, Some(0)))?;
+    bench.run("argsort 1M", 7, || lazulite::argsort(&million, Some(0)))?;
 
     let scalar = Array::from_slice(&[1.0f32], &[])?;
     bench.run("10000 chained scalar adds", 5, || {
