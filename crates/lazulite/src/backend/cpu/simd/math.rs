@@ -672,24 +672,27 @@ fn widened<V: Vector>(x: V, arg: impl Fn(V::Wide) -> V::Wide) -> (V::Wide, V::Wi
     (arg(lo), arg(hi))
 }
 
-/// log(2w) for f64 lanes `w` from [`widened`], rounded to f32 once. The arguments of
-/// asinh's and acosh's logarithms are formed halved, so that they stay within f32's range.
+/// log(w 2^scale) in f32 for the f64 lanes `lo` and `hi` (the halves of one vector; each
+/// positive and finite once rounded to f32), as [`log1p`] does: the logarithm of the f32
+/// rounding t of w plus (w - t) / t for that rounding.
 #[inline(always)]
-fn log_of_twice<V: Vector>((lo, hi): (V::Wide, V::Wide)) -> V {
-    let (log_lo, log_hi) = log_wide::<V>(lo, hi);
-    let ln2 = V::Wide::splat(std::f64::consts::LN_2);
-    V::narrow(log_lo + ln2, log_hi + ln2)
+fn log_of_wide<V: Vector>((lo, hi): (V::Wide, V::Wide), scale: f32) -> V {
+    let t = V::narrow(lo, hi);
+    let (t_lo, t_hi) = t.widen();
+    let c = V::narrow(lo - t_lo, hi - t_hi) / t;
+    let (e, f, r) = log_parts(t);
+    let e = e + splat(scale);
+    e.mul_add(splat(LOG_LN2_HI), f + (e.mul_add(splat(LOG_LN2_LO), r) + c))
 }
 
 #[inline(always)]
 fn arcsinh<V: Vector>(x: V) -> V {
     let a = x.abs();
     // asinh(a) = log(a + sqrt(a^2 + 1)), the argument formed in f64 lanes, where a^2 does
-    // not overflow and 1 + a^2 keeps a^2's digits.
+    // not overflow and 1 + a^2 keeps a^2's digits, and halved to stay within f32's range.
     let half = V::Wide::splat(0.5);
-    let y = log_of_twice(widened(a, |a| {
-        (a + a.mul_add(a, V::Wide::splat(1.0)).sqrt()) * half
-    }));
+    let arg = widened(a, |a| (a + a.mul_add(a, V::Wide::splat(1.0)).sqrt()) * half);
+    let y = log_of_wide(arg, 1.0);
     // Tiny lanes (signed zeros, subnormals) are a itself, as are infinities and NaN.
     let y = V::select(
         a.ge(splat(HYPERBOLIC_TINY)) & a.lt(splat(f32::INFINITY)),
@@ -702,11 +705,12 @@ fn arcsinh<V: Vector>(x: V) -> V {
 #[inline(always)]
 fn arccosh<V: Vector>(x: V) -> V {
     // acosh(x) = log(x + sqrt(x^2 - 1)); in f64 lanes x^2 - 1 is exact for x < 2, where the
-    // subtraction cancels.
+    // subtraction cancels. The argument is halved as for asinh.
     let half = V::Wide::splat(0.5);
-    let y = log_of_twice(widened(x, |x| {
+    let arg = widened(x, |x| {
         (x + x.mul_add(x, V::Wide::splat(-1.0)).sqrt()) * half
-    }));
+    });
+    let y = log_of_wide(arg, 1.0);
     let y = V::select(x.eq(splat(f32::INFINITY)), x, y);
     V::select(x.lt(splat(1.0)) | x.is_nan(), splat(f32::NAN), y)
 }
@@ -717,10 +721,7 @@ fn arctanh<V: Vector>(x: V) -> V {
     // atanh(a) = log((1 + a) / (1 - a)) / 2; in f64 lanes 1 + a and 1 - a are exact and the
     // quotient is rounded once.
     let one = V::Wide::splat(1.0);
-    let (lo, hi) = widened(a, |a| (one + a) / (one - a));
-    let (log_lo, log_hi) = log_wide::<V>(lo, hi);
-    let half = V::Wide::splat(0.5);
-    let y = V::narrow(log_lo * half, log_hi * half);
+    let y = log_of_wide::<V>(widened(a, |a| (one + a) / (one - a)), 0.0) * splat(0.5);
     let y = V::select(a.lt(splat(HYPERBOLIC_TINY)), a, y);
     let y = V::select(a.eq(splat(1.0)), splat(f32::INFINITY), y);
     let y = V::select(a.gt(splat(1.0)) | a.is_nan(), splat(f32::NAN), y);
