@@ -178,6 +178,10 @@ def unit(n=N):
     return uniform((n,), -0.99, 0.99, 3)
 
 
+def above_one(n=N):
+    return uniform((n,), 1.0, 10.0, 9)
+
+
 def square():
     return uniform((SQUARE, SQUARE), -3.0, 3.0, 4)
 
@@ -355,13 +359,17 @@ def workloads() -> list[Workload]:
         ("log1p", positive), ("log2", positive), ("log10", positive), ("sin", wide),
         ("cos", wide), ("tan", wide), ("arcsin", unit), ("arccos", unit),
         ("arctan", wide), ("sinh", wide), ("cosh", wide), ("tanh", wide),
-        ("arcsinh", wide), ("sigmoid", wide), ("erf", wide), ("floor", wide),
-        ("ceil", wide), ("round", wide), ("trunc", wide),
+        ("arcsinh", wide), ("arccosh", above_one), ("arctanh", unit), ("sigmoid", wide),
+        ("erf", wide), ("erfinv", unit), ("floor", wide), ("ceil", wide), ("round", wide),
+        ("trunc", wide), ("sign", wide), ("reciprocal", positive),
     ]
     numpy_unary = {
         "rsqrt": lambda ns, x: 1 / ns.sqrt(x),
         "sigmoid": lambda ns, x: 1 / (1 + ns.exp(-x)),
         "erf": lambda ns, x: jax.scipy.special.erf(x) if ns is not np else need(ns, "erf")(x),
+        "erfinv": lambda ns, x: (jax.scipy.special.erfinv(x) if ns is not np
+                                 else need(ns, "erfinv")(x)),
+        "reciprocal": lambda ns, x: 1 / x,
     }
     for name, data in unary:
         out.append(Workload(

@@ -43,7 +43,8 @@ fn main() -> Result<()> {
     let wide = uniform(-3.0, 3.0, 1)?;
     let positive = uniform(0.01, 10.0, 2)?;
     let unit = uniform(-0.99, 0.99, 3)?;
-    let ops: [(&str, Op, &Array); 26] = [
+    let above_one = uniform(1.0, 10.0, 4)?;
+    let ops: [(&str, Op, &Array); 32] = [
         ("exp", lazulite::exp, &wide),
         ("expm1", lazulite::expm1, &wide),
         ("log", lazulite::log, &positive),
@@ -59,6 +60,9 @@ fn main() -> Result<()> {
         ("arctan", lazulite::arctan, &wide),
         ("arcsin", lazulite::arcsin, &unit),
         ("arccos", lazulite::arccos, &unit),
+        ("arcsinh", lazulite::arcsinh, &wide),
+        ("arccosh", lazulite::arccosh, &above_one),
+        ("arctanh", lazulite::arctanh, &unit),
         ("sigmoid", lazulite::sigmoid, &wide),
         ("sqrt", lazulite::sqrt, &positive),
         ("rsqrt", lazulite::rsqrt, &positive),
@@ -70,6 +74,9 @@ fn main() -> Result<()> {
         ("negative", lazulite::negative, &wide),
         ("square", lazulite::square, &wide),
         ("erf", lazulite::erf, &wide),
+        ("erfinv", lazulite::erfinv, &unit),
+        ("sign", lazulite::sign, &wide),
+        ("reciprocal", lazulite::reciprocal, &positive),
     ];
     println!("unary ops on {N} float32, median of {RUNS} runs");
     for (name, op, x) in ops {

@@ -266,6 +266,9 @@ fn simd_function(op: UnaryOp) -> Option<simd::Function> {
         Arctan => F::Arctan,
         Arcsin => F::Arcsin,
         Arccos => F::Arccos,
+        Arcsinh => F::Arcsinh,
+        Arccosh => F::Arccosh,
+        Arctanh => F::Arctanh,
         Erf => F::Erf,
         Erfinv => F::Erfinv,
         Sigmoid => F::Sigmoid,
@@ -278,6 +281,8 @@ fn simd_function(op: UnaryOp) -> Option<simd::Function> {
         Abs => F::Abs,
         Negative => F::Negative,
         Square => F::Square,
+        Sign => F::Sign,
+        Reciprocal => F::Reciprocal,
         _ => return None,
     })
 }

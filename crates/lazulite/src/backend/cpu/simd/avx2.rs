@@ -43,7 +43,8 @@ macro_rules! binary_ops {
 binary_ops!(F32x8: Add add _mm256_add_ps, Sub sub _mm256_sub_ps, Mul mul _mm256_mul_ps,
     Div div _mm256_div_ps);
 binary_ops!(Mask8: BitAnd bitand _mm256_and_ps, BitOr bitor _mm256_or_ps);
-binary_ops!(F64x4: Add add _mm256_add_pd, Sub sub _mm256_sub_pd, Mul mul _mm256_mul_pd);
+binary_ops!(F64x4: Add add _mm256_add_pd, Sub sub _mm256_sub_pd, Mul mul _mm256_mul_pd,
+    Div div _mm256_div_pd);
 
 impl Not for Mask8 {
     type Output = Mask8;
@@ -241,6 +242,11 @@ impl Wide for F64x4 {
     fn mul_add(self, b: Self, c: Self) -> Self {
         // SAFETY: see the module documentation.
         F64x4(unsafe { _mm256_fmadd_pd(self.0, b.0, c.0) })
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        // SAFETY: see the module documentation.
+        F64x4(unsafe { _mm256_sqrt_pd(self.0) })
     }
     #[inline(always)]
     fn round(self) -> Self {

@@ -42,7 +42,8 @@ macro_rules! binary_ops {
 
 binary_ops!(F32x16: Add add _mm512_add_ps, Sub sub _mm512_sub_ps, Mul mul _mm512_mul_ps,
     Div div _mm512_div_ps);
-binary_ops!(F64x8: Add add _mm512_add_pd, Sub sub _mm512_sub_pd, Mul mul _mm512_mul_pd);
+binary_ops!(F64x8: Add add _mm512_add_pd, Sub sub _mm512_sub_pd, Mul mul _mm512_mul_pd,
+    Div div _mm512_div_pd);
 
 impl BitAnd for Mask16 {
     type Output = Mask16;
@@ -256,6 +257,11 @@ impl Wide for F64x8 {
     fn mul_add(self, b: Self, c: Self) -> Self {
         // SAFETY: see the module documentation.
         F64x8(unsafe { _mm512_fmadd_pd(self.0, b.0, c.0) })
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        // SAFETY: see the module documentation.
+        F64x8(unsafe { _mm512_sqrt_pd(self.0) })
     }
     #[inline(always)]
     fn round(self) -> Self {

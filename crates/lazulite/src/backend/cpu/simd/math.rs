@@ -60,6 +60,9 @@ pub(super) unsafe fn run<V: Vector>(f: Function, src: *const f32, dst: *mut f32,
         Arctan => each!(V, src, dst, n, arctan::<V>),
         Arcsin => each!(V, src, dst, n, arcsin::<V>),
         Arccos => each!(V, src, dst, n, arccos::<V>),
+        Arcsinh => each!(V, src, dst, n, arcsinh::<V>),
+        Arccosh => each!(V, src, dst, n, arccosh::<V>),
+        Arctanh => each!(V, src, dst, n, arctanh::<V>),
         Erf => each!(V, src, dst, n, erf::<V>),
         Erfinv => each!(V, src, dst, n, erfinv::<V>),
         Sigmoid => each!(V, src, dst, n, sigmoid::<V>),
@@ -72,6 +75,8 @@ pub(super) unsafe fn run<V: Vector>(f: Function, src: *const f32, dst: *mut f32,
         Abs => each!(V, src, dst, n, V::abs),
         Negative => each!(V, src, dst, n, V::neg),
         Square => each!(V, src, dst, n, square::<V>),
+        Sign => each!(V, src, dst, n, sign::<V>),
+        Reciprocal => each!(V, src, dst, n, reciprocal::<V>),
     }
 }
 
@@ -599,6 +604,27 @@ fn poly_wide<W: Wide, const N: usize>(x: W, c: [f64; N]) -> W {
     acc
 }
 
+/// log(w) for the f64 lanes `lo` and `hi` (the halves of one vector; each positive and
+/// finite once rounded to f32): the exact parts of the f32
+/// logarithm of the rounded value t, assembled in f64, plus (w - t) / t for the rounding.
+/// The only errors left are the small tail of the f32 logarithm's polynomial and f64
+/// roundings, so narrowing the result to f32 rounds it once.
+#[inline(always)]
+fn log_wide<V: Vector>(lo: V::Wide, hi: V::Wide) -> (V::Wide, V::Wide) {
+    let t = V::narrow(lo, hi);
+    let (e, f, r) = log_parts(t);
+    let inv_t = splat::<V>(1.0) / t;
+    let assemble = |w: V::Wide, e: V::Wide, f: V::Wide, r: V::Wide, t: V::Wide, inv: V::Wide| {
+        let log = e.mul_add(V::Wide::splat(std::f64::consts::LN_2), f) + r;
+        (w - t).mul_add(inv, log)
+    };
+    let (e, f, r, t, inv_t) = (e.widen(), f.widen(), r.widen(), t.widen(), inv_t.widen());
+    (
+        assemble(lo, e.0, f.0, r.0, t.0, inv_t.0),
+        assemble(hi, e.1, f.1, r.1, t.1, inv_t.1),
+    )
+}
+
 /// Inverse error function. The f32 steps are exact or feed only small corrections; the
 /// logarithm is assembled and the polynomials evaluated in f64, so the result is the
 /// approximation rounded once.
@@ -608,20 +634,8 @@ fn erfinv<V: Vector>(y: V) -> V {
     let (a_lo, a_hi) = a.widen();
     // 1 - a^2 in f64: a^2 is exact there, so this is rounded once.
     let one_minus_sq = |a: V::Wide| (V::Wide::splat(0.0) - a).mul_add(a, V::Wide::splat(1.0));
-    let (t_lo, t_hi) = (one_minus_sq(a_lo), one_minus_sq(a_hi));
-    let t = V::narrow(t_lo, t_hi);
-    // log(t) = e ln2 + f + r exactly up to r's rounding, plus (t64 - t) / t for the
-    // rounding of t to f32.
-    let (e, f, r) = log_parts(t);
-    let inv_t = splat::<V>(1.0) / t;
-    let w = |e: V::Wide, f: V::Wide, r: V::Wide, t64: V::Wide, t: V::Wide, inv: V::Wide| {
-        let log = e.mul_add(V::Wide::splat(std::f64::consts::LN_2), f) + r;
-        let log = (t64 - t).mul_add(inv, log);
-        V::Wide::splat(0.0) - log
-    };
-    let (e, f, r, t, inv_t) = (e.widen(), f.widen(), r.widen(), t.widen(), inv_t.widen());
-    let w_lo = w(e.0, f.0, r.0, t_lo, t.0, inv_t.0);
-    let w_hi = w(e.1, f.1, r.1, t_hi, t.1, inv_t.1);
+    let (log_lo, log_hi) = log_wide::<V>(one_minus_sq(a_lo), one_minus_sq(a_hi));
+    let (w_lo, w_hi) = (V::Wide::splat(0.0) - log_lo, V::Wide::splat(0.0) - log_hi);
     let central = |w: V::Wide, a: V::Wide| a * poly_wide(w - V::Wide::splat(2.5), ERFINV_CENTRAL);
     let mut x = V::narrow(central(w_lo, a_lo), central(w_hi, a_hi));
     let w32 = V::narrow(w_lo, w_hi);
@@ -644,6 +658,87 @@ fn erfinv<V: Vector>(y: V) -> V {
     let x = V::select(a.eq(splat(1.0)), splat(f32::INFINITY), x);
     let x = V::select(a.gt(splat(1.0)) | a.is_nan(), splat(f32::NAN), x);
     with_sign_of(x, y)
+}
+
+/// Below this magnitude asinh(x) = x (1 - x^2/6 + ...) and atanh(x) = x (1 + x^2/3 + ...)
+/// are within an ulp of x; above it, the f64 arguments of their logarithms keep ample
+/// digits of the difference from 1.
+const HYPERBOLIC_TINY: f32 = 1.0 / 4096.0;
+
+/// `(lo, hi)` with `arg` applied to both f64 halves of `x`.
+#[inline(always)]
+fn widened<V: Vector>(x: V, arg: impl Fn(V::Wide) -> V::Wide) -> (V::Wide, V::Wide) {
+    let (lo, hi) = x.widen();
+    (arg(lo), arg(hi))
+}
+
+/// log(w 2^scale) in f32 for the f64 lanes `lo` and `hi` (the halves of one vector; each
+/// positive and finite once rounded to f32), as [`log1p`] does: the logarithm of the f32
+/// rounding t of w plus (w - t) / t for that rounding.
+#[inline(always)]
+fn log_of_wide<V: Vector>((lo, hi): (V::Wide, V::Wide), scale: f32) -> V {
+    let t = V::narrow(lo, hi);
+    let (t_lo, t_hi) = t.widen();
+    let c = V::narrow(lo - t_lo, hi - t_hi) / t;
+    let (e, f, r) = log_parts(t);
+    let e = e + splat(scale);
+    e.mul_add(splat(LOG_LN2_HI), f + (e.mul_add(splat(LOG_LN2_LO), r) + c))
+}
+
+#[inline(always)]
+fn arcsinh<V: Vector>(x: V) -> V {
+    let a = x.abs();
+    // asinh(a) = log(a + sqrt(a^2 + 1)), the argument formed in f64 lanes, where a^2 does
+    // not overflow and 1 + a^2 keeps a^2's digits, and halved to stay within f32's range.
+    let half = V::Wide::splat(0.5);
+    let arg = widened(a, |a| (a + a.mul_add(a, V::Wide::splat(1.0)).sqrt()) * half);
+    let y = log_of_wide(arg, 1.0);
+    // Tiny lanes (signed zeros, subnormals) are a itself, as are infinities and NaN.
+    let y = V::select(
+        a.ge(splat(HYPERBOLIC_TINY)) & a.lt(splat(f32::INFINITY)),
+        y,
+        a,
+    );
+    with_sign_of(y, x)
+}
+
+#[inline(always)]
+fn arccosh<V: Vector>(x: V) -> V {
+    // acosh(x) = log(x + sqrt(x^2 - 1)); in f64 lanes x^2 - 1 is exact for x < 2, where the
+    // subtraction cancels. The argument is halved as for asinh.
+    let half = V::Wide::splat(0.5);
+    let arg = widened(x, |x| {
+        (x + x.mul_add(x, V::Wide::splat(-1.0)).sqrt()) * half
+    });
+    let y = log_of_wide(arg, 1.0);
+    let y = V::select(x.eq(splat(f32::INFINITY)), x, y);
+    V::select(x.lt(splat(1.0)) | x.is_nan(), splat(f32::NAN), y)
+}
+
+#[inline(always)]
+fn arctanh<V: Vector>(x: V) -> V {
+    let a = x.abs();
+    // atanh(a) = log((1 + a) / (1 - a)) / 2; in f64 lanes 1 + a and 1 - a are exact and the
+    // quotient is rounded once.
+    let one = V::Wide::splat(1.0);
+    let y = log_of_wide::<V>(widened(a, |a| (one + a) / (one - a)), 0.0) * splat(0.5);
+    let y = V::select(a.lt(splat(HYPERBOLIC_TINY)), a, y);
+    let y = V::select(a.eq(splat(1.0)), splat(f32::INFINITY), y);
+    let y = V::select(a.gt(splat(1.0)) | a.is_nan(), splat(f32::NAN), y);
+    with_sign_of(y, x)
+}
+
+/// 1 for positive lanes, -1 for negative ones, 0 for ±0 (unsigned, as NumPy), NaN for NaN.
+#[inline(always)]
+fn sign<V: Vector>(x: V) -> V {
+    let y = V::select(x.gt(splat(0.0)), splat(1.0), splat(0.0));
+    let y = V::select(x.lt(splat(0.0)), splat(-1.0), y);
+    V::select(x.is_nan(), x, y)
+}
+
+#[inline(always)]
+fn reciprocal<V: Vector>(x: V) -> V {
+    V::splat(1.0) / x
 }
 
 #[inline(always)]

@@ -45,6 +45,9 @@ pub enum Function {
     Arctan,
     Arcsin,
     Arccos,
+    Arcsinh,
+    Arccosh,
+    Arctanh,
     Erf,
     Erfinv,
     Sigmoid,
@@ -58,6 +61,9 @@ pub enum Function {
     Abs,
     Negative,
     Square,
+    /// 1, -1, or 0 for ±0 (NumPy's sign); NaN stays NaN.
+    Sign,
+    Reciprocal,
 }
 
 impl Function {
@@ -80,6 +86,10 @@ impl Function {
             Arctan => f32::atan,
             Arcsin => f32::asin,
             Arccos => f32::acos,
+            // Through f64, where the intermediates neither overflow nor cancel.
+            Arcsinh => |x| (x as f64).asinh() as f32,
+            Arccosh => |x| (x as f64).acosh() as f32,
+            Arctanh => |x| (x as f64).atanh() as f32,
             Erf => <f32 as Float>::erf,
             Erfinv => <f32 as Float>::erfinv,
             Sigmoid => <f32 as Float>::sigmoid,
@@ -92,6 +102,8 @@ impl Function {
             Abs => f32::abs,
             Negative => |x| -x,
             Square => |x| x * x,
+            Sign => <f32 as Float>::sign,
+            Reciprocal => |x| 1.0 / x,
         }
     }
 }

@@ -5,12 +5,12 @@
 
 use super::{apply_with, Function, Isa};
 
-const ALL: [Function; 27] = {
+const ALL: [Function; 32] = {
     use Function::*;
     [
         Exp, Expm1, Log, Log1p, Log2, Log10, Sin, Cos, Tan, Tanh, Sinh, Cosh, Arctan, Arcsin,
-        Arccos, Erf, Erfinv, Sigmoid, Sqrt, Rsqrt, Floor, Ceil, Round, Trunc, Abs, Negative,
-        Square,
+        Arccos, Arcsinh, Arccosh, Arctanh, Erf, Erfinv, Sigmoid, Sqrt, Rsqrt, Floor, Ceil, Round,
+        Trunc, Abs, Negative, Square, Sign, Reciprocal,
     ]
 };
 
@@ -32,6 +32,9 @@ fn reference(f: Function) -> fn(f64) -> f64 {
         Arctan => f64::atan,
         Arcsin => f64::asin,
         Arccos => f64::acos,
+        Arcsinh => f64::asinh,
+        Arccosh => f64::acosh,
+        Arctanh => f64::atanh,
         Erf => libm::erf,
         Erfinv => super::super::math::erfinv_f64,
         Sigmoid => |x| 1.0 / (1.0 + (-x).exp()),
@@ -44,15 +47,25 @@ fn reference(f: Function) -> fn(f64) -> f64 {
         Abs => f64::abs,
         Negative => |x| -x,
         Square => |x| x * x,
+        // NumPy's sign: zero (unsigned) for ±0.
+        Sign => |x| {
+            if x.is_nan() || x == 0.0 {
+                x.abs()
+            } else {
+                x.signum()
+            }
+        },
+        Reciprocal => |x| 1.0 / x,
     }
 }
 
-/// The allowed error in ulp: exact for the rounding and sign functions, one rounding more
-/// for rsqrt (a division after a square root), 2 for the rest.
+/// The allowed error in ulp: exact for the rounding and sign functions, the reciprocal and
+/// the square, one rounding more for rsqrt (a division after a square root), 2 for the
+/// rest.
 fn tolerance(f: Function) -> u32 {
     use Function::*;
     match f {
-        Sqrt | Floor | Ceil | Round | Trunc | Abs | Negative | Square => 0,
+        Sqrt | Floor | Ceil | Round | Trunc | Abs | Negative | Square | Sign | Reciprocal => 0,
         Rsqrt => 1,
         _ => 2,
     }
@@ -76,6 +89,27 @@ fn ranges(f: Function) -> &'static [(f32, f32)] {
         Sinh | Cosh => &[(-92.0, 92.0), (-2.0, 2.0), (-1e-3, 1e-3)],
         Arctan => &[(-50.0, 50.0), (-2.0, 2.0), (-1e-3, 1e-3)],
         Arcsin | Arccos => &[(-1.1, 1.1), (0.99, 1.0), (-1.0, -0.99), (-1e-3, 1e-3)],
+        Arcsinh => &[
+            (-20.0, 20.0),
+            (-1.0, 1.0),
+            (-1e-3, 1e-3),
+            (2e-4, 3e-4),
+            (1e30, 3e38),
+        ],
+        Arccosh => &[
+            (0.5, 20.0),
+            (1.0, 1.001),
+            (1.0, 1.000_01),
+            (1.9, 2.1),
+            (1e30, 3e38),
+        ],
+        Arctanh => &[
+            (-1.1, 1.1),
+            (0.99, 1.0),
+            (-1.0, -0.999_99),
+            (-1e-3, 1e-3),
+            (2e-4, 3e-4),
+        ],
         Erf => &[(-5.0, 5.0), (-1.5, 1.5), (-1e-3, 1e-3)],
         Erfinv => &[
             (-1.0, 1.0),

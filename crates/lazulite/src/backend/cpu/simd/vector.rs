@@ -80,11 +80,12 @@ pub(super) trait Vector:
 
 /// A vector of f64 lanes (half as many as its [`Vector`]).
 pub(super) trait Wide:
-    Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self>
+    Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self>
 {
     fn splat(v: f64) -> Self;
     /// `self * b + c` with one rounding.
     fn mul_add(self, b: Self, c: Self) -> Self;
+    fn sqrt(self) -> Self;
     /// Round half to even.
     fn round(self) -> Self;
 }
