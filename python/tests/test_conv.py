@@ -255,19 +255,20 @@ def test_gradients_match_finite_differences(params):
     rng = np.random.default_rng(4)
     x = rng.uniform(-1, 1, (2, 5, 6, 4))
     w = rng.uniform(-1, 1, (4, 2, 3, 4 // params["groups"]))
-    v = rng.uniform(-1, 1, np.array(mx.conv_general(mx.array(x), mx.array(w), **params)).shape)
+    f64 = lambda a: mx.array(a, mx.float64)  # noqa: E731
+    v = rng.uniform(-1, 1, mx.conv_general(f64(x), f64(w), **params).shape)
 
     def loss(x, w):
-        return (mx.conv_general(x, w, **params) * mx.array(v)).sum()
+        return (mx.conv_general(x, w, **params) * f64(v)).sum()
 
-    gx, gw = mx.grad(loss, argnums=(0, 1))(mx.array(x), mx.array(w))
+    gx, gw = mx.grad(loss, argnums=(0, 1))(f64(x), f64(w))
     eps = 1e-6
     for value, g, index in [(x, gx, 0), (w, gw, 1)]:
         direction = rng.uniform(-1, 1, value.shape)
-        args = [mx.array(x), mx.array(w)]
-        args[index] = mx.array(value + eps * direction)
+        args = [f64(x), f64(w)]
+        args[index] = f64(value + eps * direction)
         plus = loss(*args).item()
-        args[index] = mx.array(value - eps * direction)
+        args[index] = f64(value - eps * direction)
         minus = loss(*args).item()
         fd = (plus - minus) / (2 * eps)
         assert abs(float((np.array(g) * direction).sum()) - fd) < 1e-6 * (1 + abs(fd))
@@ -275,8 +276,8 @@ def test_gradients_match_finite_differences(params):
 
 def test_vmap_matches_a_loop():
     rng = np.random.default_rng(5)
-    xs = mx.array(rng.uniform(-1, 1, (3, 2, 6, 4)))
-    ws = mx.array(rng.uniform(-1, 1, (3, 4, 3, 2)))
+    xs = mx.array(rng.uniform(-1, 1, (3, 2, 6, 4)), mx.float64)
+    ws = mx.array(rng.uniform(-1, 1, (3, 4, 3, 2)), mx.float64)
     f = lambda x, w: mx.conv1d(x, w, stride=2, padding=1, groups=2)
     for in_axes, pick in [((0, 0), lambda i: (xs[i], ws[i])), ((0, None), lambda i: (xs[i], ws[0])), ((None, 0), lambda i: (xs[0], ws[i]))]:
         got = mx.vmap(f, in_axes=in_axes)(xs if in_axes[0] is not None else xs[0], ws if in_axes[1] is not None else ws[0])

@@ -12,7 +12,12 @@ use pyo3::prelude::*;
 
 /// A per-axis parameter of an `N`-D convolution: `None` (the default), an int for every
 /// axis, or `N` ints.
-fn spatial<const N: usize>(value: Option<Ints>, default: i64, op: &str, name: &str) -> PyResult<[i64; N]> {
+fn spatial<const N: usize>(
+    value: Option<Ints>,
+    default: i64,
+    op: &str,
+    name: &str,
+) -> PyResult<[i64; N]> {
     match value.map(|v| v.0).as_deref() {
         None => Ok([default; N]),
         Some([v]) => Ok([*v; N]),
@@ -61,7 +66,12 @@ impl Hint for ConvPadding {
     }
 }
 
-fn conv2d_with(input: &Array, weight: &Array, params: [Option<Ints>; 3], groups: i64) -> PyResult<Array> {
+fn conv2d_with(
+    input: &Array,
+    weight: &Array,
+    params: [Option<Ints>; 3],
+    groups: i64,
+) -> PyResult<Array> {
     let [stride, padding, dilation] = params;
     let op = "conv2d";
     lz::conv2d(
@@ -75,7 +85,12 @@ fn conv2d_with(input: &Array, weight: &Array, params: [Option<Ints>; 3], groups:
     .map_err(to_py_err)
 }
 
-fn conv3d_with(input: &Array, weight: &Array, params: [Option<Ints>; 3], groups: i64) -> PyResult<Array> {
+fn conv3d_with(
+    input: &Array,
+    weight: &Array,
+    params: [Option<Ints>; 3],
+    groups: i64,
+) -> PyResult<Array> {
     let [stride, padding, dilation] = params;
     let op = "conv3d";
     lz::conv3d(
@@ -89,7 +104,12 @@ fn conv3d_with(input: &Array, weight: &Array, params: [Option<Ints>; 3], groups:
     .map_err(to_py_err)
 }
 
-fn conv_transpose2d_with(input: &Array, weight: &Array, params: [Option<Ints>; 4], groups: i64) -> PyResult<Array> {
+fn conv_transpose2d_with(
+    input: &Array,
+    weight: &Array,
+    params: [Option<Ints>; 4],
+    groups: i64,
+) -> PyResult<Array> {
     let [stride, padding, dilation, output_padding] = params;
     let op = "conv_transpose2d";
     lz::conv_transpose2d(
@@ -104,7 +124,12 @@ fn conv_transpose2d_with(input: &Array, weight: &Array, params: [Option<Ints>; 4
     .map_err(to_py_err)
 }
 
-fn conv_transpose3d_with(input: &Array, weight: &Array, params: [Option<Ints>; 4], groups: i64) -> PyResult<Array> {
+fn conv_transpose3d_with(
+    input: &Array,
+    weight: &Array,
+    params: [Option<Ints>; 4],
+    groups: i64,
+) -> PyResult<Array> {
     let [stride, padding, dilation, output_padding] = params;
     let op = "conv_transpose3d";
     lz::conv_transpose3d(
