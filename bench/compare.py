@@ -322,6 +322,21 @@ def owl_runner(step: str):
     return runner
 
 
+def conv_inputs():
+    return [uniform((8, 64, 64, 64), -1, 1, 11), uniform((64, 3, 3, 64), -0.1, 0.1, 12)]
+
+
+def jax_conv2d(ns, x, w):
+    return jax.lax.conv_general_dilated(x, w, (1, 1), ((1, 1), (1, 1)),
+                                        dimension_numbers=("NHWC", "OHWI", "NHWC"))
+
+
+def conv2d_grads(ns, x, w):
+    if ns is jnp:
+        return jax.grad(lambda x, w: (jax_conv2d(ns, x, w) ** 2).sum(), argnums=(0, 1))(x, w)
+    return need(ns, "grad")(lambda x, w: (ns.conv2d(x, w, padding=1) ** 2).sum(), argnums=(0, 1))(x, w)
+
+
 def transform_workloads() -> list[Workload]:
     return [
         Workload("seed vmap: naive loop add 4096x100", seed_vmap_inputs, naive_add, naive_add,
@@ -410,6 +425,13 @@ def workloads() -> list[Workload]:
                  lambda ns, x: ns.sort(x), lambda ns, x: need(ns, "sort")(x)),
         Workload("10000 chained scalar adds", lambda: [np.array(1.0, np.float32)],
                  chained_adds, chained_adds, runs=3, eager_only=True),
+    ]
+    out += [
+        Workload("conv2d 8x64x64x64 -> 64, 3x3 pad 1", conv_inputs, jax_conv2d,
+                 lambda ns, x, w: need(ns, "conv2d")(x, w, padding=1), runs=5,
+                 only=("lazulite", "jax", "mlx")),
+        Workload("conv2d grad (x, w) 8x64x64x64 -> 64, 3x3", conv_inputs, conv2d_grads,
+                 conv2d_grads, runs=3, only=("lazulite", "jax", "mlx")),
     ]
     return out + transform_workloads()
 

@@ -22,6 +22,7 @@ tensordot kron einsum vecdot grad value_and_grad vjp jvp vmap stop_gradient expo
 save savez savez_compressed save_safetensors save_gguf load
 take take_along_axis put_along_axis slice slice_update
 compile checkpoint async_eval disable_compile enable_compile
+conv1d conv2d conv3d conv_general conv_transpose1d conv_transpose2d conv_transpose3d
 """.split()
 RANDOM = "key split seed uniform normal randint bernoulli truncated_normal gumbel laplace".split()
 METHODS = """

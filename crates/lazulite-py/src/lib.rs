@@ -7,6 +7,7 @@
 mod array;
 mod bind;
 mod compile;
+mod conv;
 mod convert;
 mod custom;
 mod dataflow;
@@ -38,6 +39,7 @@ fn _signatures(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         shapes::signatures(),
         linalg::signatures(),
         indexing::signatures(),
+        conv::signatures(),
     ]
     .into_iter()
     .flatten()
@@ -71,6 +73,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     reductions::register_all(m)?;
     shapes::register_all(m)?;
     linalg::register_all(m)?;
+    conv::register(m)?;
     indexing::register(m)?;
     m.add_class::<indexing::ArrayAt>()?;
     transforms::register(m)?;

@@ -38,3 +38,8 @@ pub use indexing::{
     take, take_along_axis, unique, At, Index,
 };
 pub use softmax::{logsumexp, softmax};
+pub mod conv;
+pub use conv::{
+    conv1d, conv2d, conv3d, conv_general, conv_transpose1d, conv_transpose2d, conv_transpose3d,
+    ConvGeneral,
+};

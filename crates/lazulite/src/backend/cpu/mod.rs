@@ -2,6 +2,7 @@
 
 pub mod binary;
 pub mod cholesky;
+pub mod conv;
 pub mod copy;
 pub mod elementwise;
 pub mod indexing;
