@@ -664,7 +664,7 @@ fn every_entry_point_rejects_out_of_bounds_and_leaves_input_intact() {
         // [2, 3] or [-5, -4]: one index out of range for an axis of 3.
         let bad = add(&base, shift).unwrap();
         let bad_rows = reshape(&bad, &[1, 2]).unwrap();
-        let start = add(&Array::from_slice(&[0i32], &[1]).unwrap(), shift * 2).unwrap();
+        let start = add(Array::from_slice(&[0i32], &[1]).unwrap(), shift * 2).unwrap();
         for a in [&x, &pending] {
             let lazy: Vec<(&str, Result<Array>)> = vec![
                 ("getitem array", index(a, &idx![.., &bad])),

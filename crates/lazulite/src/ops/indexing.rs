@@ -1440,22 +1440,22 @@ pub fn unique_all(a: &Array, size: Option<usize>, fill_value: Option<&Array>) ->
         });
     }
     let group = subtract(
-        &super::scan::cumsum(&starts, Some(0), false, true, Some(DType::Int32))?,
+        &super::scan::cumsum(&starts, Some(0), false, true, Some(DType::Int64))?,
         1,
     )?;
     // Groups that do not fit land in a spare last slot, dropped afterwards.
-    let slot = minimum(&group, size as i32)?;
+    let slot = minimum(&group, size as i64)?;
     let head = |x: &Array| slice(x, &[0], &[size as i64], &[1]);
-    let positions = arange(0.0, n as f64, 1.0, DType::Int32)?;
+    let positions = arange(0.0, n as f64, 1.0, DType::Int64)?;
     let first = head(&scatter(
-        &super::creation::full(&[size + 1], n as i32, None)?,
+        &super::creation::full(&[size + 1], n as i64, Some(DType::Int64))?,
         std::slice::from_ref(&slot),
         &positions,
         &[0],
         ScatterMode::Minimum,
     )?)?;
-    let present = super::binary::less(&first, n as i32)?;
-    let first = where_(&present, &first, &Array::scalar(0i32))?;
+    let present = super::binary::less(&first, n as i64)?;
+    let first = where_(&present, &first, Array::scalar(0i64))?;
     let values = take(&sorted, &first, Some(0))?;
     let values = match fill {
         Some(f) => where_(&present, &values, &f)?,
@@ -1471,7 +1471,7 @@ pub fn unique_all(a: &Array, size: Option<usize>, fill_value: Option<&Array>) ->
     let inverse = scatter(
         &zeros(&[n], DType::UInt32)?,
         std::slice::from_ref(&perm),
-        &astype(&minimum(&group, size as i32 - 1)?, DType::UInt32)?,
+        &astype(&minimum(&group, size as i64 - 1)?, DType::UInt32)?,
         &[0],
         ScatterMode::Assign,
     )?;
