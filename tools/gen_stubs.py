@@ -189,6 +189,8 @@ def returns(name: str) -> str:
         return "list[array]"
     if name in ("unstack", "nonzero"):
         return "tuple[array, ...]"
+    if name == "unique":
+        return "array | tuple[array, ...]"
     return "array"
 
 

@@ -585,3 +585,195 @@ def test_empty_and_zero_size():
 
 def test_iteration_uses_indexing():
     assert [r.tolist() for r in mx.arange(6).reshape(3, 2)] == [[0, 1], [2, 3], [4, 5]]
+
+
+# ---------------------------------------------------------------------------------------
+# Out of bounds at every entry point: IndexError, at record time for static indices and
+# at eval for index arrays (also lazily computed ones); the array, another reference to
+# it and an unevaluated input all stay intact.
+
+
+def _entry_points(x, bad, start):
+    rows = bad.reshape(1, 2)
+    return {
+        "getitem array": lambda: x[:, bad],
+        "getitem two arrays": lambda: x[mx.array([0, 1]), bad],
+        "take axis": lambda: mx.take(x, bad, 1),
+        "take flat": lambda: mx.take(x, bad * 2),
+        "take_along_axis": lambda: mx.take_along_axis(x, rows, 1),
+        "put_along_axis": lambda: mx.put_along_axis(x, rows, mx.array(0.0), 1),
+        "at add": lambda: x.at[:, bad].add(1),
+        "at subtract": lambda: x.at[:, bad].subtract(1),
+        "at multiply": lambda: x.at[:, bad].multiply(2),
+        "at divide": lambda: x.at[:, bad].divide(2),
+        "at maximum": lambda: x.at[:, bad].maximum(1),
+        "at minimum": lambda: x.at[:, bad].minimum(1),
+        "slice": lambda: mx.slice(x, start, (1,), (2, 2)),
+        "slice_update": lambda: mx.slice_update(x, mx.zeros((1, 2)), start, (1,)),
+    }
+
+
+@pytest.mark.parametrize("shift", [2, -5])
+@pytest.mark.parametrize("lazy_input", [False, True])
+@pytest.mark.parametrize("name", sorted(_entry_points(None, mx.zeros(2), None)))
+def test_every_entry_point_out_of_bounds(name, shift, lazy_input):
+    source = mx.arange(6, dtype=mx.float32).reshape(2, 3)
+    x = source + 1 if lazy_input else source  # unevaluated: must not be written into
+    alias = x
+    bad = mx.array([0, 1]) + shift  # computed lazily: [2, 3] or [-5, -4] on an axis of 3
+    start = mx.array([0]) + 2 * shift
+    with pytest.raises(IndexError, match="out of bounds"):
+        mx.eval(_entry_points(x, bad, start)[name]())
+    expected = np.arange(6, dtype=np.float32).reshape(2, 3) + (1 if lazy_input else 0)
+    np.testing.assert_array_equal(np.array(x), expected)
+    np.testing.assert_array_equal(np.array(alias), expected)
+
+
+def test_setitem_out_of_bounds_leaves_every_reference_intact():
+    x = mx.arange(6).reshape(2, 3)
+    alias = x
+    computed = mx.array([0, 1]) + 2
+    mx.eval(computed)  # evaluated index arrays are checked by the assignment itself
+    for key in [(slice(None), computed), mx.array([5]), (0, 3), -3, mx.array([True, False, True])]:
+        with pytest.raises(IndexError):
+            x[key] = 7
+        assert x.tolist() == [[0, 1, 2], [3, 4, 5]]
+        assert alias.tolist() == [[0, 1, 2], [3, 4, 5]]
+
+
+@pytest.mark.parametrize("method", ["add", "subtract", "multiply", "divide", "maximum", "minimum"])
+@pytest.mark.parametrize("key", [5, -3, (0, 3), (slice(None), -4), mx.array([True, False, True])])
+def test_at_static_out_of_bounds(method, key):
+    x = mx.arange(6, dtype=mx.float32).reshape(2, 3)
+    with pytest.raises(IndexError):
+        getattr(x.at[key], method)(1)
+    assert x.tolist() == [[0, 1, 2], [3, 4, 5]]
+
+
+def test_take_with_an_int_out_of_bounds():
+    x = mx.arange(6).reshape(2, 3)
+    for call in [lambda: mx.take(x, 6), lambda: mx.take(x, -7), lambda: mx.take(x, 3, 1)]:
+        with pytest.raises(IndexError):
+            mx.eval(call())
+    assert x.tolist() == [[0, 1, 2], [3, 4, 5]]
+
+
+def test_large_take_checks_every_index():
+    n = 100_000
+    a = np.arange(n, dtype=np.float32)
+    i = (np.arange(n, dtype=np.int64) * 7919) % n - n // 2
+    np.testing.assert_array_equal(np.array(mx.take(mx.array(a), mx.array(i))), a[i])
+    for bad in (n, -n - 1):
+        j = i.copy()
+        j[-1] = bad
+        with pytest.raises(IndexError, match=f"Index {bad} is out of bounds"):
+            mx.eval(mx.take(mx.array(a), mx.array(j)))
+
+
+# ---------------------------------------------------------------------------------------
+# unique: MLX's signature and results (with a size, lazy); size=None beyond MLX.
+
+
+def _reference(a, size=None, fill_value=None):
+    """MLX's unique from NumPy's unique_all (NaNs distinct, as MLX), padded/truncated."""
+    u = np.unique_all(a.reshape(-1))
+    values, index = u.values, u.indices.astype(np.uint32)
+    inverse, counts = u.inverse_indices.reshape(a.shape).astype(np.uint32), u.counts.astype(np.int32)
+    if size is None:
+        return values, index, inverse, counts
+    k = len(values)
+    if size <= k:
+        return values[:size], index[:size], np.minimum(inverse, max(size - 1, 0)).astype(np.uint32), counts[:size]
+    fill = values[0] if fill_value is None else np.array(fill_value).astype(a.dtype)
+    pad = size - k
+    return (np.concatenate([values, np.full(pad, fill, a.dtype)]),
+            np.concatenate([index, np.full(pad, index[0], np.uint32)]),
+            inverse,
+            np.concatenate([counts, np.zeros(pad, np.int32)]))
+
+
+def test_unique_signature_is_mlx():
+    import inspect
+    params = list(inspect.signature(mx.unique).parameters)
+    assert params[:6] == ["a", "size", "return_index", "return_inverse", "return_counts", "fill_value"]
+
+
+def test_unique_doc_example():
+    a = mx.array([2, 1, 2, 3, 1])
+    assert repr(mx.unique(a, 3)) == "array([1, 2, 3], dtype=int32)"
+    assert mx.unique(a, 5).tolist() == [1, 2, 3, 1, 1]
+    values, index, inverse, counts = mx.unique(a, 4, True, True, True, fill_value=0)
+    assert values.tolist() == [1, 2, 3, 0]
+    assert (index.dtype, index.tolist()) == (mx.uint32, [1, 0, 3, 1])
+    assert (inverse.dtype, inverse.tolist()) == (mx.uint32, [1, 0, 1, 2, 0])
+    assert (counts.dtype, counts.tolist()) == (mx.int32, [2, 2, 1, 0])
+    # Only the requested outputs, in MLX's order.
+    v, c = mx.unique(a, 3, return_counts=True)
+    assert (v.tolist(), c.tolist()) == ([1, 2, 3], [2, 2, 1])
+    assert isinstance(mx.unique(a, 3, return_inverse=True), tuple)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    shape=st.lists(st.integers(0, 4), min_size=0, max_size=3),
+    dtype=st.sampled_from([np.int32, np.uint8, np.float32, np.int64, np.bool_]),
+    extra=st.integers(-3, 3),
+    data=st.data(),
+)
+def test_unique_matches_numpy(shape, dtype, extra, data):
+    n = int(np.prod(shape))
+    raw = data.draw(st.lists(st.integers(0, 5), min_size=n, max_size=n))
+    a = np.array(raw, dtype=np.int64).astype(dtype).reshape(shape)
+    x = mx.array(a)
+    k = len(np.unique(a))
+    got = mx.unique(x, None, True, True, True)
+    for g, e in zip(got, _reference(a)):
+        np.testing.assert_array_equal(np.array(g), e)
+    size = max(k + extra, 0)
+    if n == 0 and size > 0:
+        with pytest.raises(ValueError, match="fill value is required"):
+            mx.unique(x, size)
+        return
+    fill = data.draw(st.sampled_from([None, 3]))
+    got = mx.unique(x, size, True, True, True, fill_value=fill)
+    for name, g, e in zip(["values", "index", "inverse", "counts"], got, _reference(a, size, fill)):
+        assert np.array(g).dtype == e.dtype, name
+        np.testing.assert_array_equal(np.array(g), e, err_msg=name)
+
+
+def test_unique_floats_nan_and_signed_zero():
+    a = np.array([np.nan, 1.5, -0.0, np.nan, 0.0, 1.5], np.float32)
+    values, index, inverse, counts = mx.unique(mx.array(a), None, True, True, True)
+    expected = _reference(a)
+    np.testing.assert_array_equal(np.array(values), expected[0])  # both NaNs kept
+    for g, e in zip((index, inverse, counts), expected[1:]):
+        np.testing.assert_array_equal(np.array(g), e)
+    assert counts.tolist() == [2, 2, 1, 1]
+
+
+def test_unique_with_a_size_is_lazy_and_transforms():
+    rows = mx.array([[1, 1, 2], [3, 3, 3]])
+    assert mx.vmap(lambda r: mx.unique(r, 3))(rows).tolist() == [[1, 2, 1], [3, 3, 3]]
+    f = mx.compile(lambda r: mx.unique(r, 3, return_counts=True)[1])
+    assert f(mx.array([2, 1, 2, 3, 1])).tolist() == [2, 2, 1]
+    g = mx.grad(lambda x: mx.unique(x, 3).sum())(mx.array([1.0, 2.0, 1.0]))
+    assert g.tolist() == [2.0, 1.0, 0.0]  # as MLX: the padding reads the first value too
+
+
+def test_unique_without_a_size_cannot_run_under_transforms():
+    rows = mx.array([[1, 1, 2], [3, 3, 3]])
+    with pytest.raises(ValueError, match="vmap"):
+        mx.vmap(lambda r: mx.unique(r))(rows)
+    with pytest.raises(ValueError, match="compile"):
+        mx.compile(lambda r: mx.unique(r))(rows)
+
+
+def test_unique_errors():
+    a = mx.array([2, 1, 2])
+    with pytest.raises(ValueError, match="negative size"):
+        mx.unique(a, -1)
+    with pytest.raises(ValueError, match="one element"):
+        mx.unique(a, 3, fill_value=mx.array([1, 2]))
+    with pytest.raises(ValueError, match="fill value is required"):
+        mx.unique(mx.array([], mx.float32), 2)
+    assert a.tolist() == [2, 1, 2]

@@ -1,13 +1,16 @@
 //! Indexing from Python: `a[key]`, `a[key] = value`, `a.at[key].add(value)` and the
 //! indexing functions (`take`, `take_along_axis`, `put_along_axis`, `slice`,
-//! `slice_update`, and lazulite's `nonzero`, `argwhere`). A Python key becomes the Rust
+//! `slice_update`, `unique`, and lazulite's `nonzero`, `argwhere`). A Python key becomes the Rust
 //! index expression in one place, [`index_of`]; NumPy's rules then apply as implemented
 //! by `lazulite::index`. Beyond MLX: bool masks (lists, arrays, NumPy arrays) select as in
 //! NumPy, NumPy arrays index, and indices are bounds-checked (`IndexError`).
 
+// `unique`'s binding takes MLX's six parameters plus `py` and `stream`.
+#![allow(clippy::too_many_arguments)]
+
 use crate::array::PyArray;
 use crate::bind;
-use crate::bind::{Hint, Tuple};
+use crate::bind::{Hint, Returned, Tuple};
 use crate::convert::{array_of, scalar_of, Arr, Ints, Shape};
 use crate::errors::Res;
 use lazulite as lz;
@@ -333,6 +336,50 @@ fn axes_i32(axes: &Ints) -> Vec<i32> {
         .collect()
 }
 
+/// What an op whose number of results depends on its flags returns: one array, or a
+/// tuple of them.
+enum OneOrTuple {
+    One(Array),
+    Tuple(Vec<Array>),
+}
+
+impl Returned for OneOrTuple {
+    fn into_python(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match self {
+            OneOrTuple::One(a) => a.into_python(py),
+            OneOrTuple::Tuple(arrays) => Tuple(arrays).into_python(py),
+        }
+    }
+}
+
+/// `mx.unique`: the values, then the index, inverse and counts that `extra` asks for.
+fn unique_results(
+    a: &Array,
+    size: Option<i64>,
+    extra: [bool; 3],
+    fill_value: Option<Array>,
+) -> lz::Result<OneOrTuple> {
+    let size = match size {
+        Some(s) if s < 0 => {
+            return Err(lz::Error::value(format!(
+                "[unique] Received negative size {s}."
+            )))
+        }
+        s => s.map(|s| s as usize),
+    };
+    let u = lz::unique_all(a, size, fill_value.as_ref())?;
+    if extra == [false; 3] {
+        return Ok(OneOrTuple::One(u.values));
+    }
+    let mut out = vec![u.values];
+    for (wanted, array) in extra.into_iter().zip([u.index, u.inverse, u.counts]) {
+        if wanted {
+            out.push(array);
+        }
+    }
+    Ok(OneOrTuple::Tuple(out))
+}
+
 bind! {
     functions {
         /// Take elements of ``a`` at ``indices`` along an axis.
@@ -404,6 +451,39 @@ bind! {
         /// Returns:
         ///     array: An ``(n, ndim)`` array of indices.
         argwhere(a: Arr, /, *, stream) => lz::argwhere(&a.0);
+        /// Returns the sorted unique elements of the flattened array.
+        ///
+        /// With a ``size`` (as MLX, where it is required), the outputs have ``size``
+        /// entries whatever ``a`` holds, so ``a`` is not evaluated and this works under
+        /// ``vmap``, ``compile`` and ``grad``. Entries past the last unique element hold
+        /// ``fill_value``, index the first unique element's first occurrence and count
+        /// ``0``. A ``size`` smaller than the number of unique elements keeps the
+        /// smallest ones; ``inverse`` then clamps the dropped elements to the last entry.
+        ///
+        /// Beyond MLX: ``size=None`` makes the output exactly as long as the number of
+        /// unique elements. That shape depends on the values, so ``a`` is evaluated
+        /// (inside ``vmap`` or ``compile`` this is an error: pass a ``size`` there).
+        ///
+        /// NaNs are all distinct, as in MLX (NumPy's ``equal_nan=False``).
+        ///
+        /// Args:
+        ///     a (array): Input array.
+        ///     size (int, optional): The size of the output; ``None`` uses the number of
+        ///       unique elements (evaluating ``a``). Default: ``None``.
+        ///     return_index (bool, optional): Also return the index in the flattened ``a``
+        ///       of the first occurrence of each unique element. Default: ``False``.
+        ///     return_inverse (bool, optional): Also return the indices of the unique
+        ///       array that rebuild ``a`` (``a``'s shape). Default: ``False``.
+        ///     return_counts (bool, optional): Also return how often each unique element
+        ///       occurs. Default: ``False``.
+        ///     fill_value (scalar or array, optional): The value of the entries past the
+        ///       last unique element; ``None`` uses the smallest element. Default: ``None``.
+        ///
+        /// Returns:
+        ///     array or tuple(array, ...): The sorted unique elements; if any ``return_*``
+        ///     flag is set, a tuple of values, index (``uint32``), inverse (``uint32``) and
+        ///     counts (``int32``), those requested, in that order.
+        unique(a: Arr, /, size: Option<i64> = None, return_index: bool = false, return_inverse: bool = false, return_counts: bool = false, fill_value: Option<Arr> = None, *, stream) => unique_results(&a.0, size, [return_index, return_inverse, return_counts], fill_value.map(|f| f.0));
     }
     methods {
     }

@@ -647,3 +647,295 @@ fn dynamic_slice_and_update() {
     let update_f = |x: &[Array]| dynamic_slice_update(&x[0], &x[1], &start, &[0, 1]);
     check_derivatives("dynamic_slice_update", &update_f, &[x, v]);
 }
+
+/// Every entry point, with index arrays computed lazily (so the kernel finds them out of
+/// range at eval) and static ones (an error when recorded): an `IndexError`, and neither
+/// the input nor another reference to it nor an unevaluated input changes.
+#[test]
+fn every_entry_point_rejects_out_of_bounds_and_leaves_input_intact() {
+    use lazulite::{add, dynamic_slice, dynamic_slice_update};
+    let x = reshape(&arange(0.0, 6.0, 1.0, DType::Float32).unwrap(), &[2, 3]).unwrap();
+    let before = x.to_vec::<f32>().unwrap();
+    let alias = x.clone();
+    // Not evaluated yet: a scatter must not write into its buffer either.
+    let pending = add(&x, 1.0).unwrap();
+    let base = Array::from_slice(&[0i32, 1], &[2]).unwrap();
+    for (shift, what) in [(2i32, "past the end"), (-5, "before -size")] {
+        // [2, 3] or [-5, -4]: one index out of range for an axis of 3.
+        let bad = add(&base, shift).unwrap();
+        let bad_rows = reshape(&bad, &[1, 2]).unwrap();
+        let start = add(Array::from_slice(&[0i32], &[1]).unwrap(), shift * 2).unwrap();
+        for a in [&x, &pending] {
+            let lazy: Vec<(&str, Result<Array>)> = vec![
+                ("getitem array", index(a, &idx![.., &bad])),
+                ("getitem two arrays", index(a, &idx![&base, &bad])),
+                ("getitem array then int", index(a, &idx![&bad, 0])),
+                ("setitem", index_put(a, &idx![.., &bad], 9.0)),
+                ("at add", at(a, &idx![.., &bad]).add(1.0)),
+                ("at subtract", at(a, &idx![.., &bad]).subtract(1.0)),
+                ("at multiply", at(a, &idx![.., &bad]).multiply(2.0)),
+                ("at divide", at(a, &idx![.., &bad]).divide(2.0)),
+                ("at maximum", at(a, &idx![.., &bad]).maximum(1.0)),
+                ("at minimum", at(a, &idx![.., &bad]).minimum(1.0)),
+                ("take axis", take(a, &bad, Some(1))),
+                (
+                    "take flat",
+                    take(a, &add(&bad, 3 * shift.signum()).unwrap(), None),
+                ),
+                ("take_along_axis", take_along_axis(a, &bad_rows, Some(1))),
+                (
+                    "put_along_axis",
+                    put_along_axis(a, &bad_rows, &Array::scalar(0.0f32), Some(1)),
+                ),
+                ("slice", dynamic_slice(a, &start, &[1], &[2, 2])),
+                (
+                    "slice_update",
+                    dynamic_slice_update(
+                        a,
+                        &lazulite::zeros(&[1, 2], DType::Float32).unwrap(),
+                        &start,
+                        &[1],
+                    ),
+                ),
+            ];
+            for (name, r) in lazy {
+                let r = r.unwrap_or_else(|e| panic!("{name} ({what}) recorded: {}", e.message()));
+                let e = r.eval().expect_err(name);
+                assert_eq!(
+                    e.kind(),
+                    ErrorKind::Index,
+                    "{name} ({what}): {}",
+                    e.message()
+                );
+                assert!(
+                    e.message().contains("out of bounds"),
+                    "{name}: {}",
+                    e.message()
+                );
+            }
+        }
+    }
+    let statics: Vec<(&str, Result<Array>)> = vec![
+        ("getitem int", index(&x, &idx![0, 3])),
+        ("getitem negative int", index(&x, &idx![-3])),
+        ("setitem int", index_put(&x, &idx![2], 0.0)),
+        ("at add int", at(&x, &idx![.., -4]).add(1.0)),
+        ("at subtract int", at(&x, &idx![.., 3]).subtract(1.0)),
+        ("at multiply int", at(&x, &idx![5]).multiply(1.0)),
+        ("at divide int", at(&x, &idx![-3]).divide(1.0)),
+        ("at maximum int", at(&x, &idx![0, 3]).maximum(1.0)),
+        ("at minimum int", at(&x, &idx![0, -4]).minimum(1.0)),
+        (
+            "getitem mask",
+            index(&x, &idx![&Array::from_slice(&[true; 3], &[3]).unwrap()]),
+        ),
+        (
+            "setitem mask",
+            index_put(
+                &x,
+                &idx![&Array::from_slice(&[true; 3], &[3]).unwrap()],
+                0.0,
+            ),
+        ),
+        (
+            "at add mask",
+            at(&x, &idx![.., &Array::from_slice(&[true; 2], &[2]).unwrap()]).add(1.0),
+        ),
+        ("too many indices", index(&x, &idx![0, 0, 0])),
+    ];
+    for (name, r) in statics {
+        let e = r.expect_err(name);
+        assert_eq!(e.kind(), ErrorKind::Index, "{name}: {}", e.message());
+    }
+    assert_eq!(x.to_vec::<f32>().unwrap(), before);
+    assert_eq!(alias.to_vec::<f32>().unwrap(), before);
+    assert_eq!(
+        pending.to_vec::<f32>().unwrap(),
+        before.iter().map(|v| v + 1.0).collect::<Vec<_>>()
+    );
+}
+
+/// The gather kernel's fast path (one contiguous index per element, split across
+/// threads when large) against a loop, for every index dtype, negative indices, large
+/// outputs and an out-of-range index at the end of a large index array.
+#[test]
+fn large_contiguous_gather_matches_a_loop_and_checks_every_index() {
+    let n = 100_000usize;
+    let data: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let a = Array::from_slice(&data, &[n]).unwrap();
+    let picks: Vec<i64> = (0..n as i64)
+        .map(|k| (k * 7919) % n as i64 - n as i64 / 2)
+        .collect();
+    let expected: Vec<f32> = picks
+        .iter()
+        .map(|&k| data[if k < 0 { k + n as i64 } else { k } as usize])
+        .collect();
+    for dtype in [DType::Int32, DType::Int64, DType::Int16] {
+        let small: Vec<i64> = picks.iter().map(|&k| k.rem_euclid(30_000)).collect();
+        let (idx, want) = if dtype == DType::Int16 {
+            let want = small.iter().map(|&k| data[k as usize]).collect::<Vec<_>>();
+            (Array::from_slice(&small, &[n]).unwrap(), want)
+        } else {
+            (Array::from_slice(&picks, &[n]).unwrap(), expected.clone())
+        };
+        let got = take(&a, &idx.astype(dtype).unwrap(), Some(0)).unwrap();
+        assert_eq!(got.to_vec::<f32>().unwrap(), want, "{dtype:?}");
+    }
+    let unsigned: Vec<u32> = (0..n as u32).rev().collect();
+    let got = take(&a, &Array::from_slice(&unsigned, &[n]).unwrap(), Some(0)).unwrap();
+    assert_eq!(
+        got.to_vec::<f32>().unwrap(),
+        data.iter().rev().copied().collect::<Vec<_>>()
+    );
+    for bad in [n as i64, -(n as i64) - 1] {
+        let mut last_bad = picks.clone();
+        *last_bad.last_mut().unwrap() = bad;
+        let e = take(&a, &Array::from_slice(&last_bad, &[n]).unwrap(), Some(0))
+            .unwrap()
+            .eval()
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Index);
+        assert!(
+            e.message()
+                .contains(&format!("Index {bad} is out of bounds")),
+            "{}",
+            e.message()
+        );
+    }
+    // A u64 index too large for i64 is out of range, not a wrapped negative one.
+    let huge = Array::from_slice(&[u64::MAX], &[1]).unwrap();
+    assert_eq!(
+        take(&a, &huge, Some(0)).unwrap().eval().unwrap_err().kind(),
+        ErrorKind::Index
+    );
+    assert_eq!(a.to_vec::<f32>().unwrap(), data);
+}
+
+/// `unique_all` against a sort-and-count reference: values, first index, inverse,
+/// counts; padding, truncation, fill values, NaNs (distinct, as MLX), empty and 0-d
+/// inputs, errors, vmap (with a size) and gradients.
+#[test]
+fn unique_all_matches_a_reference() {
+    use lazulite::unique_all;
+    let values = [3i32, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9];
+    let a = Array::from_slice(&values, &[3, 5]).unwrap();
+    let mut distinct = values.to_vec();
+    distinct.sort();
+    distinct.dedup();
+    let first: Vec<u32> = distinct
+        .iter()
+        .map(|d| values.iter().position(|v| v == d).unwrap() as u32)
+        .collect();
+    let inverse: Vec<u32> = values
+        .iter()
+        .map(|v| distinct.iter().position(|d| d == v).unwrap() as u32)
+        .collect();
+    let counts: Vec<i32> = distinct
+        .iter()
+        .map(|d| values.iter().filter(|v| *v == d).count() as i32)
+        .collect();
+    let u = unique_all(&a, None, None).unwrap();
+    assert_eq!(u.values.to_vec::<i32>().unwrap(), distinct);
+    assert_eq!(u.index.dtype(), DType::UInt32);
+    assert_eq!(u.index.to_vec::<u32>().unwrap(), first);
+    assert_eq!(u.inverse.shape(), &[3, 5]);
+    assert_eq!(u.inverse.to_vec::<u32>().unwrap(), inverse);
+    assert_eq!(u.counts.dtype(), DType::Int32);
+    assert_eq!(u.counts.to_vec::<i32>().unwrap(), counts);
+    // Padding: the fill value (default: the smallest), index of the first unique
+    // element's first occurrence, count 0.
+    let k = distinct.len();
+    let padded = unique_all(&a, Some(k + 2), None).unwrap();
+    let mut want = distinct.clone();
+    want.extend([distinct[0]; 2]);
+    assert_eq!(padded.values.to_vec::<i32>().unwrap(), want);
+    let mut want_first = first.clone();
+    want_first.extend([first[0]; 2]);
+    assert_eq!(padded.index.to_vec::<u32>().unwrap(), want_first);
+    let mut want_counts = counts.clone();
+    want_counts.extend([0; 2]);
+    assert_eq!(padded.counts.to_vec::<i32>().unwrap(), want_counts);
+    let filled = unique_all(&a, Some(k + 1), Some(&Array::scalar(-7.9f32))).unwrap();
+    assert_eq!(*filled.values.to_vec::<i32>().unwrap().last().unwrap(), -7);
+    // Truncation keeps the smallest; inverse clamps to the last entry.
+    let cut = unique_all(&a, Some(3), None).unwrap();
+    assert_eq!(cut.values.to_vec::<i32>().unwrap(), distinct[..3]);
+    assert_eq!(cut.counts.to_vec::<i32>().unwrap(), counts[..3]);
+    assert_eq!(
+        cut.inverse.to_vec::<u32>().unwrap(),
+        inverse.iter().map(|&i| i.min(2)).collect::<Vec<_>>()
+    );
+    let none = unique_all(&a, Some(0), None).unwrap();
+    assert_eq!(none.values.shape(), &[0]);
+    assert_eq!(none.inverse.to_vec::<u32>().unwrap(), vec![0; 15]);
+    // NaNs are distinct; -0.0 and 0.0 are one value.
+    let f = Array::from_slice(&[f32::NAN, 1.0, -0.0, f32::NAN, 0.0, 1.0], &[6]).unwrap();
+    let uf = unique_all(&f, None, None).unwrap();
+    let vals = uf.values.to_vec::<f32>().unwrap();
+    assert_eq!(vals.len(), 4);
+    assert_eq!(&vals[..2], [0.0, 1.0]);
+    assert!(vals[2].is_nan() && vals[3].is_nan());
+    assert_eq!(uf.counts.to_vec::<i32>().unwrap(), [2, 2, 1, 1]);
+    assert_eq!(uf.index.to_vec::<u32>().unwrap(), [2, 1, 0, 3]);
+    // Bool, 0-d, empty.
+    let b = Array::from_slice(&[true, false, true], &[3]).unwrap();
+    assert_eq!(
+        unique_all(&b, None, None)
+            .unwrap()
+            .values
+            .to_vec::<bool>()
+            .unwrap(),
+        [false, true]
+    );
+    let scalar = unique_all(&Array::scalar(5i32), Some(2), None).unwrap();
+    assert_eq!(scalar.values.to_vec::<i32>().unwrap(), [5, 5]);
+    assert_eq!(scalar.inverse.shape(), &[] as &[usize]);
+    assert_eq!(scalar.counts.to_vec::<i32>().unwrap(), [1, 0]);
+    let empty = Array::from_slice::<f32>(&[], &[0, 2]).unwrap();
+    let ue = unique_all(&empty, None, None).unwrap();
+    assert_eq!(
+        (ue.values.shape(), ue.inverse.shape()),
+        (&[0usize][..], &[0usize, 2][..])
+    );
+    let uz = unique_all(&empty, Some(2), Some(&Array::scalar(1.5f32))).unwrap();
+    assert_eq!(uz.values.to_vec::<f32>().unwrap(), [1.5, 1.5]);
+    assert_eq!(uz.counts.to_vec::<i32>().unwrap(), [0, 0]);
+    // Errors.
+    let e = unique_all(&empty, Some(2), None).err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::Value);
+    assert!(
+        e.message().contains("fill value is required"),
+        "{}",
+        e.message()
+    );
+    let two = Array::from_slice(&[1i32, 2], &[2]).unwrap();
+    let e = unique_all(&a, Some(3), Some(&two)).err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::Value);
+    assert_eq!(a.to_vec::<i32>().unwrap(), values);
+    // With a size nothing is evaluated, so vmap works; without one it reports it.
+    let rows = Array::from_slice(&[1i32, 1, 2, 3, 3, 3], &[2, 3]).unwrap();
+    let sized = vmap(
+        |p: &[Array]| Ok(vec![unique_all(&p[0], Some(3), None)?.values]),
+        vec![Some(0)],
+        vec![Some(0)],
+    );
+    let got = sized(std::slice::from_ref(&rows)).unwrap();
+    assert_eq!(got[0].to_vec::<i32>().unwrap(), [1, 2, 1, 3, 3, 3]);
+    let without_size = vmap(
+        |p: &[Array]| Ok(vec![unique_all(&p[0], None, None)?.values]),
+        vec![Some(0)],
+        vec![Some(0)],
+    );
+    let e = without_size(&[rows]).unwrap_err();
+    assert!(e.message().contains("vmap"), "{}", e.message());
+    // The values' derivative reaches each value's first occurrence.
+    let x = Array::from_slice(&[1.0f32, 2.0, 1.0], &[3]).unwrap();
+    let g = lazulite::grad(|x: &Array| {
+        lazulite::sum(
+            &unique_all(x, Some(3), None)?.values,
+            lazulite::Axes::All,
+            false,
+        )
+    });
+    assert_eq!(g(&x).unwrap().to_vec::<f32>().unwrap(), [2.0, 1.0, 0.0]);
+}

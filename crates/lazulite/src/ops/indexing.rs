@@ -1132,6 +1132,26 @@ pub fn take(a: &Array, indices: &Array, axis: Option<i32>) -> Result<Array> {
     index(&a, &entries)
 }
 
+/// Runs the gather kernel under `take(a, indices, Some(0))` once on `a` and `indices`
+/// (evaluating them first), with its bounds check or, when `check` is false, without:
+/// for `examples/bench_gather.rs`, which measures what the check costs. Not part of the
+/// API.
+///
+/// # Safety
+/// With `check` false, every index must lie in `[-n, n)` for `a`'s first axis of size
+/// `n`.
+#[doc(hidden)]
+pub unsafe fn take_kernel_for_bench(a: &Array, indices: &Array, check: bool) -> Result<()> {
+    let (a, indices) = (a.tensor()?, indices.tensor()?);
+    if check {
+        gather_kernel(&a, &[indices], &[0])?;
+    } else {
+        // SAFETY: promised by the caller.
+        unsafe { crate::backend::cpu::indexing::gather_unchecked(&a, &[indices], &[0])? };
+    }
+    Ok(())
+}
+
 /// Coordinates for `*_along_axis`: `indices` on `axis`, an arange on every other axis,
 /// all broadcast to `shape`.
 fn along_coordinates(indices: &Array, axis: usize, shape: &[usize]) -> Result<Vec<Array>> {
@@ -1330,6 +1350,136 @@ pub fn unique(a: &Array) -> Result<Array> {
         values.dedup_by(|x, y| same_value(*x, *y));
         let n = values.len();
         Array::from_slice(&values, &[n])
+    })
+}
+
+/// The results of [`unique_all`]: the sorted distinct values, the index of each one's
+/// first occurrence in the flattened input (uint32), the position in `values` of every
+/// input element (uint32, the input's shape) and how often each value occurs (int32).
+pub struct Unique {
+    pub values: Array,
+    pub index: Array,
+    pub inverse: Array,
+    pub counts: Array,
+}
+
+/// The sorted distinct values of `a` (flattened) with the index of their first
+/// occurrence, the inverse that rebuilds `a` from them and their counts: MLX's
+/// `unique` (NumPy's `unique_all`). NaNs are distinct from each other, as in MLX.
+///
+/// With a `size`, the results have that many entries whatever `a` holds, so nothing is
+/// evaluated (this works under `vmap`, `compile` and `grad`): entries past the last
+/// distinct value hold `fill_value` (default: the smallest value), index 0's first
+/// occurrence and a count of 0; a `size` below the number of distinct values keeps the
+/// smallest ones, their inverse entries clamped to the last. Without a `size` (beyond
+/// MLX) the number of distinct values is the size, which evaluates `a` (the shape
+/// depends on its values) and so cannot run inside `vmap` or `compile`.
+///
+/// ```
+/// use lazulite::{unique_all, Array};
+/// let a = Array::from_slice(&[2i32, 1, 2, 3, 1], &[5]).unwrap();
+/// let u = unique_all(&a, None, None).unwrap();
+/// assert_eq!(u.values.to_vec::<i32>().unwrap(), [1, 2, 3]);
+/// assert_eq!(u.index.to_vec::<u32>().unwrap(), [1, 0, 3]);
+/// assert_eq!(u.inverse.to_vec::<u32>().unwrap(), [1, 0, 1, 2, 0]);
+/// assert_eq!(u.counts.to_vec::<i32>().unwrap(), [2, 2, 1]);
+/// let padded = unique_all(&a, Some(4), Some(&Array::scalar(0i32))).unwrap();
+/// assert_eq!(padded.values.to_vec::<i32>().unwrap(), [1, 2, 3, 0]);
+/// assert_eq!(padded.counts.to_vec::<i32>().unwrap(), [2, 2, 1, 0]);
+/// ```
+pub fn unique_all(a: &Array, size: Option<usize>, fill_value: Option<&Array>) -> Result<Unique> {
+    let flat = reshape(a, &[-1])?;
+    let n = flat.size();
+    let perm = super::sort::argsort(&flat, Some(0))?;
+    let sorted = take(&flat, &perm, Some(0))?;
+    // starts[p]: sorted position p holds a value its predecessor does not.
+    let starts = if n == 0 {
+        zeros(&[0], DType::Bool)?
+    } else {
+        let later = slice(&sorted, &[1], &[n as i64], &[1])?;
+        let earlier = slice(&sorted, &[0], &[n as i64 - 1], &[1])?;
+        super::shape::concatenate(
+            &[
+                ones(&[1], DType::Bool)?,
+                super::binary::not_equal(&later, &earlier)?,
+            ],
+            0,
+        )?
+    };
+    let size = match size {
+        Some(size) => size,
+        None => super::reduce::sum(&astype(&starts, DType::Int64)?, crate::Axes::All, false)?
+            .item::<i64>()? as usize,
+    };
+    checked_size(&[size])?;
+    let fill = match fill_value {
+        Some(f) if f.size() != 1 => {
+            return Err(Error::value(format!(
+                "[unique] Fill value must have one element, but got shape {:?}.",
+                f.shape()
+            )))
+        }
+        Some(f) => Some(reshape(&astype(f, a.dtype())?, &[])?),
+        None if n == 0 && size > 0 => {
+            return Err(Error::value(
+                "[unique] A fill value is required for an empty input with a non-zero size.",
+            ))
+        }
+        None => None,
+    };
+    if n == 0 || size == 0 {
+        let values = match &fill {
+            Some(f) => broadcast_to(f, &[size])?,
+            None => zeros(&[size], a.dtype())?,
+        };
+        return Ok(Unique {
+            values,
+            index: zeros(&[size], DType::UInt32)?,
+            inverse: zeros(a.shape(), DType::UInt32)?,
+            counts: zeros(&[size], DType::Int32)?,
+        });
+    }
+    let group = subtract(
+        &super::scan::cumsum(&starts, Some(0), false, true, Some(DType::Int64))?,
+        1,
+    )?;
+    // Groups that do not fit land in a spare last slot, dropped afterwards.
+    let slot = minimum(&group, size as i64)?;
+    let head = |x: &Array| slice(x, &[0], &[size as i64], &[1]);
+    let positions = arange(0.0, n as f64, 1.0, DType::Int64)?;
+    let first = head(&scatter(
+        &super::creation::full(&[size + 1], n as i64, Some(DType::Int64))?,
+        std::slice::from_ref(&slot),
+        &positions,
+        &[0],
+        ScatterMode::Minimum,
+    )?)?;
+    let present = super::binary::less(&first, n as i64)?;
+    let first = where_(&present, &first, Array::scalar(0i64))?;
+    let values = take(&sorted, &first, Some(0))?;
+    let values = match fill {
+        Some(f) => where_(&present, &values, &f)?,
+        None => values,
+    };
+    let counts = head(&scatter(
+        &zeros(&[size + 1], DType::Int32)?,
+        std::slice::from_ref(&slot),
+        &ones(&[n], DType::Int32)?,
+        &[0],
+        ScatterMode::Add,
+    )?)?;
+    let inverse = scatter(
+        &zeros(&[n], DType::UInt32)?,
+        std::slice::from_ref(&perm),
+        &astype(&minimum(&group, size as i64 - 1)?, DType::UInt32)?,
+        &[0],
+        ScatterMode::Assign,
+    )?;
+    Ok(Unique {
+        values,
+        index: take(&perm, &first, Some(0))?,
+        inverse: reshape(&inverse, &as_i64(a.shape()))?,
+        counts,
     })
 }
 

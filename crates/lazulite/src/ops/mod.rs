@@ -37,6 +37,7 @@ pub use indexing::{
     argwhere, at, dynamic_slice, dynamic_slice_update, index, index_put, nonzero, put_along_axis,
     take, take_along_axis, unique, At, Index,
 };
+pub use indexing::{unique_all, Unique};
 pub use softmax::{logsumexp, softmax};
 pub mod conv;
 pub use conv::{

@@ -2,9 +2,13 @@
 //! integer index tensors along some of its axes.
 //!
 //! Index values are data, so they are checked here: a negative index counts from the end
-//! of its axis and anything outside `[-size, size)` is an `IndexError`. Every index is
-//! checked before anything is read or written, by one vectorised min/max pass over the
-//! indices; the loops that then read through them wrap negatives without a branch.
+//! of its axis and anything outside `[-size, size)` is an `IndexError`. A gather with
+//! one contiguous index tensor and one element per index (`take` of a vector, the
+//! common large case) checks each index in its read loop, just before the read, and
+//! splits large outputs across threads. Every other gather and every scatter checks all
+//! indices before anything is read or written, by one vectorised min/max pass over them
+//! (so a failed scatter leaves no partial update); the loops that then read through
+//! them wrap negatives without a branch.
 
 use super::binary::Arith;
 use super::elementwise::map1;
@@ -12,6 +16,7 @@ use super::strided::for_each_row;
 use crate::backend::Tensor;
 use crate::element::{dispatch, Element};
 use crate::error::{Error, Result};
+use rayon::prelude::*;
 
 /// How a scatter combines an update with the element already there. With duplicate
 /// indices, `Assign` keeps the last update; the other modes combine all of them.
@@ -63,14 +68,17 @@ fn split(shape: &[usize], strides: &[isize], axes: &[usize]) -> Split {
 fn check_indices(op: &str, indices: &[Tensor], axes: &[usize], split: &Split) -> Result<()> {
     for (k, idx) in indices.iter().enumerate() {
         let dim = split.dims[k];
-        dispatch!(idx.dtype, I => out_of_range::<I>(idx, dim)).map_or(Ok(()), |bad| {
-            Err(Error::index(format!(
-                "[{op}] Index {bad} is out of bounds for axis {} with size {dim}.",
-                axes[k]
-            )))
-        })?;
+        dispatch!(idx.dtype, I => out_of_range::<I>(idx, dim))
+            .map_or(Ok(()), |bad| Err(out_of_bounds(op, bad, axes[k], dim)))?;
     }
     Ok(())
+}
+
+/// The `IndexError` of index `bad` on `axis` of size `dim`.
+fn out_of_bounds(op: &str, bad: i128, axis: usize, dim: usize) -> Error {
+    Error::index(format!(
+        "[{op}] Index {bad} is out of bounds for axis {axis} with size {dim}."
+    ))
 }
 
 /// An index of `idx` outside `[-dim, dim)`, if any (the smallest or the largest). One pass
@@ -210,17 +218,49 @@ fn offsets(indices: &[Tensor], split: &Split, base: isize) -> Vec<isize> {
 /// `index shape ++ (src's shape without axes)`. The index tensors share one shape and
 /// may have any integer dtype and layout.
 pub fn gather(src: &Tensor, indices: &[Tensor], axes: &[usize]) -> Result<Tensor> {
+    gather_checked(src, indices, axes, true)
+}
+
+/// [`gather`] without its bounds check, so that a bench can measure what the check
+/// costs.
+///
+/// # Safety
+/// Every index must lie in `[-size, size)` of its axis.
+pub unsafe fn gather_unchecked(src: &Tensor, indices: &[Tensor], axes: &[usize]) -> Result<Tensor> {
+    gather_checked(src, indices, axes, false)
+}
+
+fn gather_checked(src: &Tensor, indices: &[Tensor], axes: &[usize], check: bool) -> Result<Tensor> {
     let split = split(&src.shape, &src.strides, axes);
-    check_indices("gather", indices, axes, &split)?;
     let mut out_shape = indices.first().map_or(vec![], |t| t.shape.clone());
     out_shape.extend(&split.rest_shape);
     let mut out = Tensor::uninit(src.dtype, &out_shape)?;
+    if let ([idx], 1) = (indices, split.rest_shape.iter().product::<usize>()) {
+        if idx.is_contiguous() {
+            // One index per element, read in order (`take` of a vector, ...): the
+            // check is fused into the gather loop.
+            let (dim, stride, base) = (split.dims[0], split.strides[0], src.offset as isize);
+            let bad = dispatch!(idx.dtype, I => match src.dtype.size() {
+                1 => pick_contiguous::<I, u8>(src, idx, dim, stride, base, &mut out, check),
+                2 => pick_contiguous::<I, u16>(src, idx, dim, stride, base, &mut out, check),
+                4 => pick_contiguous::<I, u32>(src, idx, dim, stride, base, &mut out, check),
+                _ => pick_contiguous::<I, u64>(src, idx, dim, stride, base, &mut out, check),
+            });
+            return match bad {
+                Some(bad) => Err(out_of_bounds("gather", bad, axes[0], dim)),
+                None => Ok(out),
+            };
+        }
+    }
+    if check {
+        check_indices("gather", indices, axes, &split)?;
+    }
     if out.size() == 0 {
         return Ok(out);
     }
     if let ([idx], true) = (indices, split.rest_shape.iter().product::<usize>() == 1) {
-        // One index per element (`take` of a vector, ...): read straight through the
-        // index, without an offsets table.
+        // One index per element in any layout: read straight through the index,
+        // without an offsets table.
         let (dim, stride, base) = (split.dims[0], split.strides[0], src.offset as isize);
         dispatch!(idx.dtype, I => match src.dtype.size() {
             1 => pick::<I, u8>(src, idx, dim, stride, base, &mut out),
@@ -238,6 +278,82 @@ pub fn gather(src: &Tensor, indices: &[Tensor], axes: &[usize]) -> Result<Tensor
         _ => copy_rows::<u64>(src, &mut out, &offsets, &split),
     }
     Ok(out)
+}
+
+/// Outputs from which [`pick_contiguous`] splits its work across the rayon pool.
+const PARALLEL_MIN: usize = 1 << 15;
+/// Outputs per task of a parallel [`pick_contiguous`].
+const CHUNK: usize = 1 << 14;
+
+/// `out[i] = src[base + wrap(idx[i]) * stride]` over a contiguous index tensor, moving
+/// elements as `W` (an unsigned integer of the element's width), each index checked
+/// (when `check`) just before its read: the branch is always predicted and the loop
+/// waits on memory, so the check costs next to nothing. Large outputs are split across
+/// the rayon pool. Returns an out-of-range index if there is one (`out` is then partly
+/// written).
+fn pick_contiguous<I: Element, W: Element>(
+    src: &Tensor,
+    idx: &Tensor,
+    dim: usize,
+    stride: isize,
+    base: isize,
+    out: &mut Tensor,
+    check: bool,
+) -> Option<i128> {
+    let indices = idx.slice::<I>();
+    let out = out.slice_mut::<W>();
+    // An address, so that the closures below are Send + Sync.
+    let src = src.buf.as_ptr() as usize;
+    let run = move |out: &mut [W::Storage], indices: &[I::Storage]| {
+        if check {
+            pick_run::<I, W, true>(src, out, indices, dim, stride, base)
+        } else {
+            pick_run::<I, W, false>(src, out, indices, dim, stride, base)
+        }
+    };
+    if out.len() >= PARALLEL_MIN && rayon::current_num_threads() > 1 {
+        out.par_chunks_mut(CHUNK)
+            .zip(indices.par_chunks(CHUNK))
+            .find_map_any(|(o, i)| run(o, i))
+    } else {
+        run(out, indices)
+    }
+}
+
+/// The loop of [`pick_contiguous`] over one run of indices; every parameter is a value
+/// (not a capture), so that the loop keeps them in registers.
+#[inline(never)]
+fn pick_run<I: Element, W: Element, const CHECK: bool>(
+    src: usize,
+    out: &mut [W::Storage],
+    indices: &[I::Storage],
+    dim: usize,
+    stride: isize,
+    base: isize,
+) -> Option<i128> {
+    let s = src as *const W::Storage;
+    for (o, &v) in out.iter_mut().zip(indices) {
+        let v = I::load(v);
+        // An unsigned index is never negative (and a u64 may not fit i64).
+        let at = if I::DTYPE.is_unsigned() {
+            let v = v.to_u64();
+            if CHECK && v >= dim as u64 {
+                return Some(v as i128);
+            }
+            v as isize
+        } else {
+            let v = v.to_i64();
+            let at = v + ((v >> 63) & dim as i64);
+            if CHECK && at as u64 >= dim as u64 {
+                return Some(v as i128);
+            }
+            at as isize
+        };
+        // SAFETY: `at` is in [0, dim) (checked above, or promised by the caller of
+        // gather_unchecked), so it addresses an element of src.
+        *o = unsafe { std::ptr::read_unaligned(s.offset(base + at * stride)) };
+    }
+    None
 }
 
 /// `out[i] = src[base + wrap(idx[i]) * stride]` over the (checked) index tensor, moving
