@@ -665,11 +665,24 @@ fn erfinv<V: Vector>(y: V) -> V {
 /// digits of the difference from 1.
 const HYPERBOLIC_TINY: f32 = 1.0 / 4096.0;
 
-/// `(lo, hi)` with `arg` applied to both f64 halves of `x`.
+/// (a + sqrt(a^2 + 1)) / 2, asinh's logarithm argument halved. (This and the other
+/// argument functions are named functions, not closures: a closure is not inlined into the
+/// `#[target_feature]` caller, and its intrinsics become calls.)
 #[inline(always)]
-fn widened<V: Vector>(x: V, arg: impl Fn(V::Wide) -> V::Wide) -> (V::Wide, V::Wide) {
-    let (lo, hi) = x.widen();
-    (arg(lo), arg(hi))
+fn asinh_half_arg<W: Wide>(a: W) -> W {
+    (a + a.mul_add(a, W::splat(1.0)).sqrt()) * W::splat(0.5)
+}
+
+/// (x + sqrt(x^2 - 1)) / 2, acosh's logarithm argument halved.
+#[inline(always)]
+fn acosh_half_arg<W: Wide>(x: W) -> W {
+    (x + x.mul_add(x, W::splat(-1.0)).sqrt()) * W::splat(0.5)
+}
+
+/// (1 + a) / (1 - a), atanh's logarithm argument doubled.
+#[inline(always)]
+fn atanh_twice_arg<W: Wide>(a: W) -> W {
+    (W::splat(1.0) + a) / (W::splat(1.0) - a)
 }
 
 /// log(w 2^scale) in f32 for the f64 lanes `lo` and `hi` (the halves of one vector; each
@@ -690,9 +703,8 @@ fn arcsinh<V: Vector>(x: V) -> V {
     let a = x.abs();
     // asinh(a) = log(a + sqrt(a^2 + 1)), the argument formed in f64 lanes, where a^2 does
     // not overflow and 1 + a^2 keeps a^2's digits, and halved to stay within f32's range.
-    let half = V::Wide::splat(0.5);
-    let arg = widened(a, |a| (a + a.mul_add(a, V::Wide::splat(1.0)).sqrt()) * half);
-    let y = log_of_wide(arg, 1.0);
+    let (lo, hi) = a.widen();
+    let y = log_of_wide((asinh_half_arg(lo), asinh_half_arg(hi)), 1.0);
     // Tiny lanes (signed zeros, subnormals) are a itself, as are infinities and NaN.
     let y = V::select(
         a.ge(splat(HYPERBOLIC_TINY)) & a.lt(splat(f32::INFINITY)),
@@ -706,11 +718,8 @@ fn arcsinh<V: Vector>(x: V) -> V {
 fn arccosh<V: Vector>(x: V) -> V {
     // acosh(x) = log(x + sqrt(x^2 - 1)); in f64 lanes x^2 - 1 is exact for x < 2, where the
     // subtraction cancels. The argument is halved as for asinh.
-    let half = V::Wide::splat(0.5);
-    let arg = widened(x, |x| {
-        (x + x.mul_add(x, V::Wide::splat(-1.0)).sqrt()) * half
-    });
-    let y = log_of_wide(arg, 1.0);
+    let (lo, hi) = x.widen();
+    let y = log_of_wide((acosh_half_arg(lo), acosh_half_arg(hi)), 1.0);
     let y = V::select(x.eq(splat(f32::INFINITY)), x, y);
     V::select(x.lt(splat(1.0)) | x.is_nan(), splat(f32::NAN), y)
 }
@@ -720,8 +729,8 @@ fn arctanh<V: Vector>(x: V) -> V {
     let a = x.abs();
     // atanh(a) = log((1 + a) / (1 - a)) / 2; in f64 lanes 1 + a and 1 - a are exact and the
     // quotient is rounded once.
-    let one = V::Wide::splat(1.0);
-    let y = log_of_wide::<V>(widened(a, |a| (one + a) / (one - a)), 0.0) * splat(0.5);
+    let (lo, hi) = a.widen();
+    let y = log_of_wide::<V>((atanh_twice_arg(lo), atanh_twice_arg(hi)), 0.0) * splat(0.5);
     let y = V::select(a.lt(splat(HYPERBOLIC_TINY)), a, y);
     let y = V::select(a.eq(splat(1.0)), splat(f32::INFINITY), y);
     let y = V::select(a.gt(splat(1.0)) | a.is_nan(), splat(f32::NAN), y);
