@@ -24,6 +24,10 @@ take take_along_axis put_along_axis slice slice_update
 compile checkpoint async_eval disable_compile enable_compile
 """.split()
 RANDOM = "key split seed uniform normal randint bernoulli truncated_normal gumbel laplace".split()
+LINALG = """
+norm inv tri_inv cholesky cholesky_inv pinv solve solve_triangular qr svd eigh eigvalsh lu
+lu_factor cross det slogdet
+""".split()
 METHODS = """
 sum prod max min mean var std logsumexp all any argmax argmin cumsum cumprod cummax cummin
 logcumsumexp flatten squeeze swapaxes moveaxis split diagonal diag view __dlpack__
@@ -39,6 +43,7 @@ facts = {
     "functions": {n: first_line(getattr(mx, n)) for n in FUNCTIONS},
     "random": {n: first_line(getattr(mx.random, n)) for n in RANDOM},
     "methods": {n: first_line(getattr(mx.array, n)) for n in METHODS},
+    "linalg": {n: first_line(getattr(mx.linalg, n)) for n in LINALG},
 }
 OUT.write_text(json.dumps(facts, indent=1) + "\n")
 print(f"wrote {OUT}")

@@ -16,6 +16,7 @@ mod errors;
 mod indexing;
 mod io;
 mod linalg;
+mod linalg_namespace;
 mod misc;
 mod ops;
 mod random;
@@ -55,6 +56,17 @@ fn _random_signatures(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     )
 }
 
+/// The `linalg` submodule's functions as `(name, "name(params)")`, for the stubs.
+#[pyfunction]
+fn _linalg_signatures(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    PyList::new(
+        py,
+        linalg_namespace::signatures()
+            .into_iter()
+            .map(|s| (s.name, s.python())),
+    )
+}
+
 #[pymodule]
 fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<array::PyArray>()?;
@@ -75,5 +87,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     random::register_submodule(m)?;
     m.add_function(wrap_pyfunction!(_random_signatures, m)?)?;
     m.add_function(wrap_pyfunction!(_signatures, m)?)?;
+    linalg_namespace::register_submodule(m)?;
+    m.add_function(wrap_pyfunction!(_linalg_signatures, m)?)?;
     Ok(())
 }
