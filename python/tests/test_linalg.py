@@ -11,6 +11,14 @@ import lazulite.core as mx
 RNG = np.random.default_rng(2024)
 SHAPES = [(1, 1), (3, 3), (5, 5), (2, 4, 4), (2, 3, 2, 2)]
 RECTANGLES = [(4, 3), (3, 4), (5, 5), (2, 6, 2), (3, 2, 5)]
+def arr(a, *args):
+    """An mx.array keeping NumPy's float64 (mx.array makes float32 of float64 input)."""
+    if args:
+        return mx.array(a, *args)
+    a = np.asarray(a)
+    return mx.array(a, mx.float64) if a.dtype == np.float64 else mx.array(a)
+
+
 TOL = {mx.float32: 2e-4, mx.float64: 1e-10}
 NPT = {mx.float32: np.float32, mx.float64: np.float64}
 
@@ -34,13 +42,13 @@ def close(got, want, dtype=mx.float64):
 @pytest.mark.parametrize("shape", SHAPES)
 def test_square_ops_match_numpy(shape, dtype):
     a = well(shape, dtype)
-    x = mx.array(a)
+    x = arr(a)
     close(mx.linalg.inv(x, stream="cpu"), np.linalg.inv(a), dtype)
     assert mx.linalg.inv(x).dtype == dtype
     b = RNG.standard_normal(shape[:-1] + (2,)).astype(NPT[dtype])
-    close(mx.linalg.solve(x, mx.array(b)), np.linalg.solve(a, b), dtype)
-    close(mx.linalg.solve_triangular(x, mx.array(b)), np.linalg.solve(np.tril(a), b), dtype)
-    close(mx.linalg.solve_triangular(x, mx.array(b), upper=True), np.linalg.solve(np.triu(a), b), dtype)
+    close(mx.linalg.solve(x, arr(b)), np.linalg.solve(a, b), dtype)
+    close(mx.linalg.solve_triangular(x, arr(b)), np.linalg.solve(np.tril(a), b), dtype)
+    close(mx.linalg.solve_triangular(x, arr(b), upper=True), np.linalg.solve(np.triu(a), b), dtype)
     close(mx.linalg.tri_inv(x), np.linalg.inv(np.tril(a)), dtype)
     close(mx.linalg.tri_inv(x, upper=True), np.linalg.inv(np.triu(a)), dtype)
     close(mx.linalg.det(x), np.linalg.det(a), dtype)
@@ -49,22 +57,22 @@ def test_square_ops_match_numpy(shape, dtype):
     close(sign, want_sign, dtype)
     close(logabs, want_log, dtype)
     s = spd(shape, dtype)
-    l = mx.linalg.cholesky(mx.array(s))
+    l = mx.linalg.cholesky(arr(s))
     close(l, np.linalg.cholesky(s), dtype)
     close(mx.linalg.cholesky_inv(l), np.linalg.inv(s), dtype)
-    close(mx.linalg.cholesky_inv(mx.linalg.cholesky(mx.array(s), upper=True), upper=True), np.linalg.inv(s), dtype)
-    close(mx.linalg.eigvalsh(mx.array(s)), np.linalg.eigvalsh(s), dtype)
-    close(mx.linalg.eigvalsh(mx.array(np.tril(s)), UPLO="L"), np.linalg.eigvalsh(s), dtype)
-    close(mx.linalg.eigvalsh(mx.array(np.triu(s)), UPLO="U"), np.linalg.eigvalsh(s), dtype)
-    w, v = mx.linalg.eigh(mx.array(s))
-    close(mx.array(np.array(v) * np.array(w)[..., None, :]) @ mx.swapaxes(v, -1, -2), s, dtype)
+    close(mx.linalg.cholesky_inv(mx.linalg.cholesky(arr(s), upper=True), upper=True), np.linalg.inv(s), dtype)
+    close(mx.linalg.eigvalsh(arr(s)), np.linalg.eigvalsh(s), dtype)
+    close(mx.linalg.eigvalsh(arr(np.tril(s)), UPLO="L"), np.linalg.eigvalsh(s), dtype)
+    close(mx.linalg.eigvalsh(arr(np.triu(s)), UPLO="U"), np.linalg.eigvalsh(s), dtype)
+    w, v = mx.linalg.eigh(arr(s))
+    close(arr(np.array(v) * np.array(w)[..., None, :]) @ mx.swapaxes(v, -1, -2), s, dtype)
 
 
 @pytest.mark.parametrize("dtype", [mx.float32, mx.float64])
 @pytest.mark.parametrize("shape", RECTANGLES)
 def test_factorizations_match_numpy_and_reconstruct(shape, dtype):
     a = RNG.standard_normal(shape).astype(NPT[dtype])
-    x = mx.array(a)
+    x = arr(a)
     q, r = mx.linalg.qr(x)
     want_q, want_r = np.linalg.qr(a)
     close(q, want_q, dtype)
@@ -89,7 +97,7 @@ def test_factorizations_match_numpy_and_reconstruct(shape, dtype):
 
 
 def test_lu_matches_mlx_permutation_convention():
-    a = mx.array([[1.0, 2, 0, 0], [0, 0, 1, 0], [5, 1, 1, 0], [0, 9, 0, 1]])
+    a = arr([[1.0, 2, 0, 0], [0, 0, 1, 0], [5, 1, 1, 0], [0, 9, 0, 1]])
     p, l, u = mx.linalg.lu(a)
     assert p.tolist() == [3, 2, 0, 1]
     assert mx.linalg.lu_factor(a)[1].tolist() == [2, 3, 3, 3]
@@ -106,58 +114,58 @@ def test_vector_norms(ord):
     v[0, 1] = 0.0
     for axis in (0, 1, -1):
         for keepdims in (False, True):
-            got = mx.linalg.norm(mx.array(v), ord, axis, keepdims)
+            got = mx.linalg.norm(arr(v), ord, axis, keepdims)
             close(got, np.linalg.norm(v, ord, axis, keepdims), mx.float32)
     if ord is not None:
-        close(mx.linalg.norm(mx.array(v[1]), ord), np.linalg.norm(v[1], ord), mx.float32)
+        close(mx.linalg.norm(arr(v[1]), ord), np.linalg.norm(v[1], ord), mx.float32)
 
 
 @pytest.mark.parametrize("ord", MATRIX_ORDS)
 def test_matrix_norms(ord):
     x = RNG.standard_normal((3, 4, 5))
-    close(mx.linalg.norm(mx.array(x[0]), ord), np.linalg.norm(x[0], ord))
+    close(mx.linalg.norm(arr(x[0]), ord), np.linalg.norm(x[0], ord))
     for axis in [(0, 1), (2, 0), (-1, -2)]:
         for keepdims in (False, True):
-            got = mx.linalg.norm(mx.array(x), ord, axis, keepdims)
+            got = mx.linalg.norm(arr(x), ord, axis, keepdims)
             close(got, np.linalg.norm(x, ord, axis, keepdims))
 
 
 def test_norm_defaults_and_dtypes():
     x = RNG.standard_normal((2, 3, 4)).astype(np.float32)
-    close(mx.linalg.norm(mx.array(x)), np.sqrt((x.astype(np.float64) ** 2).sum()), mx.float32)
-    assert mx.linalg.norm(mx.array([[4, 1], [2, 3]])).dtype == mx.float32
-    assert mx.linalg.norm(mx.array([1.0, 2.0], mx.float16)).dtype == mx.float16
-    assert mx.linalg.norm(mx.array([True, False])).item() == 1.0
-    assert mx.linalg.norm(mx.array([3 + 4j])).item() == 5.0
-    assert mx.linalg.norm(mx.array([3 + 4j])).dtype == mx.float32
-    assert mx.linalg.norm(mx.array(-3.0)).item() == 3.0
+    close(mx.linalg.norm(arr(x)), np.sqrt((x.astype(np.float64) ** 2).sum()), mx.float32)
+    assert mx.linalg.norm(arr([[4, 1], [2, 3]])).dtype == mx.float32
+    assert mx.linalg.norm(arr([1.0, 2.0], mx.float16)).dtype == mx.float16
+    assert mx.linalg.norm(arr([True, False])).item() == 1.0
+    assert mx.linalg.norm(arr([3 + 4j])).item() == 5.0
+    assert mx.linalg.norm(arr([3 + 4j])).dtype == mx.float32
+    assert mx.linalg.norm(arr(-3.0)).item() == 3.0
     assert mx.linalg.norm(mx.zeros((0,))).item() == 0.0
-    assert mx.linalg.norm(mx.array([3.0, -4.0, 0.0]), 0).item() == 2.0
+    assert mx.linalg.norm(arr([3.0, -4.0, 0.0]), 0).item() == 2.0
 
 
 def test_cross():
     a = RNG.standard_normal((4, 3)).astype(np.float32)
     b = RNG.standard_normal((3,)).astype(np.float32)
-    close(mx.linalg.cross(mx.array(a), mx.array(b)), np.cross(a, b), mx.float32)
+    close(mx.linalg.cross(arr(a), arr(b)), np.cross(a, b), mx.float32)
     c = RNG.standard_normal((3, 2))
-    close(mx.linalg.cross(mx.array(c), mx.array(c[::-1]), axis=0), np.cross(c, c[::-1], axis=0))
+    close(mx.linalg.cross(arr(c), arr(c[::-1]), axis=0), np.cross(c, c[::-1], axis=0))
     got = mx.linalg.cross(mx.array([1, 2, 3]), mx.array([4, 5, 6]))
     assert got.dtype == mx.int32 and got.tolist() == [-3, 6, -3]
-    assert mx.linalg.cross(mx.array([1.0, 2]), mx.array([4.0, 5])).tolist() == [0, 0, -3]
+    assert mx.linalg.cross(arr([1.0, 2]), arr([4.0, 5])).tolist() == [0, 0, -3]
 
 
 def test_strided_inputs():
     a = well((5, 5))
-    t = mx.array(a).T
+    t = arr(a).T
     close(mx.linalg.inv(t), np.linalg.inv(a.T))
-    rev = mx.array(a)[::-1, ::2]
+    rev = arr(a)[::-1, ::2]
     close(mx.linalg.svd(rev, compute_uv=False), np.linalg.svd(a[::-1, ::2], compute_uv=False))
-    bc = mx.broadcast_to(mx.array(a), (3, 5, 5))
+    bc = mx.broadcast_to(arr(a), (3, 5, 5))
     close(mx.linalg.det(bc), np.linalg.det(np.broadcast_to(a, (3, 5, 5))))
 
 
 def test_errors_match_mlx():
-    ints = mx.array([[4, 1], [2, 3]])
+    ints = arr([[4, 1], [2, 3]])
     with pytest.raises(ValueError, match=r"\[linalg::inv\] Arrays must have type float32 or float64"):
         mx.linalg.inv(ints)
     with pytest.raises(ValueError, match="Inverses are only defined for square matrices"):
@@ -202,12 +210,12 @@ def finite_difference_check(f, *inputs, eps=1e-6):
     """<w, J u> from central differences equals <vjp(w), u> and <w, jvp(u)> (float64)."""
     xs = [np.asarray(x, dtype=np.float64) for x in inputs]
     dirs = [RNG.standard_normal(x.shape) for x in xs]
-    out = np.array(f(*[mx.array(x) for x in xs]))
+    out = np.array(f(*[arr(x) for x in xs]))
     w = RNG.standard_normal(out.shape)
-    plus = np.array(f(*[mx.array(x + eps * d) for x, d in zip(xs, dirs)]))
-    minus = np.array(f(*[mx.array(x - eps * d) for x, d in zip(xs, dirs)]))
+    plus = np.array(f(*[arr(x + eps * d) for x, d in zip(xs, dirs)]))
+    minus = np.array(f(*[arr(x - eps * d) for x, d in zip(xs, dirs)]))
     fd = float(np.sum((plus - minus) / (2 * eps) * w))
-    _, grads = mx.vjp(lambda *a: f(*a), [mx.array(x) for x in xs], [mx.array(w)])
+    _, grads = mx.vjp(lambda *a: f(*a), [arr(x) for x in xs], [arr(w)])
     via_vjp = sum(float(np.sum(np.array(g) * d)) for g, d in zip(grads, dirs))
     assert abs(via_vjp - fd) < 1e-5 * (1 + abs(fd)), (via_vjp, fd)
     return fd
@@ -217,7 +225,7 @@ def weighted(*outs):
     total = 0.0
     for i, o in enumerate(outs):
         w = np.random.default_rng(i).standard_normal(o.shape)
-        total = total + mx.sum(o * mx.array(w))
+        total = total + mx.sum(o * arr(w))
     return total
 
 
@@ -246,7 +254,7 @@ def test_gradients_match_finite_differences():
 
 
 def test_grad_through_mx_grad():
-    a = mx.array(well((3, 3)))
+    a = arr(well((3, 3)))
     g = mx.grad(lambda x: mx.linalg.det(x))(a)
     want = np.linalg.det(np.array(a)) * np.linalg.inv(np.array(a)).T
     close(g, want)
@@ -267,14 +275,14 @@ def test_grad_through_mx_grad():
 ])
 def test_vmap_matches_a_loop(fn):
     batch = np.stack([spd((4, 4)) for _ in range(3)], axis=2)
-    x = mx.array(batch)
+    x = arr(batch)
     got = mx.vmap(fn, in_axes=2)(x)
-    want = np.stack([np.array(fn(mx.array(batch[:, :, i]))) for i in range(3)])
+    want = np.stack([np.array(fn(arr(batch[:, :, i]))) for i in range(3)])
     np.testing.assert_allclose(np.array(got), want, rtol=1e-10, atol=1e-10)
 
 
 def test_vmap_solve_with_shared_matrix():
     a = well((3, 3))
     bs = RNG.standard_normal((4, 3))
-    got = mx.vmap(mx.linalg.solve, in_axes=(None, 0))(mx.array(a), mx.array(bs))
+    got = mx.vmap(mx.linalg.solve, in_axes=(None, 0))(arr(a), arr(bs))
     close(got, np.stack([np.linalg.solve(a, b) for b in bs]))
