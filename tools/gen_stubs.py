@@ -180,6 +180,16 @@ newaxis: None
 '''
 
 
+LINALG_RETURNS = {
+    "qr": "tuple[array, array]",
+    "eigh": "tuple[array, array]",
+    "lu": "tuple[array, array, array]",
+    "lu_factor": "tuple[array, array]",
+    "slogdet": "tuple[array, array]",
+    "svd": "tuple[array, array, array] | array",
+}
+
+
 def returns(name: str) -> str:
     if name.startswith(("get_", "set_")) and name.endswith(("memory", "limit")):
         return "int"
@@ -228,6 +238,9 @@ def render() -> str:
     out.append("\n\nclass fast:\n")
     for name, signature in mx._submodule_signatures("fast"):
         out.append(f"    @staticmethod\n    def {signature} -> array: ...\n")
+    out.append("\n\nclass linalg:\n")
+    for name, signature in mx._submodule_signatures("linalg"):
+        out.append(f"    @staticmethod\n    def {signature} -> {LINALG_RETURNS.get(name, 'array')}: ...\n")
     return "".join(out)
 
 

@@ -29,6 +29,7 @@ STUB = {
     "functions": stub_functions(STUBS.body),
     "methods": stub_functions(next(n for n in STUBS.body if isinstance(n, ast.ClassDef) and n.name == "array").body),
     "random": stub_functions(next(n for n in STUBS.body if isinstance(n, ast.ClassDef) and n.name == "random").body),
+    "linalg": stub_functions(next(n for n in STUBS.body if isinstance(n, ast.ClassDef) and n.name == "linalg").body),
 }
 
 
@@ -93,6 +94,11 @@ def test_function_signature(name):
 @pytest.mark.parametrize("name", sorted(FACTS["random"]))
 def test_random_signature(name):
     same(our_params(getattr(mx.random, name), "random", name), mlx_params(FACTS["random"][name]))
+
+
+@pytest.mark.parametrize("name", sorted(FACTS["linalg"]))
+def test_linalg_signature(name):
+    same(our_params(getattr(mx.linalg, name), "linalg", name), mlx_params(FACTS["linalg"][name]))
 
 
 @pytest.mark.parametrize("name", sorted(FACTS["methods"]))

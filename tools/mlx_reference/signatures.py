@@ -25,6 +25,10 @@ compile checkpoint async_eval disable_compile enable_compile
 conv1d conv2d conv3d conv_general conv_transpose1d conv_transpose2d conv_transpose3d
 """.split()
 RANDOM = "key split seed uniform normal randint bernoulli truncated_normal gumbel laplace".split()
+LINALG = """
+norm inv tri_inv cholesky cholesky_inv pinv solve solve_triangular qr svd eigh eigvalsh lu
+lu_factor cross det slogdet
+""".split()
 METHODS = """
 sum prod max min mean var std logsumexp all any argmax argmin cumsum cumprod cummax cummin
 logcumsumexp flatten squeeze swapaxes moveaxis split diagonal diag view __dlpack__
@@ -40,6 +44,7 @@ facts = {
     "functions": {n: first_line(getattr(mx, n)) for n in FUNCTIONS},
     "random": {n: first_line(getattr(mx.random, n)) for n in RANDOM},
     "methods": {n: first_line(getattr(mx.array, n)) for n in METHODS},
+    "linalg": {n: first_line(getattr(mx.linalg, n)) for n in LINALG},
 }
 OUT.write_text(json.dumps(facts, indent=1) + "\n")
 print(f"wrote {OUT}")

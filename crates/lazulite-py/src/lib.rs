@@ -18,6 +18,7 @@ mod fast;
 mod indexing;
 mod io;
 mod linalg;
+mod linalg_namespace;
 mod misc;
 mod ops;
 mod random;
@@ -47,13 +48,14 @@ fn _signatures(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     PyList::new(py, rows)
 }
 
-/// A submodule's functions (`"random"` or `"fast"`) as `(name, "name(params)")`, for the
+/// A submodule's functions (`"random"`, `"fast"` or `"linalg"`) as `(name, "name(params)")`, for the
 /// stubs.
 #[pyfunction]
 fn _submodule_signatures<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyList>> {
     let signatures = match name {
         "random" => random::signatures(),
         "fast" => fast::signatures(),
+        "linalg" => linalg_namespace::signatures(),
         _ => {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
                 "no submodule {name}"
@@ -85,5 +87,6 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     fast::register_submodule(m)?;
     m.add_function(wrap_pyfunction!(_submodule_signatures, m)?)?;
     m.add_function(wrap_pyfunction!(_signatures, m)?)?;
+    linalg_namespace::register_submodule(m)?;
     Ok(())
 }

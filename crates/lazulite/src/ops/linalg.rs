@@ -1028,6 +1028,28 @@ impl Primitive for Cholesky {
         Ok(vec![cholesky_kernel(&inputs[0], self.upper)?])
     }
 
+    fn vjp(
+        &self,
+        _: &[Array],
+        outputs: &[Array],
+        cotangents: &[Array],
+        _: &[usize],
+    ) -> Result<Vec<Array>> {
+        Ok(vec![decompositions::cholesky_vjp(
+            self,
+            &outputs[0],
+            &cotangents[0],
+        )?])
+    }
+
+    fn jvp(&self, inputs: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![decompositions::cholesky_jvp(
+            self,
+            &inputs[0],
+            &tangents[0],
+        )?])
+    }
+
     /// Each matrix is factored on its own: a batch axis is one more batch dimension.
     fn vmap(
         &self,
@@ -1078,3 +1100,11 @@ pub fn cholesky(a: &Array, upper: bool) -> Result<Array> {
         a.dtype(),
     ))
 }
+
+mod decompositions;
+mod norm;
+pub use decompositions::{
+    cholesky_inv, det, eigh, eigvalsh, inv, lu, lu_factor, pinv, qr, slogdet, solve,
+    solve_triangular, svd, tri_inv,
+};
+pub use norm::{cross, norm, NormOrd};
