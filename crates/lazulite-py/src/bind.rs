@@ -203,8 +203,8 @@ macro_rules! bind {
         $(#[doc = $doc])*
         #[pyo3::pyfunction]
         #[pyo3(signature = ($($s)*))]
-        // Python's signature dictates the parameters (MLX has functions with nine).
-        #[allow(unused_variables, clippy::too_many_arguments)]
+        // Python's signature dictates the parameters (MLX has functions with nine, and `UPLO`).
+        #[allow(unused_variables, non_snake_case, clippy::too_many_arguments)]
         fn $name(py: pyo3::Python<'_>, $($p)*) -> pyo3::PyResult<pyo3::Py<pyo3::PyAny>> {
             $crate::bind::Returned::into_python($body, py)
         }

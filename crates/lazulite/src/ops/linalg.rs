@@ -21,7 +21,7 @@ use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
 use crate::primitive::{OutputSpec, Primitive};
-use crate::shape::{broadcast_shapes, checked_size};
+use crate::shape::{broadcast_shapes, checked_size, shape_text};
 use crate::transforms::batch_to_front;
 use std::collections::BTreeMap;
 
@@ -178,12 +178,6 @@ impl Primitive for AddMm {
             vec![Some(0)],
         ))
     }
-}
-
-/// A shape as MLX prints it in messages: `(2,3)`.
-fn shape_text(shape: &[usize]) -> String {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    format!("({})", dims.join(","))
 }
 
 fn reshaped(a: &Array, shape: &[usize]) -> Result<Array> {

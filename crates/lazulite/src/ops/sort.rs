@@ -9,7 +9,7 @@ use super::cast::astype;
 use super::creation::{zeros, zeros_like};
 use super::indexing::{scatter_add_along_axis, take_along_axis};
 use super::scan::{checked_axis, flatten_for_axis};
-use super::view::slice;
+use super::view::slice_axis;
 use crate::array::Array;
 use crate::backend::cpu::sort::{
     searchsorted as searchsorted_kernel, sort as sort_kernel, SortKind,
@@ -18,6 +18,7 @@ use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
 use crate::primitive::{OutputSpec, Primitive};
+use crate::shape::shape_text;
 use crate::transforms::batch_to_front;
 
 /// Sorts, argsorts or partitions every line along `axis`.
@@ -124,12 +125,6 @@ impl Sort {
         };
         Ok(Some(order))
     }
-}
-
-/// MLX's way of printing a shape in messages: `(2,3)`.
-fn shape_text(shape: &[usize]) -> String {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    format!("({})", dims.join(","))
 }
 
 /// Records a sort (`kth: None`) or partition of `a` along `axis`, of values or of
@@ -253,23 +248,13 @@ pub fn topk(a: &Array, k: i64, axis: Option<i32>) -> Result<Array> {
     let axis = Some(ax as i32);
     // Select the k largest in linear time, then sort only those.
     let largest = if k == 0 {
-        return slice_axis(&a, ax, 0, 0);
+        return slice_axis(&a, ax, 0, 0, 1);
     } else if k == n {
         a
     } else {
-        slice_axis(&partition(&a, n - k, axis)?, ax, n - k, n)?
+        slice_axis(&partition(&a, n - k, axis)?, ax, n - k, n, 1)?
     };
     sort(&largest, axis)
-}
-
-/// Elements `start..stop` of `a` along `axis`, all of the other axes.
-fn slice_axis(a: &Array, axis: usize, start: i64, stop: i64) -> Result<Array> {
-    let ndim = a.ndim();
-    let mut starts = vec![0; ndim];
-    let mut stops: Vec<i64> = a.shape().iter().map(|&d| d as i64).collect();
-    starts[axis] = start;
-    stops[axis] = stop;
-    slice(a, &starts, &stops, &vec![1; ndim])
 }
 
 /// Binary search for each element of `values` in the sorted 1-D `sorted_sequence`.
@@ -359,8 +344,8 @@ pub fn diff(a: &Array, n: i64, axis: i32) -> Result<Array> {
             break;
         }
         out = subtract(
-            &slice_axis(&out, ax, 1, len)?,
-            &slice_axis(&out, ax, 0, len - 1)?,
+            &slice_axis(&out, ax, 1, len, 1)?,
+            &slice_axis(&out, ax, 0, len - 1, 1)?,
         )?;
     }
     Ok(out)
