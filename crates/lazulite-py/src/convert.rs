@@ -74,7 +74,7 @@ fn natural_array(s: Scalar) -> Array {
 /// A 0-d array holding `s`: of `dtype` (C-cast semantics, as `mx.array(300, mx.uint8)`)
 /// or of the scalar's own default dtype.
 fn scalar_array(s: Scalar, dtype: Option<DType>) -> Res<Array> {
-    Ok(natural_array(s).astype(dtype.unwrap_or(s.default_dtype()))?)
+    materialized(natural_array(s).astype(dtype.unwrap_or(s.default_dtype()))?)
 }
 
 /// The lazulite dtype NumPy's `descr` holds, if lazulite has it.
@@ -139,7 +139,7 @@ fn from_numpy(arr: &Bound<'_, PyUntypedArray>, dtype: Option<DType>) -> Res<Arra
         DType::Float64 => DType::Float32,
         other => other,
     };
-    Ok(a.astype(dtype.unwrap_or(default))?)
+    materialized(a.astype(dtype.unwrap_or(default))?)
 }
 
 /// Whether `obj` exports the buffer protocol.
@@ -282,7 +282,14 @@ fn array_from_scalars(scalars: &[Scalar], shape: &[usize], dtype: Option<DType>)
             (Array::from_slice(&values, shape)?, DType::Complex64)
         }
     };
-    Ok(natural.astype(dtype.unwrap_or(default))?)
+    materialized(natural.astype(dtype.unwrap_or(default))?)
+}
+
+/// `a` computed now: an array made from Python data holds its values (as in MLX), so an
+/// index array made from a list is checked when used, and a cast is not redone per use.
+fn materialized(a: Array) -> Res<Array> {
+    a.eval()?;
+    Ok(a)
 }
 
 /// An array from a (nested) list whose leaves include arrays: all leaves must have one
