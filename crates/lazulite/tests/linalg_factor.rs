@@ -13,6 +13,9 @@ use lazulite::linalg::{self, NormOrd};
 use lazulite::{cholesky, matmul, swapaxes, transpose, vjp, Array, DType, ErrorKind};
 use serde_json::Value;
 
+/// A function of arrays to one array, as the vmap checks take it.
+type ArrayFn = dyn Fn(&[Array]) -> lazulite::Result<Array>;
+
 fn tolerance(dtype: DType) -> f64 {
     if dtype == DType::Float32 {
         2e-4
@@ -117,7 +120,7 @@ fn random(seed: u64, shape: &[usize]) -> Array {
 
 fn symmetric(seed: u64, shape: &[usize]) -> Array {
     let a = random(seed, shape);
-    lazulite::add(&a, &swapaxes(&a, -1, -2).unwrap()).unwrap()
+    lazulite::add(&a, swapaxes(&a, -1, -2).unwrap()).unwrap()
 }
 
 #[test]
@@ -164,7 +167,7 @@ fn factorisations_reconstruct_their_input() {
     let s = symmetric(3, &[3, 5, 5]);
     for uplo in ["L", "U"] {
         let (w, v) = linalg::eigh(&s, uplo).unwrap();
-        let wv = lazulite::multiply(&v, &lazulite::expand_dims(&w, -2).unwrap()).unwrap();
+        let wv = lazulite::multiply(&v, lazulite::expand_dims(&w, -2).unwrap()).unwrap();
         let back = matmul(&wv, &swapaxes(&v, -1, -2).unwrap()).unwrap();
         assert_close(&back, &s, 1e-12, "v diag(w) vᵀ");
     }
@@ -301,7 +304,12 @@ fn check_vjp(name: &str, f: &dyn Fn(&[Array]) -> lazulite::Result<Array>, x: &Ar
         f(&[array(&v, x.shape())]).unwrap().item::<f64>().unwrap()
     };
     let fd = (moved(1.0) - moved(-1.0)) / (2.0 * eps);
-    let (_, g) = vjp(|p| Ok(vec![f(p)?]), &[x.clone()], &[Array::scalar(1.0f64)]).unwrap();
+    let (_, g) = vjp(
+        |p| Ok(vec![f(p)?]),
+        std::slice::from_ref(x),
+        &[Array::scalar(1.0f64)],
+    )
+    .unwrap();
     let via_vjp: f64 = values(&g[0]).iter().zip(&d).map(|(a, b)| a * b).sum();
     assert!(
         (via_vjp - fd).abs() < 1e-5 * (1.0 + fd.abs()),
@@ -313,21 +321,15 @@ fn check_vjp(name: &str, f: &dyn Fn(&[Array]) -> lazulite::Result<Array>, x: &Ar
 fn derivatives_match_finite_differences() {
     let well = |seed: u64, shape: &[usize]| -> Array {
         let n = shape[shape.len() - 1];
-        let e = lazulite::multiply(
-            &lazulite::eye(n, None, 0, DType::Float64).unwrap(),
-            n as f64,
-        )
-        .unwrap();
-        lazulite::add(&random(seed, shape), &e).unwrap()
+        let e = lazulite::multiply(lazulite::eye(n, None, 0, DType::Float64).unwrap(), n as f64)
+            .unwrap();
+        lazulite::add(random(seed, shape), &e).unwrap()
     };
     let spd = |seed: u64, n: usize| -> Array {
         let a = random(seed, &[n, n]);
-        let e = lazulite::multiply(
-            &lazulite::eye(n, None, 0, DType::Float64).unwrap(),
-            n as f64,
-        )
-        .unwrap();
-        lazulite::add(&matmul(&a, &swapaxes(&a, -1, -2).unwrap()).unwrap(), &e).unwrap()
+        let e = lazulite::multiply(lazulite::eye(n, None, 0, DType::Float64).unwrap(), n as f64)
+            .unwrap();
+        lazulite::add(matmul(&a, &swapaxes(&a, -1, -2).unwrap()).unwrap(), &e).unwrap()
     };
     let unary: [(&str, Unary, Array); 4] = [
         ("inv", linalg::inv, well(1, &[2, 3, 3])),
@@ -363,7 +365,7 @@ fn derivatives_match_finite_differences() {
         check_derivatives(
             "tri_inv",
             &|p: &[Array]| linalg::tri_inv(&p[0], upper),
-            &[a.clone()],
+            std::slice::from_ref(&a),
         );
         check_derivatives(
             "cholesky",
@@ -373,7 +375,7 @@ fn derivatives_match_finite_differences() {
         check_derivatives(
             "cholesky_inv",
             &|p: &[Array]| linalg::cholesky_inv(&p[0], upper),
-            &[a.clone()],
+            std::slice::from_ref(&a),
         );
     }
     check_derivatives(
@@ -439,7 +441,7 @@ fn derivatives_match_finite_differences() {
         check_derivatives(
             "vector norm",
             &|p: &[Array]| linalg::norm(&p[0], ord.clone(), Some(&[-1]), false),
-            &[v.clone()],
+            std::slice::from_ref(&v),
         );
     }
     check_derivatives(
@@ -453,11 +455,11 @@ fn derivatives_match_finite_differences() {
 fn qr_jvp_of_wide_matrices_is_not_implemented_but_vjp_is() {
     let a = random(20, &[2, 4]);
     let f = |p: &[Array]| -> lazulite::Result<Vec<Array>> { Ok(vec![linalg::qr(&p[0])?.1]) };
-    let err = lazulite::jvp(f, &[a.clone()], &[a.clone()]).unwrap_err();
+    let err = lazulite::jvp(f, std::slice::from_ref(&a), std::slice::from_ref(&a)).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotImplemented);
     let (_, g) = vjp(
         f,
-        &[a.clone()],
+        std::slice::from_ref(&a),
         &[lazulite::ones(&[2, 4], DType::Float64).unwrap()],
     )
     .unwrap();
@@ -467,11 +469,11 @@ fn qr_jvp_of_wide_matrices_is_not_implemented_but_vjp_is() {
 #[test]
 fn vmap_matches_a_loop() {
     let batch = symmetric(30, &[3, 4, 4]);
-    let eye = lazulite::multiply(&lazulite::eye(4, None, 0, DType::Float64).unwrap(), 8.0).unwrap();
+    let eye = lazulite::multiply(lazulite::eye(4, None, 0, DType::Float64).unwrap(), 8.0).unwrap();
     let well = lazulite::add(&batch, &eye).unwrap();
     let moved = lazulite::moveaxis(&well, 0, 2).unwrap();
     let b = random(31, &[4, 3]);
-    let cases: Vec<(&str, Box<dyn Fn(&[Array]) -> lazulite::Result<Array>>)> = vec![
+    let cases: Vec<(&str, Box<ArrayFn>)> = vec![
         ("inv", Box::new(|p| linalg::inv(&p[0]))),
         ("tri_inv", Box::new(|p| linalg::tri_inv(&p[0], true))),
         ("eigvalsh", Box::new(|p| linalg::eigvalsh(&p[0], "L"))),
@@ -494,7 +496,13 @@ fn vmap_matches_a_loop() {
         ),
     ];
     for (name, f) in &cases {
-        check_vmap(name, f.as_ref(), &[moved.clone()], vec![Some(2)], 0);
+        check_vmap(
+            name,
+            f.as_ref(),
+            std::slice::from_ref(&moved),
+            vec![Some(2)],
+            0,
+        );
     }
     check_vmap(
         "solve",
@@ -520,7 +528,7 @@ fn vmap_matches_a_loop() {
     check_vmap(
         "cholesky",
         &|p: &[Array]| cholesky(&p[0], false),
-        &[well.clone()],
+        std::slice::from_ref(&well),
         vec![Some(0)],
         0,
     );

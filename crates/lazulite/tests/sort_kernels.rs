@@ -57,7 +57,7 @@ fn values(n: usize, dtype: DType, pattern: Pattern, seed: u64) -> Vec<f64> {
                 DType::UInt8 | DType::UInt16 | DType::UInt32 | DType::UInt64 => (r % 200) as f64,
                 DType::Int8 => (r % 200) as f64 - 100.0,
                 DType::Int16 | DType::Int32 | DType::Int64 => (r % 60_000) as f64 - 30_000.0,
-                _ if r % 10 == 0 => specials[(r / 10 % 5) as usize],
+                _ if r.is_multiple_of(10) => specials[(r / 10 % 5) as usize],
                 _ => ((r % 4000) as f64 - 2000.0) / 8.0,
             }
         })

@@ -185,7 +185,7 @@ fn matrix_norm(a: &Array, p: f64, axes: &[i32], keepdims: bool) -> Result<Array>
     };
     if p == 1.0 || p == -1.0 {
         absolute_sums(rows, cols, p > 0.0)
-    } else if p == f64::INFINITY || p == f64::NEG_INFINITY {
+    } else if p.is_infinite() {
         absolute_sums(cols, rows, p > 0.0)
     } else if p == 2.0 {
         spectral(a, axes, keepdims, Spectral::Largest)
