@@ -4,7 +4,7 @@
 //! Index values are data, so they are checked here: a negative index counts from the end
 //! of its axis and anything outside `[-size, size)` is an `IndexError`. A gather with
 //! one contiguous index tensor and one element per index (`take` of a vector, the
-//! common large case) checks each index in its read loop, just before the read, and
+//! common large case) checks each index in its read loop, without a branch per index, and
 //! splits large outputs across threads. Every other gather and every scatter checks all
 //! indices before anything is read or written, by one vectorised min/max pass over them
 //! (so a failed scatter leaves no partial update); the loops that then read through
@@ -287,9 +287,8 @@ const CHUNK: usize = 1 << 14;
 
 /// `out[i] = src[base + wrap(idx[i]) * stride]` over a contiguous index tensor, moving
 /// elements as `W` (an unsigned integer of the element's width), each index checked
-/// (when `check`) just before its read: the branch is always predicted and the loop
-/// waits on memory, so the check costs next to nothing. Large outputs are split across
-/// the rayon pool. Returns an out-of-range index if there is one (`out` is then partly
+/// (when `check`) in the read loop itself, without a branch per index. Large outputs are
+/// split across the rayon pool. Returns an out-of-range index if there is one (`out` is then partly
 /// written).
 fn pick_contiguous<I: Element, W: Element>(
     src: &Tensor,
@@ -320,8 +319,16 @@ fn pick_contiguous<I: Element, W: Element>(
     }
 }
 
+/// Indices per block of [`pick_run`]: small enough to stay in L1 between the block's
+/// check and its reads.
+const CHECK_BLOCK: usize = 256;
+
 /// The loop of [`pick_contiguous`] over one run of indices; every parameter is a value
 /// (not a capture), so that the loop keeps them in registers.
+///
+/// Each block of indices is checked before it is read through, by its minimum and
+/// maximum (a vectorised pass over data already in L1), so the read loop itself has no
+/// check; a block out of range is scanned for its first bad index.
 #[inline(never)]
 fn pick_run<I: Element, W: Element, const CHECK: bool>(
     src: usize,
@@ -332,28 +339,53 @@ fn pick_run<I: Element, W: Element, const CHECK: bool>(
     base: isize,
 ) -> Option<i128> {
     let s = src as *const W::Storage;
-    for (o, &v) in out.iter_mut().zip(indices) {
+    // An unsigned index is never negative (and a u64 may not fit i64).
+    let value = |v: I::Storage| -> i128 {
         let v = I::load(v);
-        // An unsigned index is never negative (and a u64 may not fit i64).
-        let at = if I::DTYPE.is_unsigned() {
-            let v = v.to_u64();
-            if CHECK && v >= dim as u64 {
-                return Some(v as i128);
-            }
-            v as isize
+        if I::DTYPE.is_unsigned() {
+            v.to_u64() as i128
         } else {
-            let v = v.to_i64();
-            let at = v + ((v >> 63) & dim as i64);
-            if CHECK && at as u64 >= dim as u64 {
-                return Some(v as i128);
-            }
-            at as isize
-        };
-        // SAFETY: `at` is in [0, dim) (checked above, or promised by the caller of
-        // gather_unchecked), so it addresses an element of src.
-        *o = unsafe { std::ptr::read_unaligned(s.offset(base + at * stride)) };
+            v.to_i64() as i128
+        }
+    };
+    let inside = |v: i128| v >= -(dim as i128) && v < dim as i128;
+    for (out, indices) in out.chunks_mut(CHECK_BLOCK).zip(indices.chunks(CHECK_BLOCK)) {
+        if CHECK && !block_inside::<I>(indices, dim) {
+            return indices.iter().map(|&v| value(v)).find(|&v| !inside(v));
+        }
+        for (o, &v) in out.iter_mut().zip(indices) {
+            let v = I::load(v);
+            let at = if I::DTYPE.is_unsigned() {
+                v.to_u64() as isize
+            } else {
+                let v = v.to_i64();
+                (v + ((v >> 63) & dim as i64)) as isize
+            };
+            // SAFETY: `at` is in [0, dim) (the block was checked above, or the caller of
+            // gather_unchecked promised it), so it addresses an element of src.
+            *o = unsafe { std::ptr::read_unaligned(s.offset(base + at * stride)) };
+        }
     }
     None
+}
+
+/// Whether every index of `indices` is in `[-dim, dim)` (`[0, dim)` when unsigned).
+fn block_inside<I: Element>(indices: &[I::Storage], dim: usize) -> bool {
+    super::simd::vectorised(|| {
+        if I::DTYPE.is_unsigned() {
+            let high = indices
+                .iter()
+                .fold(0u64, |m, &v| Ord::max(m, I::load(v).to_u64()));
+            high < dim as u64
+        } else {
+            let (low, high) = indices.iter().fold((i64::MAX, i64::MIN), |(lo, hi), &v| {
+                let v = I::load(v).to_i64();
+                (Ord::min(lo, v), Ord::max(hi, v))
+            });
+            // dim <= isize::MAX, so -dim does not overflow.
+            indices.is_empty() || (low >= -(dim as i64) && high < dim as i64)
+        }
+    })
 }
 
 /// `out[i] = src[base + wrap(idx[i]) * stride]` over the (checked) index tensor, moving
