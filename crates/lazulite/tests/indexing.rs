@@ -616,6 +616,30 @@ fn dynamic_slice_and_update() {
         .eval()
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Index);
+    // A negative start counts from the end (as a[-2:] in NumPy); one reaching before the
+    // start of the axis is out of bounds, not wrapped around.
+    let from_end = Array::from_slice(&[-2i32], &[1]).unwrap();
+    let s = dynamic_slice(&a, &from_end, &[1], &[3, 2]).unwrap();
+    let numpy_style = index(&a, &idx![.., -2..]).unwrap();
+    assert_eq!(
+        s.to_vec::<f32>().unwrap(),
+        numpy_style.to_vec::<f32>().unwrap()
+    );
+    for start in [-5i32, -1] {
+        let start = Array::from_slice(&[start], &[1]).unwrap();
+        for window in [
+            dynamic_slice(&a, &start, &[1], &[3, 2]).unwrap(),
+            dynamic_slice_update(
+                &a,
+                &lazulite::zeros(&[3, 2], DType::Float32).unwrap(),
+                &start,
+                &[1],
+            )
+            .unwrap(),
+        ] {
+            assert_eq!(window.eval().unwrap_err().kind(), ErrorKind::Index);
+        }
+    }
     for bad in [
         dynamic_slice(&a, &start, &[0], &[2, 2]).err(),
         dynamic_slice(&a, &start, &[0, 1], &[2]).err(),

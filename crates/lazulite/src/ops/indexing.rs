@@ -10,7 +10,7 @@
 //! values, the mask is evaluated when the index is recorded (so this cannot run inside
 //! `vmap`, which reports it); `a[mask] = scalar` with a full-shape mask is a lazy `where`.
 
-use super::binary::{add, divide, equal, maximum, minimum, multiply, subtract};
+use super::binary::{add, divide, equal, less, maximum, minimum, multiply, subtract};
 use super::cast::astype;
 use super::creation::{arange, ones, zeros};
 use super::operand::{to_arrays, Operand};
@@ -1535,7 +1535,16 @@ fn window(
         .map(|d| {
             let mut c = arange(0.0, slice_size[d] as f64, 1.0, DType::Int64)?;
             if let Some(k) = axes.iter().position(|&a| a == d) {
-                c = add(&c, &index(&start, &[Index::Int(k as i64)])?)?;
+                // A negative start counts from the end; a window still reaching below 0
+                // is moved below -size, so that the gather's check rejects it (reporting
+                // the start) instead of wrapping it to the other end.
+                let size = Array::scalar(shape[d] as i64);
+                let first = index(&start, &[Index::Int(k as i64)])?;
+                let below = less(&first, &Array::scalar(0i64))?;
+                let first = add(&first, &where_(&below, &size, &Array::scalar(0i64))?)?;
+                c = add(&c, &first)?;
+                let wrapped = less(&c, &Array::scalar(0i64))?;
+                c = where_(&wrapped, &subtract(&c, &size)?, &c)?;
             }
             let mut s = vec![1i64; rank];
             s[d] = slice_size[d] as i64;
@@ -1546,7 +1555,8 @@ fn window(
 
 /// The `slice_size` window of `a` starting at the positions in the array `start` along
 /// `axes` (at 0 along the others): MLX's `slice` with array start indices, so the start
-/// can be computed lazily. A window reaching past the end is an `IndexError` from eval.
+/// can be computed lazily. A negative start counts from the end of its axis; a window
+/// reaching outside the array is an `IndexError` from eval.
 ///
 /// ```
 /// use lazulite::{dynamic_slice, Array};
@@ -1569,7 +1579,8 @@ pub fn dynamic_slice(
 
 /// `a` with the window of `update`'s shape starting at the positions in `start` along
 /// `axes` (at 0 along the others) replaced by `update`: MLX's `slice_update` with array
-/// start indices. A window reaching past the end is an `IndexError` from eval.
+/// start indices. A negative start counts from the end of its axis; a window reaching
+/// outside the array is an `IndexError` from eval.
 ///
 /// ```
 /// use lazulite::{dynamic_slice_update, ones, zeros, Array, DType};
