@@ -127,6 +127,45 @@ fn clear_locked(p: &mut Pool) {
     p.cached = 0;
 }
 
+/// Uninitialised room for `len` values of `T` in a block from the cache, returned to it
+/// when dropped: kernels' large temporaries come from the same cache as arrays, so they
+/// neither pay first-touch page faults on every call nor escape the memory counters.
+pub(crate) struct Scratch<T> {
+    ptr: NonNull<u8>,
+    cap: usize,
+    _values: std::marker::PhantomData<T>,
+}
+
+impl<T: Copy> Scratch<T> {
+    /// Room for `len` values (an `OutOfMemory` error past the memory limit).
+    pub(crate) fn new(len: usize) -> Result<Self> {
+        debug_assert!(std::mem::align_of::<T>() <= ALIGN);
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| {
+            Error::new(
+                ErrorKind::OutOfMemory,
+                format!("[malloc] Unable to allocate {len} scratch values."),
+            )
+        })?;
+        let (ptr, cap) = allocate(bytes)?;
+        Ok(Scratch {
+            ptr,
+            cap,
+            _values: std::marker::PhantomData,
+        })
+    }
+
+    /// The start of the room (64-byte aligned).
+    pub(crate) fn as_mut_ptr(&mut self) -> *mut T {
+        self.ptr.as_ptr().cast()
+    }
+}
+
+impl<T> Drop for Scratch<T> {
+    fn drop(&mut self) {
+        release(self.ptr, self.cap);
+    }
+}
+
 /// Bytes held by live arrays (MLX: `get_active_memory`).
 ///
 /// ```

@@ -20,7 +20,9 @@
 mod avx512;
 
 use super::elementwise::map1;
+use super::simd::vectorised;
 use super::strided::{for_each_row, PARALLEL_MIN};
+use crate::backend::memory::Scratch;
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::{dispatch, Complex, Element};
@@ -42,7 +44,7 @@ const SPLIT_LINE_MIN: usize = 1 << 16;
 const EMIT_CHUNK: usize = 1 << 14;
 
 /// Unsigned integers used as sort keys, sorted a byte at a time.
-trait RadixKey: Copy + Ord + Default + Send + Sync {
+trait RadixKey: bytemuck::Pod + Ord + Default + Send + Sync {
     const BYTES: usize;
     fn byte(self, pass: usize) -> usize;
 }
@@ -193,12 +195,13 @@ trait SortKey: Element {
     /// Writes the sorted values of every line of `lines`. By default, sorts the
     /// elements' positions and gathers the elements: stable, and exact for elements that
     /// compare equal without being identical (complex numbers with a NaN part).
-    fn sort_values(lines: &Lines) {
+    fn sort_values(lines: &Lines) -> Result<()> {
         lines.run(
             Arrange::Sort,
             |line, i| line.read::<Self>(i).rank_key().ranked(i),
             |line, k, item| line.write::<Self>(k, line.read::<Self>(Self::Key::position(item))),
         );
+        Ok(())
     }
 }
 
@@ -211,12 +214,86 @@ trait ValueKey: SortKey {
     fn from_value_key(key: Self::Key) -> Self;
 }
 
-fn sort_by_value_keys<T: ValueKey>(lines: &Lines) {
-    lines.run(
-        Arrange::Sort,
-        |line, i| line.read::<T>(i).value_key(),
-        |line, k, key| line.write::<T>(k, T::from_value_key(key)),
-    );
+fn sort_by_value_keys<T: ValueKey>(lines: &Lines) -> Result<()> {
+    let same_size = std::mem::size_of::<T::Storage>() == std::mem::size_of::<T::Key>();
+    match <T::Key as RadixItem>::vector_sort() {
+        Some(vector_sort) if same_size && lines.step == 1 && lines.inner == 1 => {
+            sort_contiguous_values::<T>(lines, vector_sort)
+        }
+        _ => {
+            lines.run(
+                Arrange::Sort,
+                |line, i| line.read::<T>(i).value_key(),
+                |line, k, key| line.write::<T>(k, T::from_value_key(key)),
+            );
+            Ok(())
+        }
+    }
+}
+
+/// The value sort of lines contiguous in the input and in the output (the common case):
+/// a line's keys are made in its output, sorted there with scratch room from the block
+/// cache, and turned back into values in place; both conversions are vectorised loops.
+fn sort_contiguous_values<T: ValueKey>(
+    lines: &Lines,
+    vector_sort: VectorSort<T::Key>,
+) -> Result<()> {
+    let len = lines.len;
+    let sort_line = |&(first, base): &(isize, usize), scratch: &mut Scratch<T::Key>, split| {
+        // SAFETY: the line's `len` input elements start at `first`; output positions
+        // base..base + len belong to this line alone (see `Lines`' Sync), and the output's
+        // values have the keys' size (checked by the caller).
+        let (src, keys) = unsafe {
+            (
+                std::slice::from_raw_parts((lines.src as *const T::Storage).offset(first), len),
+                std::slice::from_raw_parts_mut((lines.dst as *mut T::Key).add(base), len),
+            )
+        };
+        in_chunks(keys, split, |start, part| {
+            for (k, &v) in part.iter_mut().zip(&src[start..]) {
+                *k = T::load(v).value_key();
+            }
+        });
+        // SAFETY: `keys` holds `len` keys and the scratch has room for `len`.
+        unsafe { vector_sort(keys.as_mut_ptr(), scratch.as_mut_ptr(), len, split) };
+        in_chunks(keys, split, |_, part| {
+            for k in part {
+                *k = bytemuck::cast(T::from_value_key(*k).store());
+            }
+        });
+    };
+    let threads = rayon::current_num_threads();
+    let parallel = lines.starts.len() * len >= PARALLEL_MIN && threads > 1;
+    if parallel && lines.starts.len() >= threads {
+        lines.starts.par_iter().try_for_each_init(
+            || Scratch::new(len),
+            |scratch, start| {
+                sort_line(start, scratch.as_mut().map_err(|e| e.clone())?, false);
+                Ok(())
+            },
+        )
+    } else {
+        let mut scratch = Scratch::new(len)?;
+        let split = parallel && len >= SPLIT_LINE_MIN;
+        for start in &lines.starts {
+            sort_line(start, &mut scratch, split);
+        }
+        Ok(())
+    }
+}
+
+/// `body(start, part)` over the consecutive parts of `keys` (`start`: the part's first
+/// position), on the rayon pool when `parallel`, compiled for the widest vectors the CPU
+/// has.
+fn in_chunks<K: Send>(keys: &mut [K], parallel: bool, body: impl Fn(usize, &mut [K]) + Sync) {
+    let run = |start: usize, part: &mut [K]| vectorised(|| body(start, part));
+    if parallel {
+        keys.par_chunks_mut(EMIT_CHUNK)
+            .enumerate()
+            .for_each(|(c, part)| run(c * EMIT_CHUNK, part));
+    } else {
+        run(0, keys);
+    }
 }
 
 macro_rules! int_key {
@@ -228,7 +305,7 @@ macro_rules! int_key {
                 // Flipping the sign bit orders two's complement integers as unsigned.
                 (self as $u) ^ $flip
             }
-            fn sort_values(lines: &Lines) {
+            fn sort_values(lines: &Lines) -> Result<()> {
                 sort_by_value_keys::<$t>(lines)
             }
         }
@@ -254,7 +331,7 @@ impl SortKey for bool {
     fn rank_key(self) -> u8 {
         self as u8
     }
-    fn sort_values(lines: &Lines) {
+    fn sort_values(lines: &Lines) -> Result<()> {
         sort_by_value_keys::<bool>(lines)
     }
 }
@@ -286,7 +363,7 @@ macro_rules! float_key {
                     self.value_key()
                 }
             }
-            fn sort_values(lines: &Lines) {
+            fn sort_values(lines: &Lines) -> Result<()> {
                 sort_by_value_keys::<$t>(lines)
             }
         }
@@ -715,7 +792,7 @@ fn sort_typed<T: SortKey>(kind: SortKind, x: &Tensor, axis: usize) -> Result<Ten
         line.write::<u32>(k, T::Key::position(item) as u32)
     };
     match kind {
-        SortKind::Sort => T::sort_values(&lines),
+        SortKind::Sort => T::sort_values(&lines)?,
         SortKind::ArgSort => lines.run(Arrange::Sort, ranked, index),
         // Ties broken by index make the result depend only on the input.
         SortKind::Partition(kth) => lines.run(Arrange::Select(kth), ranked, source),
