@@ -27,7 +27,7 @@ fn logical_xor_is_nonzero_inequality() {
         scalar.to_vec::<bool>().unwrap(),
         vec![false, true, true, false, false, true]
     );
-    let err = logical_xor(&a, &Array::from_slice(&[1i32, 2], &[2]).unwrap()).unwrap_err();
+    let err = logical_xor(&a, Array::from_slice(&[1i32, 2], &[2]).unwrap()).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Value);
 }
 
@@ -83,7 +83,7 @@ fn depends_passes_inputs_through_after_its_dependencies() {
     let a = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
     let b = Array::from_slice(&[3i32], &[1]).unwrap();
     let side = lazulite::add(&b, 1).unwrap();
-    let out = depends(&[a.clone(), b.clone()], &[side.clone()]).unwrap();
+    let out = depends(&[a.clone(), b.clone()], std::slice::from_ref(&side)).unwrap();
     assert_eq!(out.len(), 2);
     assert_eq!(out[1].dtype(), DType::Int32);
     assert_eq!(out[0].to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
