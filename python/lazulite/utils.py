@@ -118,4 +118,34 @@ def tree_reduce(fn, tree, initializer=None, is_leaf=None):
     return accumulator
 
 
-__all__ = ["tree_map", "tree_map_with_path", "tree_flatten", "tree_unflatten", "tree_reduce"]
+def _is_empty_container(tree: Any) -> bool:
+    return isinstance(tree, (list, tuple, dict)) and len(tree) == 0
+
+
+def tree_merge(tree_a: Any, tree_b: Any, merge_fn: Optional[Callable] = None) -> Any:
+    """One tree holding the values of both, like a deep ``dict.update``: where only one
+    tree has something (``None`` and empty containers count as nothing) it is kept;
+    lists and tuples merge position by position, dicts key by key; two leaves at the
+    same place are combined with ``merge_fn(leaf_a, leaf_b)`` (``ValueError`` without
+    one)."""
+    if _is_empty_container(tree_a) and _is_empty_container(tree_b):
+        if type(tree_a) is not type(tree_b):
+            raise ValueError(f"Cannot merge {type(tree_a).__name__} with {type(tree_b).__name__}")
+        return type(tree_a)()
+    a = None if _is_empty_container(tree_a) else tree_a
+    b = None if _is_empty_container(tree_b) else tree_b
+    if a is None or b is None:
+        return b if a is None else a
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        width = max(len(a), len(b))
+        padded_a = list(a) + [None] * (width - len(a))
+        padded_b = list(b) + [None] * (width - len(b))
+        return _same_kind(a, [tree_merge(x, y, merge_fn) for x, y in zip(padded_a, padded_b)])
+    if isinstance(a, dict) and isinstance(b, dict):
+        return {k: tree_merge(a.get(k), b.get(k), merge_fn) for k in set(a) | set(b)}
+    if merge_fn is None:
+        raise ValueError("Trees contain elements at the same locations but no merge function was provided")
+    return merge_fn(a, b)
+
+
+__all__ = ["tree_map", "tree_map_with_path", "tree_flatten", "tree_unflatten", "tree_reduce", "tree_merge"]

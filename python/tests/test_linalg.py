@@ -1,7 +1,7 @@
 """`mx.linalg` against numpy.linalg on random shapes (batched too), reconstructions
 (Q@R, U@diag(S)@Vt, V diag(w) V^T, L[p]@U), gradients against float64 finite
 differences, vmap against a loop, and MLX's errors. MLX runs these on the CPU stream
-(`stream=mx.cpu`); lazulite accepts any `stream` and ignores it."""
+(`stream=mx.cpu`); lazulite checks `stream` (the GPU raises) and otherwise ignores it."""
 
 import numpy as np
 import pytest
@@ -43,7 +43,7 @@ def close(got, want, dtype=mx.float64):
 def test_square_ops_match_numpy(shape, dtype):
     a = well(shape, dtype)
     x = arr(a)
-    close(mx.linalg.inv(x, stream="cpu"), np.linalg.inv(a), dtype)
+    close(mx.linalg.inv(x, stream=mx.cpu), np.linalg.inv(a), dtype)
     assert mx.linalg.inv(x).dtype == dtype
     b = RNG.standard_normal(shape[:-1] + (2,)).astype(NPT[dtype])
     close(mx.linalg.solve(x, arr(b)), np.linalg.solve(a, b), dtype)

@@ -379,14 +379,18 @@ impl PyArray {
     /// See :func:`astype`.
     #[pyo3(signature = (dtype, stream = None))]
     #[allow(unused_variables)]
-    fn astype(&self, dtype: Dt, stream: Option<Py<PyAny>>) -> Res<PyArray> {
+    fn astype(&self, dtype: Dt, stream: Option<crate::devices::StreamOrDevice>) -> Res<PyArray> {
         Ok(PyArray::from(self.array().astype(dtype.0)?))
     }
 
     /// `a.reshape(2, 3)` or `a.reshape((2, 3))`.
     #[pyo3(signature = (*shape, stream = None))]
     #[allow(unused_variables)]
-    fn reshape(&self, shape: &Bound<'_, PyTuple>, stream: Option<Py<PyAny>>) -> Res<PyArray> {
+    fn reshape(
+        &self,
+        shape: &Bound<'_, PyTuple>,
+        stream: Option<crate::devices::StreamOrDevice>,
+    ) -> Res<PyArray> {
         let shape: NewShape = if shape.len() == 1 {
             shape.get_item(0)?.extract()?
         } else {
@@ -398,7 +402,11 @@ impl PyArray {
     /// `a.transpose()`, `a.transpose(1, 0)` or `a.transpose((1, 0))`.
     #[pyo3(signature = (*axes, stream = None))]
     #[allow(unused_variables)]
-    fn transpose(&self, axes: &Bound<'_, PyTuple>, stream: Option<Py<PyAny>>) -> Res<PyArray> {
+    fn transpose(
+        &self,
+        axes: &Bound<'_, PyTuple>,
+        stream: Option<crate::devices::StreamOrDevice>,
+    ) -> Res<PyArray> {
         let a = self.array();
         let axes: Vec<i32> = match axes.len() {
             0 => (0..a.ndim() as i32).rev().collect(),

@@ -8,8 +8,9 @@
 //! sum(a: Arr, /, axis: Option<AxesArg> = None, keepdims: bool = false, *, stream) => lz::sum(&a.0, axis.map_or(Axes::All, Axes::from), keepdims);
 //! ```
 //!
-//! `/` and `*` are MLX's positional-only and keyword-only markers; `stream` is accepted and
-//! ignored (lazulite has one device); defaults are `None` or a literal. The body is any
+//! `/` and `*` are MLX's positional-only and keyword-only markers; `stream` is checked
+//! (a [`StreamOrDevice`](crate::devices::StreamOrDevice): the GPU raises MLX's error) and
+//! otherwise ignored (lazulite has one device); defaults are `None` or a literal. The body is any
 //! expression returning a [`Returned`] value: an `Array`, a `lazulite::Result<Array>`, ...
 //! A method line names the variable that holds `self`'s array: `abs[a](*, stream) => ...`.
 //! `///` lines above a line become the Python docstring (`__doc__`) of that function or method.
@@ -181,7 +182,7 @@ macro_rules! bind {
         $crate::bind!(@args $what [$($p)*] [$($s)* *,] [] $($rest)*);
     };
     (@args $what:tt [$($p:tt)*] [$($s:tt)*] [] stream , $($rest:tt)*) => {
-        $crate::bind!(@args $what [$($p)* stream: Option<pyo3::Py<pyo3::PyAny>>,] [$($s)* stream = None,] [] $($rest)*);
+        $crate::bind!(@args $what [$($p)* stream: Option<$crate::devices::StreamOrDevice>,] [$($s)* stream = None,] [] $($rest)*);
     };
     (@args $what:tt [$($p:tt)*] [$($s:tt)*] [] $n:ident : $t:ty = None , $($rest:tt)*) => {
         $crate::bind!(@args $what [$($p)* $n: $t,] [$($s)* $n = None,] [] $($rest)*);

@@ -303,7 +303,7 @@ fn load(
     file: &Bound<'_, PyAny>,
     format: Option<String>,
     return_metadata: bool,
-    stream: Option<Py<PyAny>>,
+    stream: Option<crate::devices::StreamOrDevice>,
 ) -> Res<Py<PyAny>> {
     let refusal = "[load] Input must be a file-like object opened in binary mode, or string";
     let loaded = match file_of(file, "read", true, refusal)? {

@@ -11,6 +11,7 @@ mod conv;
 mod convert;
 mod custom;
 mod dataflow;
+mod devices;
 mod dlpack;
 mod dtype;
 mod errors;
@@ -26,6 +27,7 @@ mod reductions;
 mod shapes;
 mod transforms;
 mod trees;
+mod utilities;
 
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -41,6 +43,7 @@ fn _signatures(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         linalg::signatures(),
         indexing::signatures(),
         conv::signatures(),
+        utilities::signatures(),
     ]
     .into_iter()
     .flatten()
@@ -88,5 +91,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_submodule_signatures, m)?)?;
     m.add_function(wrap_pyfunction!(_signatures, m)?)?;
     linalg_namespace::register_submodule(m)?;
+    utilities::register_all(m)?;
+    devices::register(m)?;
     Ok(())
 }

@@ -99,7 +99,7 @@ bind! {
 fn einsum(
     subscripts: &str,
     operands: &Bound<'_, PyTuple>,
-    stream: Option<Py<PyAny>>,
+    stream: Option<crate::devices::StreamOrDevice>,
 ) -> Res<PyArray> {
     let arrays: Vec<Array> = operands
         .iter()

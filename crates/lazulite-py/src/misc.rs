@@ -20,7 +20,7 @@ fn arange(
     stop: Option<Bound<'_, PyAny>>,
     step: Option<Bound<'_, PyAny>>,
     dtype: Option<Dt>,
-    stream: Option<Py<PyAny>>,
+    stream: Option<crate::devices::StreamOrDevice>,
 ) -> Res<PyArray> {
     let mut positional: Vec<Bound<'_, PyAny>> = args.iter().collect();
     if let Some(last) = positional.last() {

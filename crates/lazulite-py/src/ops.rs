@@ -840,6 +840,22 @@ bind! {
         /// Returns:
         ///     int: The previous limit.
         set_memory_limit(limit: usize) => lz::set_memory_limit(limit);
+        /// Get the current memory limit in bytes (no limit: the largest ``size_t``).
+        ///
+        /// Returns:
+        ///     int: The memory limit in bytes.
+        get_memory_limit() => lz::get_memory_limit();
+        /// Set the wired size limit.
+        ///
+        /// The wired limit is what a Metal GPU keeps resident on macOS; lazulite's buffers
+        /// are ordinary memory, so, as MLX without Metal, the limit is ignored.
+        ///
+        /// Args:
+        ///     limit (int): The wired limit in bytes.
+        ///
+        /// Returns:
+        ///     int: The previous wired limit in bytes: always ``0``.
+        set_wired_limit(limit: usize) => lz::set_wired_limit(limit);
         /// Free the buffers held by the buffer cache.
         clear_cache() => lz::clear_cache();
     }

@@ -341,7 +341,7 @@ fn standard_deviation(
     axis: Option<AxesArg>,
     keepdims: bool,
     ddof: i32,
-    stream: Option<Py<PyAny>>,
+    stream: Option<crate::devices::StreamOrDevice>,
 ) -> Res<PyArray> {
     Ok(PyArray::from(lz::std(&a.0, axes(axis), keepdims, ddof)?))
 }

@@ -441,7 +441,7 @@ fn at_least(
 fn atleast_1d(
     py: Python<'_>,
     arys: &Bound<'_, PyTuple>,
-    stream: Option<Py<PyAny>>,
+    stream: Option<crate::devices::StreamOrDevice>,
 ) -> Res<Py<PyAny>> {
     at_least(py, arys, lz::atleast_1d)
 }
@@ -459,7 +459,7 @@ fn atleast_1d(
 fn atleast_2d(
     py: Python<'_>,
     arys: &Bound<'_, PyTuple>,
-    stream: Option<Py<PyAny>>,
+    stream: Option<crate::devices::StreamOrDevice>,
 ) -> Res<Py<PyAny>> {
     at_least(py, arys, lz::atleast_2d)
 }
@@ -477,7 +477,7 @@ fn atleast_2d(
 fn atleast_3d(
     py: Python<'_>,
     arys: &Bound<'_, PyTuple>,
-    stream: Option<Py<PyAny>>,
+    stream: Option<crate::devices::StreamOrDevice>,
 ) -> Res<Py<PyAny>> {
     at_least(py, arys, lz::atleast_3d)
 }
@@ -495,7 +495,7 @@ fn atleast_3d(
 fn broadcast_arrays(
     py: Python<'_>,
     arrays: &Bound<'_, PyTuple>,
-    stream: Option<Py<PyAny>>,
+    stream: Option<crate::devices::StreamOrDevice>,
 ) -> Res<Py<PyAny>> {
     Ok(lz::broadcast_arrays(&arrays_of(arrays)?)?.into_python(py)?)
 }
@@ -519,7 +519,7 @@ fn meshgrid(
     arrays: &Bound<'_, PyTuple>,
     sparse: bool,
     indexing: &str,
-    stream: Option<Py<PyAny>>,
+    stream: Option<crate::devices::StreamOrDevice>,
 ) -> Res<Py<PyAny>> {
     Ok(Tuple(lz::meshgrid(&arrays_of(arrays)?, sparse, indexing)?).into_python(py)?)
 }

@@ -38,6 +38,7 @@ pub use backend::memory::{
     clear_cache, get_active_memory, get_cache_memory, get_peak_memory, reset_peak_memory,
     set_cache_limit, set_memory_limit,
 };
+pub use backend::memory::{get_memory_limit, set_wired_limit};
 pub use dataflow::placeholder;
 pub use dtype::{can_cast, finfo, iinfo, issubdtype, promote_types, Category, DType, FInfo, IInfo};
 pub use element::{Complex, Element, Scalar};
@@ -50,7 +51,7 @@ pub use io::{
 };
 pub use ops::*;
 pub use print::{get_printoptions, set_printoptions};
-pub use raw::RawData;
+pub use raw::{get_array_buffer_size, RawData};
 pub use shape::{broadcast_shapes, Axes};
 pub use transforms::{
     checkpoint, compile, custom_function, grad, jvp, set_compile_enabled, value_and_grad,

@@ -178,3 +178,31 @@ impl Array {
         }))
     }
 }
+
+/// Bytes of the distinct buffers behind `arrays` (MLX's `get_array_buffer_size`): a buffer
+/// several arrays view is counted once, whole. Every array must already be evaluated, so
+/// that asking does not compute anything.
+///
+/// ```
+/// use lazulite::{get_array_buffer_size, Array};
+/// let a = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
+/// let view = a.reshape(&[2, 2]).unwrap();
+/// view.eval().unwrap();
+/// assert_eq!(get_array_buffer_size(&[&a, &view]).unwrap(), 16);
+/// ```
+pub fn get_array_buffer_size(arrays: &[&Array]) -> Result<usize> {
+    let mut seen = std::collections::HashSet::new();
+    let mut bytes = 0;
+    for a in arrays {
+        if !a.is_evaluated() {
+            return Err(Error::value(
+                "[get_array_buffer_size] Arrays must be evaluated before querying buffer size.",
+            ));
+        }
+        let tensor = a.tensor()?;
+        if seen.insert(std::sync::Arc::as_ptr(&tensor.buf)) {
+            bytes += tensor.buf.len();
+        }
+    }
+    Ok(bytes)
+}

@@ -115,3 +115,38 @@ def he_uniform(dtype: mx.Dtype = mx.float32) -> Callable[[mx.array, Literal["fan
         return mx.random.uniform(-limit, limit, a.shape, dtype=dtype)
 
     return initializer
+
+
+def orthogonal(gain: float = 1.0, dtype: mx.Dtype = mx.float32) -> Callable[[mx.array], mx.array]:
+    """A random orthogonal matrix times ``gain``, of the input's 2-D shape: rows (or
+    columns, whichever are fewer) are orthonormal. Taken from the Q of a QR of a square
+    standard normal matrix, signs fixed by R's diagonal so the distribution is uniform."""
+
+    def initializer(a: mx.array) -> mx.array:
+        if a.ndim != 2:
+            raise ValueError(f"Orthogonal initialization requires a 2D array but got a {a.ndim}D array.")
+        rows, cols = a.shape
+        n = max(rows, cols)
+        q, r = mx.linalg.qr(mx.random.normal(shape=(n, n)), stream=mx.cpu)
+        q = q * mx.sign(mx.diag(r))
+        return (q[:rows, :cols] * gain).astype(dtype)
+
+    return initializer
+
+
+def sparse(sparsity: float, mean: float = 0.0, std: float = 1.0, dtype: mx.Dtype = mx.float32) -> Callable[[mx.array], mx.array]:
+    """Normal samples (``mean``, ``std``) with ``ceil(sparsity * columns)`` random
+    entries of every row set to zero (Martens' sparse initialisation, 2010)."""
+
+    def initializer(a: mx.array) -> mx.array:
+        if a.ndim != 2:
+            raise ValueError("Only tensors with 2 dimensions are supported")
+        rows, cols = a.shape
+        zeros_per_row = int(math.ceil(sparsity * cols))
+        # A random permutation of the columns per row: the first `zeros_per_row` are zeroed.
+        columns = mx.argsort(mx.random.uniform(shape=a.shape), axis=1)
+        out = mx.random.normal(shape=a.shape, scale=std, loc=mean, dtype=dtype)
+        out[mx.arange(rows).reshape(rows, 1), columns[:, :zeros_per_row]] = 0
+        return out
+
+    return initializer

@@ -5,7 +5,7 @@ parameter, plus ``"step"`` and the hyper-parameters such as ``"learning_rate"`` 
 arrays, so a schedule can change them without retracing) and turns gradients into new
 parameters with ``apply_single``."""
 
-from typing import Callable, List, Union
+from typing import Callable, List, Optional, Tuple, Union
 
 import lazulite.core as mx
 from lazulite.nn import Module
@@ -370,6 +370,151 @@ class Lion(Optimizer):
         if self.weight_decay > 0:
             parameter = (1 - lr * self.weight_decay) * parameter
         return parameter - lr * mx.sign(direction)
+
+
+def _rms(x):
+    return mx.sqrt(mx.mean(mx.square(x)))
+
+
+class Adafactor(Optimizer):
+    r"""Adafactor (Shazeer & Stern, 2018): Adam-like steps whose second moment of a
+    matrix gradient is kept factored, as a row mean and a column mean of
+    :math:`g^2 + \epsilon_1` (their outer product over the row means' mean estimates it);
+    vectors keep the full second moment. :math:`\beta_2 = 1 - t^{\text{decay\_rate}}`.
+    The normalised gradient is divided by :math:`\max(1, \text{RMS}/\text{clip\_threshold})`,
+    then scaled by the step size: :math:`\min(10^{-2}, 1/\sqrt t)` (or
+    :math:`\min(10^{-6} t, 1/\sqrt t)` with ``warmup_init``) when ``relative_step``,
+    else ``learning_rate``; times :math:`\max(\epsilon_2, \text{RMS}(w))` when
+    ``scale_parameter``. With ``beta_1``, the update is averaged over steps too; weight
+    decay scales :math:`w` by :math:`1 - \lambda \cdot \text{step size}`."""
+
+    def __init__(
+        self,
+        learning_rate: Union[float, Callable[[mx.array], mx.array], None] = None,
+        eps: Tuple[float, float] = (1e-30, 1e-3),
+        clip_threshold: float = 1.0,
+        decay_rate: float = -0.8,
+        beta_1: Optional[float] = None,
+        weight_decay: float = 0.0,
+        scale_parameter: bool = True,
+        relative_step: bool = True,
+        warmup_init: bool = False,
+    ):
+        super().__init__()
+        if learning_rate is not None:
+            self._maybe_schedule("learning_rate", learning_rate)
+        self.eps = eps
+        self.clip_threshold = clip_threshold
+        self.decay_rate = decay_rate
+        self.beta_1 = beta_1
+        self.weight_decay = weight_decay
+        self.scale_parameter = scale_parameter
+        self.relative_step = relative_step
+        self.warmup_init = warmup_init
+
+    def init_single(self, parameter, state):
+        if parameter.ndim >= 2:
+            shape = parameter.shape
+            state["exp_avg_sq_row"] = mx.zeros(shape[:-1], dtype=parameter.dtype)
+            state["exp_avg_sq_col"] = mx.zeros(shape[:-2] + shape[-1:], dtype=parameter.dtype)
+        else:
+            state["exp_avg_sq"] = mx.zeros_like(parameter)
+        if self.beta_1 is not None:
+            state["exp_avg"] = mx.zeros_like(parameter)
+
+    def _step_size(self, parameter_rms):
+        step = self.step
+        if self.relative_step:
+            cap = 1e-6 * step if self.warmup_init else 1e-2
+            size = mx.minimum(cap, mx.rsqrt(step))
+        else:
+            size = self.learning_rate
+        size = size.astype(parameter_rms.dtype)
+        if self.scale_parameter:
+            return mx.maximum(self.eps[1], parameter_rms) * size
+        return size
+
+    def apply_single(self, gradient, parameter, state):
+        parameter_rms = _rms(parameter)
+        step_size = self._step_size(parameter_rms)
+        beta_2 = 1.0 - (self.step**self.decay_rate).astype(parameter_rms.dtype)
+        squared = mx.square(gradient) + self.eps[0]
+        if gradient.ndim >= 2:
+            row = beta_2 * state["exp_avg_sq_row"] + (1 - beta_2) * mx.mean(squared, axis=-1)
+            col = beta_2 * state["exp_avg_sq_col"] + (1 - beta_2) * mx.mean(squared, axis=-2)
+            state["exp_avg_sq_row"] = row
+            state["exp_avg_sq_col"] = col
+            row_factor = mx.rsqrt(row / mx.mean(row, axis=-1, keepdims=True))
+            update = mx.expand_dims(row_factor, -1) * mx.expand_dims(mx.rsqrt(col), -2) * gradient
+        else:
+            second = beta_2 * state["exp_avg_sq"] + (1 - beta_2) * squared
+            state["exp_avg_sq"] = second
+            update = mx.rsqrt(second) * gradient
+        update = update / mx.maximum(1.0, _rms(update) / self.clip_threshold)
+        update = step_size * update
+        if self.beta_1 is not None:
+            update = self.beta_1 * state["exp_avg"] + (1 - self.beta_1) * update
+            state["exp_avg"] = update
+        if self.weight_decay != 0:
+            parameter = parameter + parameter * (-self.weight_decay * step_size)
+        return parameter - update
+
+
+class Muon(Optimizer):
+    r"""Muon (MomentUm Orthogonalized by Newton-Schulz, Jordan et al. 2024): SGD with
+    momentum (Nesterov by default) and L2 weight decay added to the gradient, whose
+    update for a parameter of 2 or more dimensions (flattened to
+    ``(shape[0], -1)``) is replaced by an approximately orthogonal matrix with the
+    same singular vectors, from ``ns_steps`` quintic Newton-Schulz iterations, and
+    scaled by :math:`\sqrt{\max(1, \text{rows}/\text{columns})}`."""
+
+    # The quintic's coefficients from Jordan et al.: they push every singular value of
+    # the normalised update towards 1 in few steps.
+    NEWTON_SCHULZ = (3.4445, -4.7750, 2.0315)
+
+    def __init__(
+        self,
+        learning_rate: Schedulable,
+        momentum: float = 0.95,
+        weight_decay: float = 0.01,
+        nesterov: bool = True,
+        ns_steps: int = 5,
+    ):
+        super().__init__()
+        self._maybe_schedule("learning_rate", learning_rate)
+        self.momentum = momentum
+        self.weight_decay = weight_decay
+        self.nesterov = nesterov
+        self.ns_steps = ns_steps
+
+    def init_single(self, parameter, state):
+        state["v"] = mx.zeros_like(parameter)
+
+    def _orthogonalize(self, x):
+        """Newton-Schulz iterations on ``x / ||x||_F`` (on the wide orientation)."""
+        a, b, c = self.NEWTON_SCHULZ
+        tall = x.shape[0] > x.shape[1]
+        if tall:
+            x = x.T
+        x = x / (mx.linalg.norm(x, keepdims=True) + 1e-7)
+        for _ in range(self.ns_steps):
+            gram = x @ x.T
+            poly = mx.addmm(b * gram, gram, gram, beta=1.0, alpha=c)
+            x = mx.addmm(a * x, poly, x, beta=1.0, alpha=1.0)
+        return x.T if tall else x
+
+    def apply_single(self, gradient, parameter, state):
+        if self.weight_decay != 0:
+            gradient = gradient + self.weight_decay * parameter
+        v = self.momentum * state["v"] + (1 - self.momentum) * gradient
+        state["v"] = v
+        update = gradient * (1 - self.momentum) + v * self.momentum if self.nesterov else v
+        lr = self.learning_rate.astype(gradient.dtype)
+        if update.ndim >= 2:
+            shape = update.shape
+            update = self._orthogonalize(mx.reshape(update, (shape[0], -1))).reshape(shape)
+            lr = lr * max(1, update.shape[-2] / update.shape[-1]) ** 0.5
+        return parameter - lr * update
 
 
 def clip_grad_norm(grads, max_norm: float):

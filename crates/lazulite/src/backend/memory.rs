@@ -211,6 +211,29 @@ pub fn set_memory_limit(limit: usize) -> usize {
     std::mem::replace(&mut pool().memory_limit, limit)
 }
 
+/// The most bytes live arrays may hold (see [`set_memory_limit`]); no limit is `usize::MAX`.
+///
+/// ```
+/// let old = lazulite::set_memory_limit(1 << 40);
+/// assert_eq!(lazulite::get_memory_limit(), 1 << 40);
+/// lazulite::set_memory_limit(old);
+/// ```
+pub fn get_memory_limit() -> usize {
+    pool().memory_limit
+}
+
+/// MLX's wired limit: bytes a Metal GPU keeps resident, on macOS. lazulite's buffers are
+/// ordinary memory, so, like MLX without Metal, it ignores `limit` and returns 0 (the
+/// "previous limit", which is always the default).
+///
+/// ```
+/// assert_eq!(lazulite::set_wired_limit(1 << 20), 0);
+/// ```
+pub fn set_wired_limit(limit: usize) -> usize {
+    let _ = limit;
+    0
+}
+
 /// Frees every cached block.
 pub fn clear_cache() {
     clear_locked(&mut pool());

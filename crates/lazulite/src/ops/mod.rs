@@ -44,3 +44,9 @@ pub use conv::{
     conv1d, conv2d, conv3d, conv_general, conv_transpose1d, conv_transpose2d, conv_transpose3d,
     ConvGeneral,
 };
+pub mod composite;
+pub use composite::{logical_xor, matrix_transpose, minmax};
+pub mod signal;
+pub use signal::{bartlett, blackman, convolve, hamming, hanning};
+pub mod depends;
+pub use depends::depends;

@@ -1,0 +1,90 @@
+//! `depends`: arrays equal to some inputs that, when evaluated, first evaluate other
+//! arrays (MLX's way of ordering side effects in a lazy graph).
+
+use super::zeros_like;
+use crate::array::Array;
+use crate::backend::Tensor;
+use crate::error::{Error, Result};
+use crate::primitive::{OutputSpec, Primitive};
+
+/// Passes its first `passed` inputs through; the remaining inputs are the dependencies,
+/// evaluated before it but not read.
+struct Depends {
+    passed: usize,
+}
+
+impl Primitive for Depends {
+    fn name(&self) -> &'static str {
+        "depends"
+    }
+
+    fn eval(&self, inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        Ok(inputs.into_iter().take(self.passed).collect())
+    }
+
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        _: &[Array],
+        cotangents: &[Array],
+        argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        argnums
+            .iter()
+            .map(|&i| match cotangents.get(i) {
+                Some(g) if i < self.passed => Ok(g.clone()),
+                _ => zeros_like(&inputs[i]),
+            })
+            .collect()
+    }
+
+    fn jvp(&self, inputs: &[Array], tangents: &[Array], argnums: &[usize]) -> Result<Vec<Array>> {
+        (0..self.passed)
+            .map(|out| match argnums.iter().position(|&i| i == out) {
+                Some(k) => Ok(tangents[k].clone()),
+                None => zeros_like(&inputs[out]),
+            })
+            .collect()
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        let (passed, dependencies) = inputs.split_at(self.passed);
+        Ok((depends(passed, dependencies)?, axes[..self.passed].to_vec()))
+    }
+}
+
+/// Arrays equal to `inputs` whose evaluation first evaluates `dependencies` (their values
+/// are not used). Gradients flow to `inputs` only.
+///
+/// ```
+/// use lazulite::{depends, Array};
+/// let a = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+/// let side = lazulite::multiply(&a, 3.0).unwrap();
+/// let out = depends(&[a.clone()], &[side.clone()]).unwrap();
+/// assert_eq!(out[0].to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
+/// assert!(side.is_evaluated());
+/// ```
+pub fn depends(inputs: &[Array], dependencies: &[Array]) -> Result<Vec<Array>> {
+    if inputs.is_empty() {
+        return Err(Error::value("[depends] At least one input is required."));
+    }
+    let outputs = inputs
+        .iter()
+        .map(|a| OutputSpec {
+            shape: a.shape().to_vec(),
+            dtype: a.dtype(),
+        })
+        .collect();
+    let all = inputs.iter().chain(dependencies).cloned().collect();
+    Ok(Array::from_op_multi(
+        Depends {
+            passed: inputs.len(),
+        },
+        all,
+        outputs,
+    ))
+}
