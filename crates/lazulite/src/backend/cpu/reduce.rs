@@ -614,33 +614,18 @@ fn better<A: Ordered>(candidate: A, best: A, is_max: bool) -> bool {
 }
 
 /// Position of the first element of `run` for which `hit` holds, if any. Looks at
-/// short chunks with a branch-free test before searching one, so the test vectorises;
-/// with `parallel`, blocks of the run are searched on the rayon pool (the first hit
-/// still wins).
-fn first_position<S: Copy + Sync>(
-    run: &[S],
-    hit: &(impl Fn(S) -> bool + Sync),
-    parallel: bool,
-) -> Option<usize> {
+/// short chunks with a branch-free test before searching one, so the test vectorises.
+fn first_position<S: Copy>(run: &[S], hit: &impl Fn(S) -> bool) -> Option<usize> {
     const CHUNK: usize = 256;
-    let search = |part: &[S]| -> Option<usize> {
-        vectorised(|| {
-            part.chunks(CHUNK).enumerate().find_map(|(c, chunk)| {
-                if chunk.iter().fold(false, |found, &v| found | hit(v)) {
-                    chunk.iter().position(|&v| hit(v)).map(|p| c * CHUNK + p)
-                } else {
-                    None
-                }
-            })
+    vectorised(|| {
+        run.chunks(CHUNK).enumerate().find_map(|(c, chunk)| {
+            if chunk.iter().fold(false, |found, &v| found | hit(v)) {
+                chunk.iter().position(|&v| hit(v)).map(|p| c * CHUNK + p)
+            } else {
+                None
+            }
         })
-    };
-    if !parallel {
-        return search(run);
-    }
-    let block = run
-        .par_chunks(BLOCK)
-        .position_first(|b| search(b).is_some())?;
-    search(&run[block * BLOCK..]).map(|p| block * BLOCK + p)
+    })
 }
 
 /// [`arg_extremum`] of a contiguous input laid out as `b` (reducing the middle block),
@@ -653,24 +638,51 @@ fn arg_blocks<I: Element, A: Ordered>(
     index: &mut [u32],
 ) {
     let parallel = parallel(data.len());
-    // Along contiguous rows: find the extreme value with the vectorised fold, then the
-    // first position holding it (the first NaN when it is NaN). The combine functions are
-    // passed as function items (not pointers) so the fold inlines them.
+    // Along contiguous rows: block by block, the extreme value from the vectorised fold,
+    // and its first position only for a block that beats the best so far (searched while
+    // the block is still in cache), so a row is read from memory once.
     let arg_row = |row: &[I::Storage], parallel: bool| -> u32 {
-        let best = if is_max {
-            fold_run(row, A::LOWEST, load, &max_nan::<A>, parallel)
-        } else {
-            fold_run(row, A::HIGHEST, load, &min_nan::<A>, parallel)
-        };
-        let hit = |v: I::Storage| {
-            let v = load(I::load(v));
-            if best.is_nan() {
-                v.is_nan()
+        let extreme = |block: &[I::Storage]| {
+            if is_max {
+                fold_contiguous(block, A::LOWEST, load, &max_nan::<A>)
             } else {
-                !v.greater(best) & !best.greater(v)
+                fold_contiguous(block, A::HIGHEST, load, &min_nan::<A>)
             }
         };
-        first_position(row, &hit, parallel).unwrap_or(0) as u32
+        let position = |block: &[I::Storage], best: A| {
+            let hit = |v: I::Storage| {
+                let v = load(I::load(v));
+                if best.is_nan() {
+                    v.is_nan()
+                } else {
+                    !v.greater(best) & !best.greater(v)
+                }
+            };
+            first_position(block, &hit).unwrap_or(0)
+        };
+        // The best (value, position) of the blocks seen so far, extended by block `k`.
+        let step = |acc: Option<(A, usize)>, (k, block): (usize, &[I::Storage])| {
+            let candidate = extreme(block);
+            match acc {
+                Some((best, _)) if !better(candidate, best, is_max) => acc,
+                _ => Some((candidate, k * BLOCK + position(block, candidate))),
+            }
+        };
+        // Earlier blocks first: a later one wins only when strictly better.
+        let combine = |a: Option<(A, usize)>, b: Option<(A, usize)>| match (a, b) {
+            (Some((x, _)), Some((y, _))) if !better(y, x, is_max) => a,
+            (None, _) => b,
+            _ => b.or(a),
+        };
+        let found = if parallel {
+            row.par_chunks(BLOCK)
+                .enumerate()
+                .fold(|| None, step)
+                .reduce(|| None, combine)
+        } else {
+            row.chunks(BLOCK).enumerate().fold(None, step)
+        };
+        found.map_or(0, |(_, at)| at as u32)
     };
     if b.inner == 1 {
         if b.outer >= 2 * rayon::current_num_threads() || !parallel {
