@@ -15,6 +15,7 @@ mod dlpack;
 mod dtype;
 mod errors;
 mod fast;
+mod fft;
 mod indexing;
 mod io;
 mod linalg;
@@ -48,7 +49,7 @@ fn _signatures(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     PyList::new(py, rows)
 }
 
-/// A submodule's functions (`"random"`, `"fast"` or `"linalg"`) as `(name, "name(params)")`, for the
+/// A submodule's functions (`"random"`, `"fast"`, `"linalg"` or `"fft"`) as `(name, "name(params)")`, for the
 /// stubs.
 #[pyfunction]
 fn _submodule_signatures<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyList>> {
@@ -56,6 +57,7 @@ fn _submodule_signatures<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py
         "random" => random::signatures(),
         "fast" => fast::signatures(),
         "linalg" => linalg_namespace::signatures(),
+        "fft" => fft::signatures(),
         _ => {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
                 "no submodule {name}"
@@ -88,5 +90,6 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_submodule_signatures, m)?)?;
     m.add_function(wrap_pyfunction!(_signatures, m)?)?;
     linalg_namespace::register_submodule(m)?;
+    fft::register_submodule(m)?;
     Ok(())
 }
