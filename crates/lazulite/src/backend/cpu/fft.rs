@@ -57,6 +57,11 @@ impl Transform {
         }
     }
 
+    /// Whether the input or the output is real.
+    pub fn is_real(self) -> bool {
+        matches!(self, Transform::RealForward | Transform::RealInverse)
+    }
+
     pub fn output_dtype(self) -> DType {
         match self {
             Transform::RealInverse => DType::Float32,
@@ -445,22 +450,49 @@ impl Scratch {
 }
 
 /// Plans by length, kept because computing the twiddles of a long transform costs as much
-/// as the transform. Bounded: cleared when it holds more than [`PLAN_CACHE_LEN`] lengths.
-static PLANS: OnceLock<Mutex<HashMap<usize, Arc<Plan>>>> = OnceLock::new();
-const PLAN_CACHE_LEN: usize = 64;
+/// as the transform. Bounded: cleared when it holds more than [`CACHE_LEN`] lengths.
+type Cache<T> = OnceLock<Mutex<HashMap<usize, Arc<T>>>>;
+static PLANS: Cache<Plan> = OnceLock::new();
+static HALF_TWIDDLES: Cache<HalfTwiddles> = OnceLock::new();
+const CACHE_LEN: usize = 64;
 
-fn plan(n: usize) -> Arc<Plan> {
-    let cache = PLANS.get_or_init(Default::default);
-    if let Some(p) = cache.lock().expect("plan cache").get(&n) {
+fn cached<T>(cache: &'static Cache<T>, n: usize, make: impl FnOnce() -> T) -> Arc<T> {
+    let cache = cache.get_or_init(Default::default);
+    if let Some(p) = cache.lock().expect("fft cache").get(&n) {
         return p.clone();
     }
-    let p = Arc::new(Plan::new(n));
-    let mut cache = cache.lock().expect("plan cache");
-    if cache.len() >= PLAN_CACHE_LEN {
+    // Made without the lock held: a Bluestein plan asks for its inner plan.
+    let p = Arc::new(make());
+    let mut cache = cache.lock().expect("fft cache");
+    if cache.len() >= CACHE_LEN {
         cache.clear();
     }
     cache.insert(n, p.clone());
     p
+}
+
+fn plan(n: usize) -> Arc<Plan> {
+    cached(&PLANS, n, || Plan::new(n))
+}
+
+/// `exp(-2 pi i k / n)` for `k <= n / 2`: they join the two halves of a real transform
+/// of even length `n` computed as a complex transform of length `n / 2` (even samples
+/// as real parts, odd ones as imaginary parts).
+struct HalfTwiddles {
+    re: Vec<f32>,
+    im: Vec<f32>,
+}
+
+fn half_twiddles(n: usize) -> Arc<HalfTwiddles> {
+    cached(&HALF_TWIDDLES, n, || {
+        let (re, im) = (0..=n / 2)
+            .map(|k| {
+                let (c, s) = root(k as u64, n as u64);
+                (c as f32, s as f32)
+            })
+            .unzip();
+        HalfTwiddles { re, im }
+    })
 }
 
 /// The transform `transform` of length `n` along `axis` of `x`, times `scale`. `x` has
@@ -490,22 +522,57 @@ pub fn fft(x: Tensor, axis: usize, n: usize, transform: Transform, scale: f64) -
         }
     }
     let in_stride = x.strides[axis];
-    let plan = plan(n);
+    // Real transforms of even length run as complex ones of half the length.
+    let half = transform.is_real() && n.is_multiple_of(2);
+    let len = if half { n / 2 } else { n };
+    let plan = plan(len);
+    let twiddles = half.then(|| half_twiddles(n));
     let out_ptr = Shared(match transform {
         Transform::RealInverse => out.data_ptr_mut::<f32>() as *mut u8,
         _ => out.data_ptr_mut::<Complex>() as *mut u8,
     });
     let bytes = x.buf.bytes();
     let run_rows = |lo: usize, hi: usize| {
-        let mut re = vec![0.0f32; n];
-        let mut im = vec![0.0f32; n];
-        let mut scratch = Scratch::new(&plan, n);
+        let mut re = vec![0.0f32; len];
+        let mut im = vec![0.0f32; len];
+        let mut scratch = Scratch::new(&plan, len);
+        // The joined spectrum (or signal) of a half-length real transform.
+        let joined = if half { n } else { 0 };
+        let (mut joined_re, mut joined_im) = (vec![0.0f32; joined], vec![0.0f32; joined]);
         for (r, &base) in bases.iter().enumerate().take(hi).skip(lo) {
-            load_row(bytes, transform, base, in_stride, n, &mut re, &mut im);
-            plan.forward(&mut re, &mut im, &mut scratch);
             let start = (r / inner) * out_len * inner + r % inner;
-            // SAFETY: rows write disjoint output positions `start + k * inner`, `k < out_len`.
-            unsafe { store_row(out_ptr.get(), transform, start, inner, &re, &im, scale) };
+            let row = |re: &[f32], im: &[f32]| {
+                // SAFETY: rows write disjoint output positions `start + k * inner`,
+                // `k < out_len`.
+                unsafe { store_row(out_ptr.get(), transform, start, inner, re, im, scale) };
+            };
+            match (&twiddles, transform) {
+                (None, _) => {
+                    load_row(bytes, transform, base, in_stride, n, &mut re, &mut im);
+                    plan.forward(&mut re, &mut im, &mut scratch);
+                    row(&re[..out_len], &im[..out_len]);
+                }
+                (Some(tw), Transform::RealForward) => {
+                    let data: &[f32] = bytemuck::cast_slice(bytes);
+                    for j in 0..len {
+                        re[j] = data[(base + 2 * j as isize * in_stride) as usize];
+                        im[j] = data[(base + (2 * j + 1) as isize * in_stride) as usize];
+                    }
+                    plan.forward(&mut re, &mut im, &mut scratch);
+                    let (xr, xi) = (&mut joined_re[..out_len], &mut joined_im[..out_len]);
+                    split_halves(&re, &im, tw, xr, xi);
+                    row(xr, xi);
+                }
+                (Some(tw), _) => {
+                    join_halves(bytes, base, in_stride, tw, &mut re, &mut im);
+                    plan.forward(&mut re, &mut im, &mut scratch);
+                    for j in 0..len {
+                        joined_re[2 * j] = re[j];
+                        joined_re[2 * j + 1] = -im[j];
+                    }
+                    row(&joined_re, &[]);
+                }
+            }
         }
     };
     let work = rows.saturating_mul(n);
@@ -575,6 +642,56 @@ fn load_row(
     }
 }
 
+/// The spectrum `X_0..=X_h` of `n = 2h` reals from `Z`, the transform of length `h` of
+/// `z_j = x_2j + i x_2j+1`: with `E_k = (Z_k + conj Z_h-k) / 2` (the even samples'
+/// transform) and `O_k = (Z_k - conj Z_h-k) / 2i` (the odd ones'), `X_k = E_k + w^k O_k`.
+fn split_halves(zr: &[f32], zi: &[f32], tw: &HalfTwiddles, xr: &mut [f32], xi: &mut [f32]) {
+    let h = zr.len();
+    for k in 0..=h {
+        let (a, b) = (k % h, (h - k) % h);
+        let (er, ei) = (0.5 * (zr[a] + zr[b]), 0.5 * (zi[a] - zi[b]));
+        let (dr, di) = (0.5 * (zr[a] - zr[b]), 0.5 * (zi[a] + zi[b]));
+        // O = -i D.
+        let (or, oi) = (di, -dr);
+        let (wr, wi) = (tw.re[k], tw.im[k]);
+        xr[k] = er + or * wr - oi * wi;
+        xi[k] = ei + or * wi + oi * wr;
+    }
+}
+
+/// The inverse of [`split_halves`]: from the half spectrum at `base` (imaginary parts of
+/// `X_0` and `X_h` ignored), `conj(Z)` with `Z_k = (X_k + conj X_h-k) + i w^-k (X_k -
+/// conj X_h-k)`, whose forward transform, conjugated, is `n (x_2j + i x_2j+1)`.
+fn join_halves(
+    bytes: &[u8],
+    base: isize,
+    stride: isize,
+    tw: &HalfTwiddles,
+    re: &mut [f32],
+    im: &mut [f32],
+) {
+    let data: &[Complex] = bytemuck::cast_slice(bytes);
+    let h = re.len();
+    let at = |k: usize| {
+        let z = data[(base + k as isize * stride) as usize];
+        if k == 0 || k == h {
+            Complex::new(z.re, 0.0)
+        } else {
+            z
+        }
+    };
+    for k in 0..h {
+        let (a, b) = (at(k), at(h - k));
+        let (er, ei) = (a.re + b.re, a.im - b.im);
+        let (dr, di) = (a.re - b.re, a.im + b.im);
+        let (wr, wi) = (tw.re[k], tw.im[k]);
+        // O = D conj(w^k).
+        let (or, oi) = (dr * wr + di * wi, di * wr - dr * wi);
+        re[k] = er - oi;
+        im[k] = -(ei + or);
+    }
+}
+
 /// Writes the transformed row, times `scale`, to `out` at `start + k * stride`.
 ///
 /// # Safety
@@ -593,7 +710,7 @@ unsafe fn store_row(
     match transform {
         Transform::Forward | Transform::RealForward => {
             let out = out as *mut Complex;
-            for k in 0..transform.output_len(re.len()) {
+            for k in 0..re.len() {
                 *out.add(start + k * stride) = Complex::new(re[k] * scale, im[k] * scale);
             }
         }
