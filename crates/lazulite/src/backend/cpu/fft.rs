@@ -324,7 +324,9 @@ impl Pass {
         }
     }
 
-    /// A naive `radix`-point DFT per run position (odd primes up to [`MAX_RADIX`]).
+    /// A naive `radix`-point DFT per run position (odd primes up to [`MAX_RADIX`]): each
+    /// output run accumulates the input runs times one root, so that the innermost loop
+    /// walks contiguous runs.
     fn radix_any(
         &self,
         inputs: &[(&[f32], &[f32])],
@@ -334,22 +336,25 @@ impl Pass {
         yi: &mut [f32],
     ) {
         let (s, r) = (self.stride, self.radix);
-        for q in 0..s {
-            for k in 0..r {
-                let (mut accr, mut acci) = (0.0f32, 0.0f32);
-                for (j, (ir, ii)) in inputs.iter().enumerate() {
-                    let w = (j * k) % r;
-                    let (wr, wi) = (self.root_re[w], self.root_im[w]);
-                    accr += ir[q] * wr - ii[q] * wi;
-                    acci += ir[q] * wi + ii[q] * wr;
+        for k in 0..r {
+            let (outr, outi) = (&mut yr[k * s..(k + 1) * s], &mut yi[k * s..(k + 1) * s]);
+            outr.copy_from_slice(inputs[0].0);
+            outi.copy_from_slice(inputs[0].1);
+            for (j, (ir, ii)) in inputs.iter().enumerate().skip(1) {
+                let w = (j * k) % r;
+                let (wr, wi) = (self.root_re[w], self.root_im[w]);
+                for q in 0..s {
+                    outr[q] += ir[q] * wr - ii[q] * wi;
+                    outi[q] += ir[q] * wi + ii[q] * wr;
                 }
-                let (tr, ti) = if k == 0 {
-                    (1.0, 0.0)
-                } else {
-                    (twr[k - 1], twi[k - 1])
-                };
-                yr[k * s + q] = accr * tr - acci * ti;
-                yi[k * s + q] = accr * ti + acci * tr;
+            }
+            if k > 0 {
+                let (tr, ti) = (twr[k - 1], twi[k - 1]);
+                for q in 0..s {
+                    let (ar, ai) = (outr[q], outi[q]);
+                    outr[q] = ar * tr - ai * ti;
+                    outi[q] = ar * ti + ai * tr;
+                }
             }
         }
     }
