@@ -433,6 +433,17 @@ def workloads() -> list[Workload]:
         Workload("conv2d grad (x, w) 8x64x64x64 -> 64, 3x3", conv_inputs, conv2d_grads,
                  conv2d_grads, runs=3, only=("lazulite", "jax", "mlx")),
     ]
+    fft_length = 1 << 20
+    for op in ("fft", "rfft"):
+        out += [
+            Workload(f"{op} 2^20 f32", lambda: [wide(fft_length)],
+                     lambda ns, x, op=op: getattr(ns.fft, op)(x),
+                     lambda ns, x, op=op: getattr(ns.fft, op)(x)),
+            Workload(f"{op} 1024x1024 f32 last axis",
+                     lambda: [wide(fft_length).reshape(1024, 1024)],
+                     lambda ns, x, op=op: getattr(ns.fft, op)(x),
+                     lambda ns, x, op=op: getattr(ns.fft, op)(x)),
+        ]
     return out + transform_workloads()
 
 

@@ -323,6 +323,9 @@ def render() -> str:
     out.append("\n\nclass linalg:\n")
     for name, signature in mx._submodule_signatures("linalg"):
         out.append(f"    @staticmethod\n    def {signature} -> {LINALG_RETURNS.get(name, 'array')}: ...\n")
+    out.append("\n\nclass fft:\n")
+    for name, signature in mx._submodule_signatures("fft"):
+        out.append(f"    @staticmethod\n    def {signature} -> array: ...\n")
     return "".join(out)
 
 

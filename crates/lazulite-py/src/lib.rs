@@ -16,6 +16,7 @@ mod dlpack;
 mod dtype;
 mod errors;
 mod fast;
+mod fft;
 mod indexing;
 mod io;
 mod linalg;
@@ -51,7 +52,7 @@ fn _signatures(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     PyList::new(py, rows)
 }
 
-/// A submodule's functions (`"random"`, `"fast"` or `"linalg"`) as `(name, "name(params)")`, for the
+/// A submodule's functions (`"random"`, `"fast"`, `"linalg"` or `"fft"`) as `(name, "name(params)")`, for the
 /// stubs.
 #[pyfunction]
 fn _submodule_signatures<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyList>> {
@@ -59,6 +60,7 @@ fn _submodule_signatures<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py
         "random" => random::signatures(),
         "fast" => fast::signatures(),
         "linalg" => linalg_namespace::signatures(),
+        "fft" => fft::signatures(),
         _ => {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
                 "no submodule {name}"
@@ -93,5 +95,6 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     linalg_namespace::register_submodule(m)?;
     utilities::register_all(m)?;
     devices::register(m)?;
+    fft::register_submodule(m)?;
     Ok(())
 }

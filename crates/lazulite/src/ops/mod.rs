@@ -5,6 +5,7 @@ pub mod binary;
 pub mod cast;
 pub mod creation;
 pub mod fast;
+pub mod fft;
 pub mod linalg;
 pub mod methods;
 pub mod operand;

@@ -7,6 +7,7 @@ pub mod copy;
 pub mod dense;
 pub mod eigh;
 pub mod elementwise;
+pub mod fft;
 pub mod indexing;
 pub mod lu;
 pub mod math;
