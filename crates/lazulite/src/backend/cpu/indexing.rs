@@ -371,21 +371,24 @@ fn pick_run<I: Element, W: Element, const CHECK: bool>(
 
 /// Whether every index of `indices` is in `[-dim, dim)` (`[0, dim)` when unsigned).
 fn block_inside<I: Element>(indices: &[I::Storage], dim: usize) -> bool {
-    super::simd::vectorised(|| {
-        if I::DTYPE.is_unsigned() {
-            let high = indices
-                .iter()
-                .fold(0u64, |m, &v| Ord::max(m, I::load(v).to_u64()));
-            high < dim as u64
-        } else {
-            let (low, high) = indices.iter().fold((i64::MAX, i64::MIN), |(lo, hi), &v| {
-                let v = I::load(v).to_i64();
-                (Ord::min(lo, v), Ord::max(hi, v))
-            });
-            // dim <= isize::MAX, so -dim does not overflow.
-            indices.is_empty() || (low >= -(dim as i64) && high < dim as i64)
-        }
-    })
+    super::simd::vectorised(
+        #[inline(always)]
+        || {
+            if I::DTYPE.is_unsigned() {
+                let high = indices
+                    .iter()
+                    .fold(0u64, |m, &v| Ord::max(m, I::load(v).to_u64()));
+                high < dim as u64
+            } else {
+                let (low, high) = indices.iter().fold((i64::MAX, i64::MIN), |(lo, hi), &v| {
+                    let v = I::load(v).to_i64();
+                    (Ord::min(lo, v), Ord::max(hi, v))
+                });
+                // dim <= isize::MAX, so -dim does not overflow.
+                indices.is_empty() || (low >= -(dim as i64) && high < dim as i64)
+            }
+        },
+    )
 }
 
 /// `out[i] = src[base + wrap(idx[i]) * stride]` over the (checked) index tensor, moving

@@ -144,7 +144,10 @@ fn fold_contiguous<I: Element, A: Copy>(
     load: &impl Fn(I) -> A,
     combine: &impl Fn(A, A) -> A,
 ) -> A {
-    vectorised(|| fold_lanes(data, init, load, combine))
+    vectorised(
+        #[inline(always)]
+        || fold_lanes(data, init, load, combine),
+    )
 }
 
 #[inline(always)]
@@ -303,13 +306,16 @@ fn fold_blocks<I: Element, A: Copy + Send + Sync>(
         let slab = &data[o * b.reduced * b.inner..][..b.reduced * b.inner];
         for_each_chunk(out_row, COLUMNS, parallel, |c, cols| {
             let band = c * COLUMNS..c * COLUMNS + cols.len();
-            vectorised(|| {
-                for row in slab.chunks_exact(b.inner) {
-                    for (a, &v) in cols.iter_mut().zip(&row[band.clone()]) {
-                        *a = combine(*a, load(I::load(v)));
+            vectorised(
+                #[inline(always)]
+                || {
+                    for row in slab.chunks_exact(b.inner) {
+                        for (a, &v) in cols.iter_mut().zip(&row[band.clone()]) {
+                            *a = combine(*a, load(I::load(v)));
+                        }
                     }
-                }
-            })
+                },
+            )
         });
     });
 }
@@ -617,15 +623,18 @@ fn better<A: Ordered>(candidate: A, best: A, is_max: bool) -> bool {
 /// short chunks with a branch-free test before searching one, so the test vectorises.
 fn first_position<S: Copy>(run: &[S], hit: &impl Fn(S) -> bool) -> Option<usize> {
     const CHUNK: usize = 256;
-    vectorised(|| {
-        run.chunks(CHUNK).enumerate().find_map(|(c, chunk)| {
-            if chunk.iter().fold(false, |found, &v| found | hit(v)) {
-                chunk.iter().position(|&v| hit(v)).map(|p| c * CHUNK + p)
-            } else {
-                None
-            }
-        })
-    })
+    vectorised(
+        #[inline(always)]
+        || {
+            run.chunks(CHUNK).enumerate().find_map(|(c, chunk)| {
+                if chunk.iter().fold(false, |found, &v| found | hit(v)) {
+                    chunk.iter().position(|&v| hit(v)).map(|p| c * CHUNK + p)
+                } else {
+                    None
+                }
+            })
+        },
+    )
 }
 
 /// [`arg_extremum`] of a contiguous input laid out as `b` (reducing the middle block),
@@ -713,18 +722,22 @@ fn arg_blocks<I: Element, A: Ordered>(
                 .map(|&v| load(I::load(v)))
                 .collect();
             cols.fill(0);
-            vectorised(|| {
-                for (r, row) in rows.enumerate() {
-                    let r = r as u32 + 1;
-                    let values = &row[band.clone()];
-                    for ((v, bv), at) in values.iter().zip(best.iter_mut()).zip(cols.iter_mut()) {
-                        let v = load(I::load(*v));
-                        let take = better(v, *bv, is_max);
-                        *bv = if take { v } else { *bv };
-                        *at = if take { r } else { *at };
+            vectorised(
+                #[inline(always)]
+                || {
+                    for (r, row) in rows.enumerate() {
+                        let r = r as u32 + 1;
+                        let values = &row[band.clone()];
+                        for ((v, bv), at) in values.iter().zip(best.iter_mut()).zip(cols.iter_mut())
+                        {
+                            let v = load(I::load(*v));
+                            let take = better(v, *bv, is_max);
+                            *bv = if take { v } else { *bv };
+                            *at = if take { r } else { *at };
+                        }
                     }
-                }
-            })
+                },
+            )
         });
     });
 }

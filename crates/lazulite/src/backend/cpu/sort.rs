@@ -249,18 +249,28 @@ fn sort_contiguous_values<T: ValueKey>(
                 std::slice::from_raw_parts_mut((lines.dst as *mut T::Key).add(base), len),
             )
         };
-        in_chunks(keys, split, |start, part| {
-            for (k, &v) in part.iter_mut().zip(&src[start..]) {
-                *k = T::load(v).value_key();
-            }
-        });
+        in_chunks(
+            keys,
+            split,
+            #[inline(always)]
+            |start, part| {
+                for (k, &v) in part.iter_mut().zip(&src[start..]) {
+                    *k = T::load(v).value_key();
+                }
+            },
+        );
         // SAFETY: `keys` holds `len` keys and the scratch has room for `len`.
         unsafe { vector_sort(keys.as_mut_ptr(), scratch.as_mut_ptr(), len, split) };
-        in_chunks(keys, split, |_, part| {
-            for k in part {
-                *k = bytemuck::cast(T::from_value_key(*k).store());
-            }
-        });
+        in_chunks(
+            keys,
+            split,
+            #[inline(always)]
+            |_, part| {
+                for k in part {
+                    *k = bytemuck::cast(T::from_value_key(*k).store());
+                }
+            },
+        );
     };
     let threads = rayon::current_num_threads();
     let parallel = lines.starts.len() * len >= PARALLEL_MIN && threads > 1;
@@ -286,7 +296,12 @@ fn sort_contiguous_values<T: ValueKey>(
 /// position), on the rayon pool when `parallel`, compiled for the widest vectors the CPU
 /// has.
 fn in_chunks<K: Send>(keys: &mut [K], parallel: bool, body: impl Fn(usize, &mut [K]) + Sync) {
-    let run = |start: usize, part: &mut [K]| vectorised(|| body(start, part));
+    let run = |start: usize, part: &mut [K]| {
+        vectorised(
+            #[inline(always)]
+            || body(start, part),
+        )
+    };
     if parallel {
         keys.par_chunks_mut(EMIT_CHUNK)
             .enumerate()

@@ -150,6 +150,11 @@ impl Isa {
 /// inside it (inlined into it) are auto-vectorised with 256- or 512-bit registers instead of
 /// the baseline target's 128-bit SSE2. For loops written with independent lanes (the
 /// reduction folds) this is the difference between compute-bound and memory-bound.
+///
+/// Pass the closure as `vectorised(#[inline(always)] || ...)`: it is called from one
+/// function per instruction set, and without the attribute LLVM keeps a large body as one
+/// separate function compiled for the baseline target (measured: max of 10M f32 ran as
+/// SSE2 code, 7 ms instead of 3).
 #[inline(always)]
 pub fn vectorised<R>(body: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
