@@ -1540,10 +1540,10 @@ fn window(
                 // the start) instead of wrapping it to the other end.
                 let size = Array::scalar(shape[d] as i64);
                 let first = index(&start, &[Index::Int(k as i64)])?;
-                let below = less(&first, &Array::scalar(0i64))?;
-                let first = add(&first, &where_(&below, &size, &Array::scalar(0i64))?)?;
+                let below = less(&first, Array::scalar(0i64))?;
+                let first = add(&first, &where_(&below, &size, Array::scalar(0i64))?)?;
                 c = add(&c, &first)?;
-                let wrapped = less(&c, &Array::scalar(0i64))?;
+                let wrapped = less(&c, Array::scalar(0i64))?;
                 c = where_(&wrapped, &subtract(&c, &size)?, &c)?;
             }
             let mut s = vec![1i64; rank];
