@@ -272,23 +272,21 @@ fn sort_contiguous_values<T: ValueKey>(
             },
         );
     };
-    let threads = rayon::current_num_threads();
-    let parallel = lines.starts.len() * len >= PARALLEL_MIN && threads > 1;
-    if parallel && lines.starts.len() >= threads {
-        lines.starts.par_iter().try_for_each_init(
+    match lines.spread() {
+        Spread::ByLine => lines.starts.par_iter().try_for_each_init(
             || Scratch::new(len),
             |scratch, start| {
                 sort_line(start, scratch.as_mut().map_err(|e| e.clone())?, false);
                 Ok(())
             },
-        )
-    } else {
-        let mut scratch = Scratch::new(len)?;
-        let split = parallel && len >= SPLIT_LINE_MIN;
-        for start in &lines.starts {
-            sort_line(start, &mut scratch, split);
+        ),
+        Spread::InTurn { split } => {
+            let mut scratch = Scratch::new(len)?;
+            for start in &lines.starts {
+                sort_line(start, &mut scratch, split);
+            }
+            Ok(())
         }
-        Ok(())
     }
 }
 
@@ -521,41 +519,63 @@ impl Lines {
         load: impl Fn(Line, usize) -> I + Sync,
         emit: impl Fn(Line, usize, I) + Sync,
     ) {
-        let threads = rayon::current_num_threads();
-        let parallel = self.starts.len() * self.len >= PARALLEL_MIN && threads > 1;
         let line_at = |&(first, base): &(isize, usize)| Line {
             lines: self,
             first,
             base,
         };
-        if parallel && self.starts.len() >= threads {
-            self.starts.par_iter().for_each_init(
+        match self.spread() {
+            Spread::ByLine => self.starts.par_iter().for_each_init(
                 || (Vec::new(), Vec::new()),
                 |(items, tmp), start| {
                     arrange_line(arrange, line_at(start), 0, items, tmp, &load, &emit)
                 },
-            );
-        } else {
-            // Few lines: each is split across the threads when long enough.
-            let height = if parallel && self.len >= SPLIT_LINE_MIN {
-                threads.next_power_of_two().trailing_zeros()
-            } else {
-                0
-            };
-            let (mut items, mut tmp) = (Vec::new(), Vec::new());
-            for start in &self.starts {
-                arrange_line(
-                    arrange,
-                    line_at(start),
-                    height,
-                    &mut items,
-                    &mut tmp,
-                    &load,
-                    &emit,
-                );
+            ),
+            Spread::InTurn { split } => {
+                let height = if split {
+                    rayon::current_num_threads()
+                        .next_power_of_two()
+                        .trailing_zeros()
+                } else {
+                    0
+                };
+                let (mut items, mut tmp) = (Vec::new(), Vec::new());
+                for start in &self.starts {
+                    arrange_line(
+                        arrange,
+                        line_at(start),
+                        height,
+                        &mut items,
+                        &mut tmp,
+                        &load,
+                        &emit,
+                    );
+                }
             }
         }
     }
+
+    /// How the lines share the threads: enough lines of enough work go to the rayon
+    /// pool a line at a time; otherwise they run in turn, each long one split across the
+    /// threads.
+    fn spread(&self) -> Spread {
+        let threads = rayon::current_num_threads();
+        let parallel = self.starts.len() * self.len >= PARALLEL_MIN && threads > 1;
+        if parallel && self.starts.len() >= threads {
+            Spread::ByLine
+        } else {
+            Spread::InTurn {
+                split: parallel && self.len >= SPLIT_LINE_MIN,
+            }
+        }
+    }
+}
+
+/// See [`Lines::spread`].
+#[derive(Copy, Clone)]
+enum Spread {
+    ByLine,
+    InTurn { split: bool },
 }
 
 /// Arranges one line; a sort is cut into 2^`height` pieces sorted on the rayon pool and
