@@ -463,12 +463,12 @@ const CACHE_LEN: usize = 64;
 
 fn cached<T>(cache: &'static Cache<T>, n: usize, make: impl FnOnce() -> T) -> Arc<T> {
     let cache = cache.get_or_init(Default::default);
-    if let Some(p) = cache.lock().expect("fft cache").get(&n) {
+    if let Some(p) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&n) {
         return p.clone();
     }
     // Made without the lock held: a Bluestein plan asks for its inner plan.
     let p = Arc::new(make());
-    let mut cache = cache.lock().expect("fft cache");
+    let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
     if cache.len() >= CACHE_LEN {
         cache.clear();
     }
