@@ -1,7 +1,7 @@
 """Saving and loading from Python: round trips of every format and dtype, files written by
 the libraries that define the formats (NumPy, the `safetensors` and `gguf` packages) read
 by lazulite and the other way round, file objects, MLX's errors, and every example of the
-seed mlx-saving-and-loading.rst. (The Rust side is tested in crates/lazulite/tests/io.rs.)"""
+seed mlx-saving-and-loading.rst. (The Rust side is tested in crates/lazulite/tests/suite/io.rs.)"""
 
 import io
 import pathlib

@@ -71,7 +71,7 @@ fn threefry<V: Lanes>(key: [u32; 2], mut x0: V, mut x1: V) -> (V, V) {
 }
 
 /// Threefry-2x32 with 20 rounds: encrypts the counter `ctr` under `key` (checked against
-/// Random123's known-answer vectors in `tests/random.rs`).
+/// Random123's known-answer vectors in `tests/suite/random.rs`).
 pub fn threefry2x32(key: [u32; 2], ctr: [u32; 2]) -> [u32; 2] {
     let (a, b) = threefry(key, ctr[0], ctr[1]);
     [a, b]

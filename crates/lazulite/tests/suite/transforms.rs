@@ -1,7 +1,7 @@
 //! Transforms: derivative rules against float64 central differences, batching rules
 //! against a loop over the mapped axis, the seed's examples, and composition.
 
-mod common;
+use crate::common;
 use common::{array, check_derivatives, check_vmap, uniform, Fun};
 
 type UnaryFn = fn(&Array) -> Result<Array>;

@@ -3,7 +3,7 @@
 //! above the thread threshold; derivatives against finite differences; vmap against a
 //! loop.
 
-mod common;
+use crate::common;
 
 use common::{array, array_from_json, assert_matches, check_derivatives, check_vmap, uniform};
 use lazulite::{Array, DType, ErrorKind};

@@ -7,7 +7,7 @@ fn empty_arrays_of_any_shape_are_contiguous() {
     let a = Array::from_slice::<f32>(&[], &[2, 0]).unwrap();
     assert_eq!(
         a.astype(DType::Int32).unwrap().to_vec::<i32>().unwrap(),
-        vec![]
+        Vec::<i32>::new()
     );
     let raw = a.raw_data().unwrap();
     assert!(raw.is_contiguous());

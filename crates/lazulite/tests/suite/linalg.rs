@@ -1,7 +1,7 @@
 //! Linear algebra ops against NumPy (fixtures from `tools/fixtures/linalg.py`), and their
 //! errors.
 
-mod common;
+use crate::common;
 
 use common::{array_from_json, assert_matches, json_dtype, load_fixture};
 use lazulite::{

@@ -1,7 +1,7 @@
 //! Transform rules of the shape, ternary and creation ops, custom functions and
 //! checkpointing: derivatives against float64 central differences, batching against a loop.
 
-mod common;
+use crate::common;
 use common::{array, check_derivatives, check_vmap, uniform, Fun};
 
 use lazulite::{grad, jvp, vjp, vmap, Array, DType, Result};

@@ -3,7 +3,7 @@
 //! over no, one, negative, several and all axes, with and without keepdims; NaN,
 //! infinities, integer wrapping, empty and 0-d arrays; and the errors.
 
-mod common;
+use crate::common;
 
 use common::{array_from_json, assert_matches, load_fixture};
 use lazulite::{Array, Axes, DType, ErrorKind};

@@ -1,7 +1,7 @@
 //! `compile`: traced once per signature, replayed with fused elementwise blocks; results
 //! equal the uncompiled function's, and the transforms see through it.
 
-mod common;
+use crate::common;
 
 use common::{array, check_derivatives, check_vmap, uniform};
 use lazulite::{compile, grad, Array, DType, Error, ErrorKind, Result};

@@ -3,7 +3,7 @@
 //! (the input stays intact), masks, take/take_along_axis/put_along_axis, nonzero,
 //! argwhere, unique, gradients (finite differences), vmap (a loop) and the seed examples.
 
-mod common;
+use crate::common;
 use common::{array, check_derivatives, check_vmap, uniform, Fun};
 
 use common::{array_from_json, assert_matches, load_fixture};
@@ -325,7 +325,7 @@ fn take_and_along_axis_match_numpy_by_hand() {
     assert!(take_along_axis(&a, &flat, Some(1)).is_err());
 }
 
-// Gradient and vmap helpers (as in tests/transforms.rs).
+// Gradient and vmap helpers (as in transforms.rs).
 
 #[test]
 fn gather_and_scatter_derivatives_match_finite_differences() {

@@ -4,7 +4,7 @@
 //! `l[p] u`), strided inputs, derivatives against float64 finite differences, vmap
 //! against a loop, and argument errors.
 
-mod common;
+use crate::common;
 
 use common::{
     array, array_from_json, assert_matches, check_derivatives, check_vmap, load_fixture, uniform,

@@ -1,7 +1,7 @@
 //! `logical_xor`, `matrix_transpose`, `minmax`, `depends` and `get_array_buffer_size`:
 //! values against NumPy's definitions, strided inputs, errors, and `depends`' rules.
 
-mod common;
+use crate::common;
 
 use common::{check_derivatives, check_vmap};
 use lazulite::{

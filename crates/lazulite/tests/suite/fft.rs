@@ -1,7 +1,7 @@
 //! The fft family against NumPy (tests/fixtures/fft.json, from tools/fixtures/fft.py),
 //! plus its errors and the derivative and vmap rules of the `Fft` primitive.
 
-mod common;
+use crate::common;
 
 use common::{array_from_json, assert_matches, load_fixture, uniform};
 use lazulite::fft::{self, FftNorm};

@@ -2,7 +2,7 @@
 //! (`fixtures/promotion.json`) and weakly typed scalars next to arrays of every dtype
 //! (`fixtures/weak_scalars.json`).
 
-mod common;
+use crate::common;
 
 use common::load_fixture;
 use lazulite::{promote_types, Array, DType, ErrorKind, Operand, Scalar};

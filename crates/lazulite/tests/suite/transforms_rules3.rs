@@ -3,7 +3,7 @@
 //! 10^10 elements) and the multiplying / maximum / minimum scatters (`at[].multiply`,
 //! `.maximum`, `.minimum`), against float64 finite differences and MLX's tie rule.
 
-mod common;
+use crate::common;
 use common::{array, check_derivatives, check_vmap, uniform, Fun};
 use lazulite::{at, idx, vjp, Array, Result};
 

@@ -1,7 +1,7 @@
 //! `cholesky` against NumPy's factors (fixtures from tools/fixtures/cholesky.py), the upper
 //! form, strided inputs, matrices that are not positive definite, and argument errors.
 
-mod common;
+use crate::common;
 
 use common::{array_from_json, assert_matches, load_fixture};
 use lazulite::{cholesky, matmul, swapaxes, transpose, Array, DType, ErrorKind};

@@ -2,7 +2,7 @@
 //! (fixtures from tools/fixtures/random.py), statistics of each distribution at fixed
 //! keys, argument errors, vmap over keys, and independence from threading.
 
-mod common;
+use crate::common;
 
 use common::{array_from_json, load_fixture};
 use lazulite::random::{self, key};

@@ -2,7 +2,7 @@
 //! tools/fixtures/conv.py), every dtype and input layout, derivatives of both operands
 //! against float64 central differences, vmap against a loop, and MLX's errors.
 
-mod common;
+use crate::common;
 
 use common::{array, array_from_json, assert_matches, check_derivatives, check_vmap, uniform};
 use lazulite::{

@@ -1,7 +1,7 @@
 //! Shape, creation and ternary ops against NumPy (fixtures from `tools/fixtures/shape.py`),
 //! over every dtype class and several input layouts, plus their errors.
 
-mod common;
+use crate::common;
 
 use common::{array_from_json, assert_matches, json_dtype, load_fixture};
 use lazulite::*;

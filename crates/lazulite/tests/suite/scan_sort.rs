@@ -2,7 +2,7 @@
 //! every dtype, contiguous / transposed / sliced / broadcast inputs, every axis form, both
 //! directions, inclusive and exclusive; MLX's behaviour where it differs; errors.
 
-mod common;
+use crate::common;
 
 use common::{array_from_json, assert_matches, json_dtype, load_fixture};
 use lazulite::{

@@ -1,7 +1,7 @@
 //! Window functions and `convolve` against NumPy (fixtures from tools/fixtures/signal.py),
 //! on strided inputs, every floating dtype, with derivatives and vmap, and their errors.
 
-mod common;
+use crate::common;
 
 use common::{array_from_json, assert_matches, check_derivatives, check_vmap, load_fixture};
 use lazulite::{

@@ -7,7 +7,7 @@
 //! and broadcast. Elementwise results commute with views, so the expected value of a
 //! layout is the fixture's value seen through the same view.
 
-mod common;
+use crate::common;
 
 use common::{array_from_json, json_dtype, json_f64, load_fixture};
 use lazulite::{Array, Complex, DType, ErrorKind, Operand, Scalar};

@@ -3,7 +3,7 @@
 //! directions, vmap against a loop over the mapped axis; and the seed's function
 //! transform examples that use `mean`.
 
-mod common;
+use crate::common;
 use common::{array, check_derivatives, check_vmap, uniform, Fun};
 
 use lazulite::{
