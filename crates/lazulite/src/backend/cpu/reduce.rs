@@ -16,7 +16,7 @@
 //! products wrap in 64 bits and are truncated to the output type, which gives the same
 //! bits as wrapping in the output type.
 
-use super::simd::vectorised;
+use super::simd::{folds, vectorised, Folds};
 use super::strided::for_each_row;
 use crate::backend::{contiguous_strides, Tensor};
 use crate::dtype::DType;
@@ -133,6 +133,83 @@ fn for_each_reduction_row(
 #[inline(always)]
 unsafe fn read<T: Element>(base: *const T::Storage, offset: isize) -> T {
     T::load(std::ptr::read_unaligned(base.offset(offset)))
+}
+
+/// A reduction: each element becomes an accumulator by `load`, and accumulators merge by
+/// `combine`, an associative and commutative operation with identity `init`. `kernels`,
+/// where a hand-vectorised pair exists (float32 sum, max, min), replace the generic loops.
+struct Reducer<I: Element, A, L, C> {
+    init: A,
+    load: L,
+    combine: C,
+    kernels: Option<Kernels<I, A>>,
+}
+
+/// Hand-vectorised forms of a [`Reducer`]'s two inner loops.
+struct Kernels<I: Element, A> {
+    /// The fold of a contiguous run.
+    run: fn(&[I::Storage]) -> A,
+    /// Merges a row of elements into a row of accumulators (the row at least as long).
+    row: fn(&mut [A], &[I::Storage]),
+}
+
+impl<I: Element, A: Copy, L: Fn(I) -> A, C: Fn(A, A) -> A> Reducer<I, A, L, C> {
+    fn new(init: A, load: L, combine: C) -> Self {
+        Reducer {
+            init,
+            load,
+            combine,
+            kernels: None,
+        }
+    }
+
+    fn with_kernels(self, kernels: Option<Kernels<I, A>>) -> Self {
+        Reducer { kernels, ..self }
+    }
+
+    /// The fold of a contiguous run.
+    fn run(&self, data: &[I::Storage]) -> A {
+        match &self.kernels {
+            Some(k) => (k.run)(data),
+            None => fold_contiguous(data, self.init, &self.load, &self.combine),
+        }
+    }
+
+    /// `acc[i] = combine(acc[i], load(row[i]))` for every accumulator.
+    fn merge_row(&self, acc: &mut [A], row: &[I::Storage]) {
+        match &self.kernels {
+            Some(k) => (k.row)(acc, row),
+            None => vectorised(
+                #[inline(always)]
+                || {
+                    for (a, &v) in acc.iter_mut().zip(row) {
+                        *a = (self.combine)(*a, (self.load)(I::load(v)));
+                    }
+                },
+            ),
+        }
+    }
+}
+
+/// The float32 [`Kernels`] of the active SIMD path, picked from its [`Folds`] table.
+fn f32_kernels<A>(
+    pick: impl FnOnce(Folds) -> (fn(&[f32]) -> A, fn(&mut [A], &[f32])),
+) -> Option<Kernels<f32, A>> {
+    folds().map(|f| {
+        let (run, row) = pick(f);
+        Kernels { run, row }
+    })
+}
+
+/// The float32 max or min [`Kernels`] of the active SIMD path.
+fn f32_extreme_kernels(is_max: bool) -> Option<Kernels<f32, f32>> {
+    f32_kernels(|f| {
+        if is_max {
+            (f.max, f.max_row)
+        } else {
+            (f.min, f.min_row)
+        }
+    })
 }
 
 /// Folds a contiguous run of elements with `LANES` independent accumulators, compiled
@@ -256,17 +333,15 @@ fn for_each_chunk<T: Send>(
 /// when `parallel`; the same value either way.
 fn fold_run<I: Element, A: Copy + Send + Sync>(
     run: &[I::Storage],
-    init: A,
-    load: &(impl Fn(I) -> A + Sync),
-    combine: &(impl Fn(A, A) -> A + Sync),
+    r: &Reducer<I, A, impl Fn(I) -> A + Sync, impl Fn(A, A) -> A + Sync>,
     parallel: bool,
 ) -> A {
-    let fold_block = |block: &[I::Storage]| fold_contiguous(block, init, load, combine);
+    let fold_block = |block: &[I::Storage]| r.run(block);
     if parallel {
         let partial: Vec<A> = run.par_chunks(BLOCK).map(fold_block).collect();
-        partial.into_iter().fold(init, combine)
+        partial.into_iter().fold(r.init, &r.combine)
     } else {
-        run.chunks(BLOCK).map(fold_block).fold(init, combine)
+        run.chunks(BLOCK).map(fold_block).fold(r.init, &r.combine)
     }
 }
 
@@ -276,9 +351,7 @@ fn fold_blocks<I: Element, A: Copy + Send + Sync>(
     data: &[I::Storage],
     b: Blocks,
     acc: &mut [A],
-    init: A,
-    load: &(impl Fn(I) -> A + Sync),
-    combine: &(impl Fn(A, A) -> A + Sync),
+    r: &Reducer<I, A, impl Fn(I) -> A + Sync, impl Fn(A, A) -> A + Sync>,
 ) {
     let parallel = parallel(data.len());
     if b.inner == 1 {
@@ -289,13 +362,13 @@ fn fold_blocks<I: Element, A: Copy + Send + Sync>(
                 for (j, out) in outs.iter_mut().enumerate() {
                     let o = k * rows_per_task + j;
                     let row = &data[o * b.reduced..][..b.reduced];
-                    *out = fold_run(row, init, load, combine, false);
+                    *out = fold_run(row, r, false);
                 }
             });
         } else {
             for (o, out) in acc.iter_mut().enumerate() {
                 let row = &data[o * b.reduced..][..b.reduced];
-                *out = fold_run(row, init, load, combine, true);
+                *out = fold_run(row, r, true);
             }
         }
         return;
@@ -305,17 +378,10 @@ fn fold_blocks<I: Element, A: Copy + Send + Sync>(
     for_each_chunk(acc, b.inner, parallel && b.outer > 1, |o, out_row| {
         let slab = &data[o * b.reduced * b.inner..][..b.reduced * b.inner];
         for_each_chunk(out_row, COLUMNS, parallel, |c, cols| {
-            let band = c * COLUMNS..c * COLUMNS + cols.len();
-            vectorised(
-                #[inline(always)]
-                || {
-                    for row in slab.chunks_exact(b.inner) {
-                        for (a, &v) in cols.iter_mut().zip(&row[band.clone()]) {
-                            *a = combine(*a, load(I::load(v)));
-                        }
-                    }
-                },
-            )
+            let start = c * COLUMNS;
+            for row in slab.chunks_exact(b.inner) {
+                r.merge_row(cols, &row[start..]);
+            }
         });
     });
 }
@@ -328,15 +394,13 @@ fn fold_blocks<I: Element, A: Copy + Send + Sync>(
 fn fold<I: Element, A: Copy + Send + Sync>(
     x: &Tensor,
     axes: &[usize],
-    init: A,
-    load: impl Fn(I) -> A + Sync,
-    combine: impl Fn(A, A) -> A + Sync,
+    r: Reducer<I, A, impl Fn(I) -> A + Sync, impl Fn(A, A) -> A + Sync>,
 ) -> Vec<A> {
     let out_size = keepdims_shape(&x.shape, axes).iter().product();
-    let mut acc = vec![init; out_size];
+    let mut acc = vec![r.init; out_size];
     match blocks(x, axes) {
-        Some(b) => fold_blocks(x.slice::<I>(), b, &mut acc, init, &load, &combine),
-        None => fold_strided(x, axes, &mut acc, init, &load, &combine),
+        Some(b) => fold_blocks(x.slice::<I>(), b, &mut acc, &r),
+        None => fold_strided(x, axes, &mut acc, &r),
     }
     acc
 }
@@ -346,10 +410,9 @@ fn fold_strided<I: Element, A: Copy>(
     x: &Tensor,
     axes: &[usize],
     acc: &mut [A],
-    init: A,
-    load: &impl Fn(I) -> A,
-    combine: &impl Fn(A, A) -> A,
+    r: &Reducer<I, A, impl Fn(I) -> A, impl Fn(A, A) -> A>,
 ) {
+    let (load, combine) = (&r.load, &r.combine);
     let base = x.buf.as_ptr() as *const I::Storage;
     for_each_reduction_row(x, axes, |si, so, len, ti, to| {
         if to == 0 {
@@ -357,9 +420,9 @@ fn fold_strided<I: Element, A: Copy>(
                 // SAFETY: the row's `len` elements are contiguous inside x's buffer, whose
                 // allocation is aligned for the element type.
                 let data = unsafe { std::slice::from_raw_parts(base.offset(si), len) };
-                fold_contiguous(data, init, load, combine)
+                r.run(data)
             } else {
-                (0..len as isize).fold(init, |a, k| {
+                (0..len as isize).fold(r.init, |a, k| {
                     // SAFETY: the layout addresses elements inside x's buffer.
                     combine(a, load(unsafe { read::<I>(base, si + k * ti) }))
                 })
@@ -368,9 +431,7 @@ fn fold_strided<I: Element, A: Copy>(
         } else if ti == 1 && to == 1 {
             // SAFETY: as above.
             let data = unsafe { std::slice::from_raw_parts(base.offset(si), len) };
-            for (a, &v) in acc[so..so + len].iter_mut().zip(data) {
-                *a = combine(*a, load(I::load(v)));
-            }
+            r.merge_row(&mut acc[so..so + len], data);
         } else {
             for k in 0..len {
                 let o = so + k * to as usize;
@@ -500,19 +561,29 @@ fn min_nan<T: Ordered>(a: T, b: T) -> T {
     }
 }
 
-/// Max or min of elements loaded as `A` (half floats compare as float32, exactly).
+/// Max or min of elements loaded as `A` (half floats compare as float32, exactly), with
+/// the hand-vectorised kernels of the one picked, if any.
 fn extremum<I: Element, A: Ordered, O: Element>(
     x: &Tensor,
     axes: &[usize],
     is_max: bool,
     load: impl Fn(I) -> A + Sync,
     finish: impl Fn(A) -> O,
+    kernels: Option<Kernels<I, A>>,
 ) -> Result<Tensor> {
     let shape = keepdims_shape(&x.shape, axes);
     let acc = if is_max {
-        fold(x, axes, A::LOWEST, load, max_nan)
+        fold(
+            x,
+            axes,
+            Reducer::new(A::LOWEST, load, max_nan).with_kernels(kernels),
+        )
     } else {
-        fold(x, axes, A::HIGHEST, load, min_nan)
+        fold(
+            x,
+            axes,
+            Reducer::new(A::HIGHEST, load, min_nan).with_kernels(kernels),
+        )
     };
     write(acc, &shape, finish)
 }
@@ -528,24 +599,34 @@ fn sum_prod(is_sum: bool, x: &Tensor, axes: &[usize], out: DType) -> Result<Tens
     if out.is_complex() {
         let load = |z: Complex| [z.re as f64, z.im as f64];
         let acc = if is_sum {
-            fold(x, axes, [0.0; 2], load, |a, b| [a[0] + b[0], a[1] + b[1]])
+            fold(
+                x,
+                axes,
+                Reducer::new([0.0; 2], load, |a, b| [a[0] + b[0], a[1] + b[1]]),
+            )
         } else {
-            fold(x, axes, [1.0, 0.0], load, complex_mul)
+            fold(x, axes, Reducer::new([1.0, 0.0], load, complex_mul))
         };
         return write(acc, &shape, |a| Complex::new(a[0] as f32, a[1] as f32));
     }
     if out.is_floating() {
-        let acc = dispatch!(x.dtype, I => if is_sum {
-            fold(x, axes, 0.0, |v: I| v.to_f64(), |a, b| a + b)
-        } else {
-            fold(x, axes, 1.0, |v: I| v.to_f64(), |a, b| a * b)
-        });
+        let acc = match x.dtype {
+            DType::Float32 if is_sum => {
+                let r = Reducer::new(0.0, |v: f32| v as f64, |a, b| a + b);
+                fold(x, axes, r.with_kernels(f32_kernels(|f| (f.sum, f.add_row))))
+            }
+            _ => dispatch!(x.dtype, I => if is_sum {
+                fold(x, axes, Reducer::new(0.0, |v: I| v.to_f64(), |a, b| a + b))
+            } else {
+                fold(x, axes, Reducer::new(1.0, |v: I| v.to_f64(), |a, b| a * b))
+            }),
+        };
         return dispatch!(out, O => write(acc, &shape, O::from_f64));
     }
     let acc = dispatch!(x.dtype, I => if is_sum {
-        fold(x, axes, 0i64, |v: I| v.to_i64(), i64::wrapping_add)
+        fold(x, axes, Reducer::new(0i64, |v: I| v.to_i64(), i64::wrapping_add))
     } else {
-        fold(x, axes, 1i64, |v: I| v.to_i64(), i64::wrapping_mul)
+        fold(x, axes, Reducer::new(1i64, |v: I| v.to_i64(), i64::wrapping_mul))
     });
     // `as` truncates to the output width: wrapping in 64 bits then truncating gives the
     // bits wrapping in the output width would.
@@ -561,29 +642,36 @@ pub fn reduce(op: ReduceOp, x: &Tensor, axes: &[usize], out: DType) -> Result<Te
         ReduceOp::All | ReduceOp::Any => {
             let shape = keepdims_shape(&x.shape, axes);
             let acc = dispatch!(x.dtype, I => if op == ReduceOp::All {
-                fold(x, axes, true, |v: I| v.to_bool(), |a, b| a & b)
+                fold(x, axes, Reducer::new(true, |v: I| v.to_bool(), |a, b| a & b))
             } else {
-                fold(x, axes, false, |v: I| v.to_bool(), |a, b| a | b)
+                fold(x, axes, Reducer::new(false, |v: I| v.to_bool(), |a, b| a | b))
             });
             write(acc, &shape, |a| a)
         }
         ReduceOp::Max | ReduceOp::Min => {
             let is_max = op == ReduceOp::Max;
             match x.dtype {
-                DType::Float16 => extremum(x, axes, is_max, f16::to_f32, f16::from_f32),
-                DType::BFloat16 => extremum(x, axes, is_max, bf16::to_f32, bf16::from_f32),
-                DType::Bool => extremum(x, axes, is_max, |v: bool| v, |v| v),
-                DType::UInt8 => extremum(x, axes, is_max, |v: u8| v, |v| v),
-                DType::UInt16 => extremum(x, axes, is_max, |v: u16| v, |v| v),
-                DType::UInt32 => extremum(x, axes, is_max, |v: u32| v, |v| v),
-                DType::UInt64 => extremum(x, axes, is_max, |v: u64| v, |v| v),
-                DType::Int8 => extremum(x, axes, is_max, |v: i8| v, |v| v),
-                DType::Int16 => extremum(x, axes, is_max, |v: i16| v, |v| v),
-                DType::Int32 => extremum(x, axes, is_max, |v: i32| v, |v| v),
-                DType::Int64 => extremum(x, axes, is_max, |v: i64| v, |v| v),
-                DType::Float32 => extremum(x, axes, is_max, |v: f32| v, |v| v),
-                DType::Float64 => extremum(x, axes, is_max, |v: f64| v, |v| v),
-                DType::Complex64 => extremum(x, axes, is_max, |v: Complex| v, |v| v),
+                DType::Float16 => extremum(x, axes, is_max, f16::to_f32, f16::from_f32, None),
+                DType::BFloat16 => extremum(x, axes, is_max, bf16::to_f32, bf16::from_f32, None),
+                DType::Bool => extremum(x, axes, is_max, |v: bool| v, |v| v, None),
+                DType::UInt8 => extremum(x, axes, is_max, |v: u8| v, |v| v, None),
+                DType::UInt16 => extremum(x, axes, is_max, |v: u16| v, |v| v, None),
+                DType::UInt32 => extremum(x, axes, is_max, |v: u32| v, |v| v, None),
+                DType::UInt64 => extremum(x, axes, is_max, |v: u64| v, |v| v, None),
+                DType::Int8 => extremum(x, axes, is_max, |v: i8| v, |v| v, None),
+                DType::Int16 => extremum(x, axes, is_max, |v: i16| v, |v| v, None),
+                DType::Int32 => extremum(x, axes, is_max, |v: i32| v, |v| v, None),
+                DType::Int64 => extremum(x, axes, is_max, |v: i64| v, |v| v, None),
+                DType::Float32 => extremum(
+                    x,
+                    axes,
+                    is_max,
+                    |v: f32| v,
+                    |v| v,
+                    f32_extreme_kernels(is_max),
+                ),
+                DType::Float64 => extremum(x, axes, is_max, |v: f64| v, |v| v, None),
+                DType::Complex64 => extremum(x, axes, is_max, |v: Complex| v, |v| v, None),
             }
         }
     }
@@ -644,6 +732,7 @@ fn arg_blocks<I: Element, A: Ordered>(
     b: Blocks,
     is_max: bool,
     load: &(impl Fn(I) -> A + Sync),
+    extreme_run: Option<fn(&[I::Storage]) -> A>,
     index: &mut [u32],
 ) {
     let parallel = parallel(data.len());
@@ -652,7 +741,9 @@ fn arg_blocks<I: Element, A: Ordered>(
     // the block is still in cache), so a row is read from memory once.
     let arg_row = |row: &[I::Storage], parallel: bool| -> u32 {
         let extreme = |block: &[I::Storage]| {
-            if is_max {
+            if let Some(run) = extreme_run {
+                run(block)
+            } else if is_max {
                 fold_contiguous(block, A::LOWEST, load, &max_nan::<A>)
             } else {
                 fold_contiguous(block, A::HIGHEST, load, &min_nan::<A>)
@@ -747,6 +838,7 @@ fn arg_extremum<I: Element, A: Ordered>(
     axis: usize,
     is_max: bool,
     load: impl Fn(I) -> A + Sync,
+    extreme_run: Option<fn(&[I::Storage]) -> A>,
 ) -> Result<Tensor> {
     let shape = keepdims_shape(&x.shape, &[axis]);
     let out_size: usize = shape.iter().product();
@@ -756,7 +848,7 @@ fn arg_extremum<I: Element, A: Ordered>(
     let mut out = Tensor::uninit(DType::UInt32, &shape)?;
     let index = out.slice_mut::<u32>();
     if let Some(b) = blocks(x, &[axis]) {
-        arg_blocks(x.slice::<I>(), b, is_max, &load, index);
+        arg_blocks(x.slice::<I>(), b, is_max, &load, extreme_run, index);
         return Ok(out);
     }
     let smallest_other = (0..x.ndim())
@@ -813,20 +905,26 @@ fn arg_extremum<I: Element, A: Ordered>(
 pub fn arg_reduce(op: ArgReduceOp, x: &Tensor, axis: usize) -> Result<Tensor> {
     let is_max = op == ArgReduceOp::ArgMax;
     match x.dtype {
-        DType::Float16 => arg_extremum(x, axis, is_max, f16::to_f32),
-        DType::BFloat16 => arg_extremum(x, axis, is_max, bf16::to_f32),
-        DType::Bool => arg_extremum(x, axis, is_max, |v: bool| v),
-        DType::UInt8 => arg_extremum(x, axis, is_max, |v: u8| v),
-        DType::UInt16 => arg_extremum(x, axis, is_max, |v: u16| v),
-        DType::UInt32 => arg_extremum(x, axis, is_max, |v: u32| v),
-        DType::UInt64 => arg_extremum(x, axis, is_max, |v: u64| v),
-        DType::Int8 => arg_extremum(x, axis, is_max, |v: i8| v),
-        DType::Int16 => arg_extremum(x, axis, is_max, |v: i16| v),
-        DType::Int32 => arg_extremum(x, axis, is_max, |v: i32| v),
-        DType::Int64 => arg_extremum(x, axis, is_max, |v: i64| v),
-        DType::Float32 => arg_extremum(x, axis, is_max, |v: f32| v),
-        DType::Float64 => arg_extremum(x, axis, is_max, |v: f64| v),
-        DType::Complex64 => arg_extremum(x, axis, is_max, |v: Complex| v),
+        DType::Float16 => arg_extremum(x, axis, is_max, f16::to_f32, None),
+        DType::BFloat16 => arg_extremum(x, axis, is_max, bf16::to_f32, None),
+        DType::Bool => arg_extremum(x, axis, is_max, |v: bool| v, None),
+        DType::UInt8 => arg_extremum(x, axis, is_max, |v: u8| v, None),
+        DType::UInt16 => arg_extremum(x, axis, is_max, |v: u16| v, None),
+        DType::UInt32 => arg_extremum(x, axis, is_max, |v: u32| v, None),
+        DType::UInt64 => arg_extremum(x, axis, is_max, |v: u64| v, None),
+        DType::Int8 => arg_extremum(x, axis, is_max, |v: i8| v, None),
+        DType::Int16 => arg_extremum(x, axis, is_max, |v: i16| v, None),
+        DType::Int32 => arg_extremum(x, axis, is_max, |v: i32| v, None),
+        DType::Int64 => arg_extremum(x, axis, is_max, |v: i64| v, None),
+        DType::Float32 => arg_extremum(
+            x,
+            axis,
+            is_max,
+            |v: f32| v,
+            f32_extreme_kernels(is_max).map(|k| k.run),
+        ),
+        DType::Float64 => arg_extremum(x, axis, is_max, |v: f64| v, None),
+        DType::Complex64 => arg_extremum(x, axis, is_max, |v: Complex| v, None),
     }
 }
 

@@ -1,11 +1,11 @@
 //! The AVX2 + FMA path: 8 f32 lanes in a `__m256`.
 //!
-//! The vector types are only created inside [`run`], whose caller has checked that the CPU
+//! The vector types are only created inside [`run`] and [`folds`], whose callers have checked that the CPU
 //! supports AVX2 and FMA; that is what makes the intrinsic calls below sound.
 
-use super::math;
 use super::vector::{Mask, Vector, Wide};
 use super::Function;
+use super::{fold, math};
 use std::arch::x86_64::*;
 use std::ops::{Add, BitAnd, BitOr, Div, Mul, Not, Sub};
 
@@ -16,6 +16,39 @@ use std::ops::{Add, BitAnd, BitOr, Div, Mul, Not, Sub};
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn run(f: Function, src: *const f32, dst: *mut f32, n: usize) {
     math::run::<F32x8>(f, src, dst, n)
+}
+
+/// The f32 reductions of [`fold`] on this path.
+///
+/// # Safety (of each function)
+/// The CPU must support AVX2 and FMA.
+pub(super) mod folds {
+    use super::{fold, F32x8};
+
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn sum(data: &[f32]) -> f64 {
+        fold::sum::<F32x8>(data)
+    }
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn max(data: &[f32]) -> f32 {
+        fold::extreme::<F32x8, true>(data)
+    }
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn min(data: &[f32]) -> f32 {
+        fold::extreme::<F32x8, false>(data)
+    }
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn add_row(acc: &mut [f64], row: &[f32]) {
+        fold::add_row::<F32x8>(acc, row)
+    }
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn max_row(acc: &mut [f32], row: &[f32]) {
+        fold::extreme_row::<F32x8, true>(acc, row)
+    }
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn min_row(acc: &mut [f32], row: &[f32]) {
+        fold::extreme_row::<F32x8, false>(acc, row)
+    }
 }
 
 #[derive(Copy, Clone)]
@@ -237,6 +270,27 @@ impl Wide for F64x4 {
     fn splat(v: f64) -> Self {
         // SAFETY: see the module documentation.
         F64x4(unsafe { _mm256_set1_pd(v) })
+    }
+    #[inline(always)]
+    unsafe fn load(ptr: *const f64) -> Self {
+        F64x4(_mm256_loadu_pd(ptr))
+    }
+    #[inline(always)]
+    unsafe fn store(self, ptr: *mut f64) {
+        _mm256_storeu_pd(ptr, self.0)
+    }
+    #[inline(always)]
+    fn sum(self) -> f64 {
+        // SAFETY: see the module documentation.
+        unsafe {
+            {
+                let pairs = _mm_add_pd(
+                    _mm256_castpd256_pd128(self.0),
+                    _mm256_extractf128_pd::<1>(self.0),
+                );
+                _mm_cvtsd_f64(_mm_add_sd(pairs, _mm_unpackhi_pd(pairs, pairs)))
+            }
+        }
     }
     #[inline(always)]
     fn mul_add(self, b: Self, c: Self) -> Self {

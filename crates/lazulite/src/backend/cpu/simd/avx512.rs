@@ -1,11 +1,11 @@
 //! The AVX-512F path: 16 f32 lanes in a `__m512`, masks in a `__mmask16`.
 //!
-//! The vector types are only created inside [`run`], whose caller has checked that the CPU
+//! The vector types are only created inside [`run`] and [`folds`], whose callers have checked that the CPU
 //! supports AVX-512F; that is what makes the intrinsic calls below sound.
 
-use super::math;
 use super::vector::{Mask, Vector, Wide};
 use super::Function;
+use super::{fold, math};
 use std::arch::x86_64::*;
 use std::ops::{Add, BitAnd, BitOr, Div, Mul, Not, Sub};
 
@@ -16,6 +16,39 @@ use std::ops::{Add, BitAnd, BitOr, Div, Mul, Not, Sub};
 #[target_feature(enable = "avx512f")]
 pub(super) unsafe fn run(f: Function, src: *const f32, dst: *mut f32, n: usize) {
     math::run::<F32x16>(f, src, dst, n)
+}
+
+/// The f32 reductions of [`fold`] on this path.
+///
+/// # Safety (of each function)
+/// The CPU must support AVX512F.
+pub(super) mod folds {
+    use super::{fold, F32x16};
+
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn sum(data: &[f32]) -> f64 {
+        fold::sum::<F32x16>(data)
+    }
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn max(data: &[f32]) -> f32 {
+        fold::extreme::<F32x16, true>(data)
+    }
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn min(data: &[f32]) -> f32 {
+        fold::extreme::<F32x16, false>(data)
+    }
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn add_row(acc: &mut [f64], row: &[f32]) {
+        fold::add_row::<F32x16>(acc, row)
+    }
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn max_row(acc: &mut [f32], row: &[f32]) {
+        fold::extreme_row::<F32x16, true>(acc, row)
+    }
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn min_row(acc: &mut [f32], row: &[f32]) {
+        fold::extreme_row::<F32x16, false>(acc, row)
+    }
 }
 
 #[derive(Copy, Clone)]
@@ -252,6 +285,19 @@ impl Wide for F64x8 {
     fn splat(v: f64) -> Self {
         // SAFETY: see the module documentation.
         F64x8(unsafe { _mm512_set1_pd(v) })
+    }
+    #[inline(always)]
+    unsafe fn load(ptr: *const f64) -> Self {
+        F64x8(_mm512_loadu_pd(ptr))
+    }
+    #[inline(always)]
+    unsafe fn store(self, ptr: *mut f64) {
+        _mm512_storeu_pd(ptr, self.0)
+    }
+    #[inline(always)]
+    fn sum(self) -> f64 {
+        // SAFETY: see the module documentation.
+        unsafe { _mm512_reduce_add_pd(self.0) }
     }
     #[inline(always)]
     fn mul_add(self, b: Self, c: Self) -> Self {

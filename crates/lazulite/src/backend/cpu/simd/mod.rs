@@ -14,6 +14,8 @@ mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 #[cfg(target_arch = "x86_64")]
+mod fold;
+#[cfg(target_arch = "x86_64")]
 mod math;
 mod tensor;
 #[cfg(test)]
@@ -144,6 +146,60 @@ impl Isa {
             requested.min(Isa::detected())
         })
     }
+}
+
+/// The f32 reductions written over the lane types ([`fold`]): whole runs and rows added
+/// into a row of accumulators. Sums accumulate in f64; max and min propagate NaN.
+#[derive(Copy, Clone)]
+pub struct Folds {
+    /// The sum of a run.
+    pub sum: fn(&[f32]) -> f64,
+    /// The largest value of a run (-inf if empty).
+    pub max: fn(&[f32]) -> f32,
+    /// The smallest value of a run (+inf if empty).
+    pub min: fn(&[f32]) -> f32,
+    /// `acc[i] += row[i]` for every accumulator (`row` at least as long).
+    pub add_row: fn(&mut [f64], &[f32]),
+    /// `acc[i] = max(acc[i], row[i])`, a NaN on either side winning.
+    pub max_row: fn(&mut [f32], &[f32]),
+    /// `acc[i] = min(acc[i], row[i])`, a NaN on either side winning.
+    pub min_row: fn(&mut [f32], &[f32]),
+}
+
+/// The [`Folds`] of the active path, or `None` on the scalar path (where the generic
+/// folds of `backend::cpu::reduce` serve).
+pub fn folds() -> Option<Folds> {
+    folds_of(Isa::active())
+}
+
+/// The [`Folds`] of `isa`, or `None` for the scalar path or a path this CPU lacks.
+pub fn folds_of(isa: Isa) -> Option<Folds> {
+    if isa > Isa::detected() {
+        return None;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        macro_rules! table {
+            ($path:ident) => {
+                // SAFETY (every call): the table of a path is only handed out when the CPU
+                // supports that path (checked above).
+                Some(Folds {
+                    sum: |d| unsafe { $path::folds::sum(d) },
+                    max: |d| unsafe { $path::folds::max(d) },
+                    min: |d| unsafe { $path::folds::min(d) },
+                    add_row: |a, r| unsafe { $path::folds::add_row(a, r) },
+                    max_row: |a, r| unsafe { $path::folds::max_row(a, r) },
+                    min_row: |a, r| unsafe { $path::folds::min_row(a, r) },
+                })
+            };
+        }
+        match isa {
+            Isa::Avx512 => return table!(avx512),
+            Isa::Avx2 => return table!(avx2),
+            Isa::Scalar => {}
+        }
+    }
+    None
 }
 
 /// Runs `body` compiled for the active path's instruction set, so that plain Rust loops

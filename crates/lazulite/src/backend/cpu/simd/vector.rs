@@ -83,9 +83,21 @@ pub(super) trait Wide:
     Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self>
 {
     fn splat(v: f64) -> Self;
+    /// Reads half a [`Vector`]'s lane count of values; `ptr` needs no alignment.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reading that many f64 values.
+    unsafe fn load(ptr: *const f64) -> Self;
+    /// Writes the lanes; `ptr` needs no alignment.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for writing that many f64 values.
+    unsafe fn store(self, ptr: *mut f64);
     /// `self * b + c` with one rounding.
     fn mul_add(self, b: Self, c: Self) -> Self;
     fn sqrt(self) -> Self;
     /// Round half to even.
     fn round(self) -> Self;
+    /// The sum of the lanes.
+    fn sum(self) -> f64;
 }
