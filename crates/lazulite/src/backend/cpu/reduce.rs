@@ -4,7 +4,9 @@
 //! Contiguous inputs whose reduced axes are adjacent (everything, the last axes, or a
 //! block of middle or leading axes) are seen as `[outer, reduced, inner]`: rows are
 //! folded with several independent accumulators (vectorised), and a reduced block
-//! followed by kept axes adds whole input rows into a row of accumulators. Large inputs
+//! followed by kept axes adds whole input rows into a row of accumulators. float32 sum,
+//! max and min (the hot cases) run both loops as explicit vector code
+//! (`simd::fold`, through [`Reducer`]'s kernels) rather than relying on LLVM. Large inputs
 //! are split across the rayon pool by output rows, column bands or fixed-size blocks of
 //! a row, always combined in the same order, so results do not depend on the number of
 //! threads. Other layouts walk the input once in the order of decreasing stride.
