@@ -77,6 +77,11 @@ const MAX_RADIX: usize = 13;
 /// Transforms with at least this many elements in all spread their rows over threads.
 const PARALLEL_MIN: usize = 1 << 15;
 
+/// Rows transformed together by one [`Plan::forward`] (a 16-lane vector's worth)...
+const BATCH: usize = 16;
+/// ... when their values, real and imaginary, take at most 512 KB.
+const BATCH_VALUES: usize = 1 << 16;
+
 /// One Stockham pass: `len = radix * m` points at stride `stride` (`stride * len = n`).
 struct Pass {
     radix: usize,
@@ -168,7 +173,7 @@ impl Plan {
             }
         }
         let mut scratch = Scratch::new(&inner, len);
-        inner.forward(&mut kernel_re, &mut kernel_im, &mut scratch);
+        inner.forward(&mut kernel_re, &mut kernel_im, 1, &mut scratch);
         let scale = 1.0 / len as f32;
         kernel_re.iter_mut().for_each(|v| *v *= scale);
         kernel_im.iter_mut().for_each(|v| *v *= scale);
@@ -228,8 +233,16 @@ impl Plan {
         }
     }
 
-    /// Replaces `(re, im)` (length `n`) by its forward transform.
-    fn forward(&self, re: &mut [f32], im: &mut [f32], scratch: &mut Scratch) {
+    /// Whether [`Plan::forward`] can transform several rows at once.
+    fn batches(&self) -> bool {
+        matches!(self, Plan::Stockham(_))
+    }
+
+    /// Replaces `(re, im)` by its forward transform: one row, or (for a plan that
+    /// [`Plan::batches`]) `batch` rows interleaved, value `t` of row `b` at `t * batch + b`.
+    /// Interleaved rows share every twiddle, so the short runs of the first passes become
+    /// runs of `batch` times their length, which vectorise.
+    fn forward(&self, re: &mut [f32], im: &mut [f32], batch: usize, scratch: &mut Scratch) {
         match self {
             Plan::Stockham(passes) => {
                 let n = re.len();
@@ -237,9 +250,9 @@ impl Plan {
                 let mut in_scratch = false;
                 for pass in passes {
                     if in_scratch {
-                        pass.run(sre, sim, re, im);
+                        pass.run(sre, sim, re, im, batch);
                     } else {
-                        pass.run(re, im, sre, sim);
+                        pass.run(re, im, sre, sim, batch);
                     }
                     in_scratch = !in_scratch;
                 }
@@ -248,7 +261,10 @@ impl Plan {
                     im.copy_from_slice(sim);
                 }
             }
-            Plan::Bluestein(b) => b.forward(re, im, scratch),
+            Plan::Bluestein(b) => {
+                debug_assert_eq!(batch, 1, "Bluestein plans transform one row at a time");
+                b.forward(re, im, scratch)
+            }
         }
     }
 }
@@ -268,7 +284,7 @@ impl Bluestein {
         }
         are[n..].fill(0.0);
         aim[n..].fill(0.0);
-        self.inner.forward(are, aim, inner);
+        self.inner.forward(are, aim, 1, inner);
         // Pointwise product with the kernel, conjugated so that a forward transform
         // computes the inverse one: conj(F(conj(z))) = F^-1(z) * len.
         for k in 0..self.len {
@@ -277,7 +293,7 @@ impl Bluestein {
             are[k] = ar * br - ai * bi;
             aim[k] = -(ar * bi + ai * br);
         }
-        self.inner.forward(are, aim, inner);
+        self.inner.forward(are, aim, 1, inner);
         for k in 0..n {
             let (cr, ci) = (are[k], -aim[k]);
             let (c, s) = (self.chirp_re[k], self.chirp_im[k]);
@@ -290,9 +306,9 @@ impl Bluestein {
 impl Pass {
     /// One decimation-in-frequency Stockham pass from `(xr, xi)` to `(yr, yi)`: for each
     /// `p < m`, the `radix`-point DFT of the inputs `p + j m`, twiddled, goes to outputs
-    /// `radix p + k`; each "point" is a contiguous run of `stride` values.
-    fn run(&self, xr: &[f32], xi: &[f32], yr: &mut [f32], yi: &mut [f32]) {
-        let (m, s, r) = (self.m, self.stride, self.radix);
+    /// `radix p + k`; each "point" is a contiguous run of `stride * batch` values.
+    fn run(&self, xr: &[f32], xi: &[f32], yr: &mut [f32], yi: &mut [f32], batch: usize) {
+        let (m, s, r) = (self.m, self.stride * batch, self.radix);
         for p in 0..m {
             let tw = p * (r - 1);
             let (twr, twi) = (
@@ -318,7 +334,7 @@ impl Pass {
                 3 => radix3([input(0), input(1), input(2)], twr, twi, yr, yi, s),
                 _ => {
                     let inputs: Vec<(&[f32], &[f32])> = (0..r).map(input).collect();
-                    self.radix_any(&inputs, twr, twi, yr, yi);
+                    self.radix_any(&inputs, twr, twi, yr, yi, s);
                 }
             }
         }
@@ -334,8 +350,9 @@ impl Pass {
         twi: &[f32],
         yr: &mut [f32],
         yi: &mut [f32],
+        s: usize,
     ) {
-        let (s, r) = (self.stride, self.radix);
+        let r = self.radix;
         for k in 0..r {
             let (outr, outi) = (&mut yr[k * s..(k + 1) * s], &mut yi[k * s..(k + 1) * s]);
             outr.copy_from_slice(inputs[0].0);
@@ -537,45 +554,81 @@ pub fn fft(x: Tensor, axis: usize, n: usize, transform: Transform, scale: f64) -
         _ => out.data_ptr_mut::<Complex>() as *mut u8,
     });
     let bytes = x.buf.bytes();
+    // Fills `(re, im)` with the complex row the transform of row `r` starts from.
+    let load = |base: isize, re: &mut [f32], im: &mut [f32]| match (&twiddles, transform) {
+        (None, _) => load_row(bytes, transform, base, in_stride, n, re, im),
+        (Some(_), Transform::RealForward) => {
+            let data: &[f32] = bytemuck::cast_slice(bytes);
+            for j in 0..len {
+                re[j] = data[(base + 2 * j as isize * in_stride) as usize];
+                im[j] = data[(base + (2 * j + 1) as isize * in_stride) as usize];
+            }
+        }
+        (Some(tw), _) => join_halves(bytes, base, in_stride, tw, re, im),
+    };
+    // Rows of a batch are transformed together (see `Plan::forward`); the batch's lanes
+    // stay in the L2 cache.
+    let batch_of = |rows: usize| {
+        if plan.batches() && len * BATCH <= BATCH_VALUES {
+            BATCH.min(rows)
+        } else {
+            1
+        }
+    };
     let run_rows = |lo: usize, hi: usize| {
-        let mut re = vec![0.0f32; len];
-        let mut im = vec![0.0f32; len];
-        let mut scratch = Scratch::new(&plan, len);
+        let batch = batch_of(hi - lo);
+        let (mut re, mut im) = (vec![0.0f32; len], vec![0.0f32; len]);
+        let (mut batch_re, mut batch_im) = (vec![0.0f32; len * batch], vec![0.0f32; len * batch]);
+        let mut scratch = Scratch::new(&plan, len * batch);
         // The joined spectrum (or signal) of a half-length real transform.
         let joined = if half { n } else { 0 };
         let (mut joined_re, mut joined_im) = (vec![0.0f32; joined], vec![0.0f32; joined]);
-        for (r, &base) in bases.iter().enumerate().take(hi).skip(lo) {
-            let start = (r / inner) * out_len * inner + r % inner;
-            let row = |re: &[f32], im: &[f32]| {
-                // SAFETY: rows write disjoint output positions `start + k * inner`,
-                // `k < out_len`.
-                unsafe { store_row(out_ptr.get(), transform, start, inner, re, im, scale) };
-            };
-            match (&twiddles, transform) {
-                (None, _) => {
-                    load_row(bytes, transform, base, in_stride, n, &mut re, &mut im);
-                    plan.forward(&mut re, &mut im, &mut scratch);
-                    row(&re[..out_len], &im[..out_len]);
-                }
-                (Some(tw), Transform::RealForward) => {
-                    let data: &[f32] = bytemuck::cast_slice(bytes);
-                    for j in 0..len {
-                        re[j] = data[(base + 2 * j as isize * in_stride) as usize];
-                        im[j] = data[(base + (2 * j + 1) as isize * in_stride) as usize];
+        for first in (lo..hi).step_by(batch) {
+            let group = first..(first + batch).min(hi);
+            let b = group.len();
+            let (bre, bim) = (&mut batch_re[..len * b], &mut batch_im[..len * b]);
+            if b == 1 {
+                load(bases[first], bre, bim);
+            } else {
+                for (i, r) in group.clone().enumerate() {
+                    load(bases[r], &mut re, &mut im);
+                    for t in 0..len {
+                        bre[t * b + i] = re[t];
+                        bim[t * b + i] = im[t];
                     }
-                    plan.forward(&mut re, &mut im, &mut scratch);
-                    let (xr, xi) = (&mut joined_re[..out_len], &mut joined_im[..out_len]);
-                    split_halves(&re, &im, tw, xr, xi);
-                    row(xr, xi);
                 }
-                (Some(tw), _) => {
-                    join_halves(bytes, base, in_stride, tw, &mut re, &mut im);
-                    plan.forward(&mut re, &mut im, &mut scratch);
-                    for j in 0..len {
-                        joined_re[2 * j] = re[j];
-                        joined_re[2 * j + 1] = -im[j];
+            }
+            plan.forward(bre, bim, b, &mut scratch);
+            for (i, r) in group.enumerate() {
+                let (re, im) = if b == 1 {
+                    (&bre[..], &bim[..])
+                } else {
+                    for t in 0..len {
+                        re[t] = bre[t * b + i];
+                        im[t] = bim[t * b + i];
                     }
-                    row(&joined_re, &[]);
+                    (&re[..], &im[..])
+                };
+                let start = (r / inner) * out_len * inner + r % inner;
+                let row = |re: &[f32], im: &[f32]| {
+                    // SAFETY: rows write disjoint output positions `start + k * inner`,
+                    // `k < out_len`.
+                    unsafe { store_row(out_ptr.get(), transform, start, inner, re, im, scale) };
+                };
+                match (&twiddles, transform) {
+                    (None, _) => row(&re[..out_len], &im[..out_len]),
+                    (Some(tw), Transform::RealForward) => {
+                        let (xr, xi) = (&mut joined_re[..out_len], &mut joined_im[..out_len]);
+                        split_halves(re, im, tw, xr, xi);
+                        row(xr, xi);
+                    }
+                    (Some(_), _) => {
+                        for j in 0..len {
+                            joined_re[2 * j] = re[j];
+                            joined_re[2 * j + 1] = -im[j];
+                        }
+                        row(&joined_re, &[]);
+                    }
                 }
             }
         }
@@ -771,11 +824,34 @@ mod tests {
             let mut re: Vec<f32> = x.iter().map(|v| v.0 as f32).collect();
             let mut im: Vec<f32> = x.iter().map(|v| v.1 as f32).collect();
             let mut scratch = Scratch::new(&plan, n);
-            plan.forward(&mut re, &mut im, &mut scratch);
+            plan.forward(&mut re, &mut im, 1, &mut scratch);
             let norm = expected.iter().map(|v| v.0.hypot(v.1)).fold(0.0, f64::max);
             for k in 0..n {
                 let err = (re[k] as f64 - expected[k].0).hypot(im[k] as f64 - expected[k].1);
                 assert!(err <= 1e-5 * norm.max(1.0), "n={n} k={k} err={err}");
+            }
+            if !plan.batches() {
+                continue;
+            }
+            // Three interleaved rows: the row above, its negation and its conjugate.
+            let rows: [fn((f64, f64)) -> (f64, f64); 3] =
+                [|v| v, |v| (-v.0, -v.1), |v| (v.0, -v.1)];
+            let mut re = vec![0.0f32; 3 * n];
+            let mut im = vec![0.0f32; 3 * n];
+            for (b, f) in rows.iter().enumerate() {
+                for (t, &v) in x.iter().enumerate() {
+                    (re[t * 3 + b], im[t * 3 + b]) = (f(v).0 as f32, f(v).1 as f32);
+                }
+            }
+            let mut scratch = Scratch::new(&plan, 3 * n);
+            plan.forward(&mut re, &mut im, 3, &mut scratch);
+            for (b, f) in rows.iter().enumerate() {
+                let expected = naive(&x.iter().map(|&v| f(v)).collect::<Vec<_>>());
+                for k in 0..n {
+                    let (r, i) = (re[k * 3 + b] as f64, im[k * 3 + b] as f64);
+                    let err = (r - expected[k].0).hypot(i - expected[k].1);
+                    assert!(err <= 1e-5 * norm.max(1.0), "n={n} row {b} k={k} err={err}");
+                }
             }
         }
     }

@@ -211,7 +211,11 @@ mod tests {
                 let mut acc = start.clone();
                 (f.add_row)(&mut acc, &row);
                 for i in 0..n {
-                    assert_eq!(acc[i], start[i] + row[i] as f64, "{isa:?} add_row {n} at {i}");
+                    assert_eq!(
+                        acc[i],
+                        start[i] + row[i] as f64,
+                        "{isa:?} add_row {n} at {i}"
+                    );
                 }
 
                 if n > 2 {
