@@ -577,7 +577,8 @@ pub fn fft(x: Tensor, axis: usize, n: usize, transform: Transform, scale: f64) -
     };
     let run_rows = |lo: usize, hi: usize| {
         let batch = batch_of(hi - lo);
-        let (mut re, mut im) = (vec![0.0f32; len], vec![0.0f32; len]);
+        // The batch's rows one after another, and the same values interleaved.
+        let (mut rows_re, mut rows_im) = (vec![0.0f32; len * batch], vec![0.0f32; len * batch]);
         let (mut batch_re, mut batch_im) = (vec![0.0f32; len * batch], vec![0.0f32; len * batch]);
         let mut scratch = Scratch::new(&plan, len * batch);
         // The joined spectrum (or signal) of a half-length real transform.
@@ -586,29 +587,25 @@ pub fn fft(x: Tensor, axis: usize, n: usize, transform: Transform, scale: f64) -
         for first in (lo..hi).step_by(batch) {
             let group = first..(first + batch).min(hi);
             let b = group.len();
-            let (bre, bim) = (&mut batch_re[..len * b], &mut batch_im[..len * b]);
-            if b == 1 {
-                load(bases[first], bre, bim);
-            } else {
-                for (i, r) in group.clone().enumerate() {
-                    load(bases[r], &mut re, &mut im);
-                    for t in 0..len {
-                        bre[t * b + i] = re[t];
-                        bim[t * b + i] = im[t];
-                    }
-                }
+            let (rre, rim) = (&mut rows_re[..len * b], &mut rows_im[..len * b]);
+            for ((r, re), im) in group
+                .clone()
+                .zip(rre.chunks_mut(len))
+                .zip(rim.chunks_mut(len))
+            {
+                load(bases[r], re, im);
             }
-            plan.forward(bre, bim, b, &mut scratch);
-            for (i, r) in group.enumerate() {
-                let (re, im) = if b == 1 {
-                    (&bre[..], &bim[..])
-                } else {
-                    for t in 0..len {
-                        re[t] = bre[t * b + i];
-                        im[t] = bim[t * b + i];
-                    }
-                    (&re[..], &im[..])
-                };
+            if b == 1 {
+                plan.forward(rre, rim, 1, &mut scratch);
+            } else {
+                let (bre, bim) = (&mut batch_re[..len * b], &mut batch_im[..len * b]);
+                interleave(rre, bre, b);
+                interleave(rim, bim, b);
+                plan.forward(bre, bim, b, &mut scratch);
+                deinterleave(bre, rre, b);
+                deinterleave(bim, rim, b);
+            }
+            for ((r, re), im) in group.zip(rre.chunks(len)).zip(rim.chunks(len)) {
                 let start = (r / inner) * out_len * inner + r % inner;
                 let row = |re: &[f32], im: &[f32]| {
                     // SAFETY: rows write disjoint output positions `start + k * inner`,
@@ -643,6 +640,33 @@ pub fn fft(x: Tensor, axis: usize, n: usize, transform: Transform, scale: f64) -
         run_rows(0, rows);
     }
     Ok(out)
+}
+
+/// Rows transposed between `b` rows one after another (`from[i * len + t]`) and the same
+/// values interleaved (`to[t * b + i]`), in tiles of both that stay in the L1 cache.
+fn interleave(from: &[f32], to: &mut [f32], b: usize) {
+    let len = from.len() / b;
+    for t0 in (0..len).step_by(BATCH) {
+        let t1 = (t0 + BATCH).min(len);
+        for (i, row) in from.chunks_exact(len).enumerate() {
+            for t in t0..t1 {
+                to[t * b + i] = row[t];
+            }
+        }
+    }
+}
+
+/// The inverse of [`interleave`].
+fn deinterleave(from: &[f32], to: &mut [f32], b: usize) {
+    let len = from.len() / b;
+    for t0 in (0..len).step_by(BATCH) {
+        let t1 = (t0 + BATCH).min(len);
+        for (i, row) in to.chunks_exact_mut(len).enumerate() {
+            for t in t0..t1 {
+                row[t] = from[t * b + i];
+            }
+        }
+    }
 }
 
 /// Fills `(re, im)` with the `n` complex values a forward transform of the row at `base`
@@ -705,8 +729,13 @@ fn load_row(
 /// transform) and `O_k = (Z_k - conj Z_h-k) / 2i` (the odd ones'), `X_k = E_k + w^k O_k`.
 fn split_halves(zr: &[f32], zi: &[f32], tw: &HalfTwiddles, xr: &mut [f32], xi: &mut [f32]) {
     let h = zr.len();
-    for k in 0..=h {
-        let (a, b) = (k % h, (h - k) % h);
+    // Indices k and h - k, both taken modulo h (without a division per element).
+    let pairs = (0..=h).map(|k| match k {
+        0 => (0, 0),
+        k if k == h => (0, 0),
+        k => (k, h - k),
+    });
+    for (k, (a, b)) in pairs.enumerate() {
         let (er, ei) = (0.5 * (zr[a] + zr[b]), 0.5 * (zi[a] - zi[b]));
         let (dr, di) = (0.5 * (zr[a] - zr[b]), 0.5 * (zi[a] + zi[b]));
         // O = -i D.
