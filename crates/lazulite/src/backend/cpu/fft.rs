@@ -863,8 +863,8 @@ mod tests {
                 continue;
             }
             // Three interleaved rows: the row above, its negation and its conjugate.
-            let rows: [fn((f64, f64)) -> (f64, f64); 3] =
-                [|v| v, |v| (-v.0, -v.1), |v| (v.0, -v.1)];
+            type Map = fn((f64, f64)) -> (f64, f64);
+            let rows: [Map; 3] = [|v| v, |v| (-v.0, -v.1), |v| (v.0, -v.1)];
             let mut re = vec![0.0f32; 3 * n];
             let mut im = vec![0.0f32; 3 * n];
             for (b, f) in rows.iter().enumerate() {

@@ -147,10 +147,13 @@ struct Reducer<I: Element, A, L, C> {
     kernels: Option<Kernels<I, A>>,
 }
 
+/// A kernel folding a contiguous run of elements into one accumulator.
+type RunKernel<I, A> = fn(&[<I as Element>::Storage]) -> A;
+
 /// Hand-vectorised forms of a [`Reducer`]'s two inner loops.
 struct Kernels<I: Element, A> {
     /// The fold of a contiguous run.
-    run: fn(&[I::Storage]) -> A,
+    run: RunKernel<I, A>,
     /// Merges a row of elements into a row of accumulators (the row at least as long).
     row: fn(&mut [A], &[I::Storage]),
 }
@@ -734,7 +737,7 @@ fn arg_blocks<I: Element, A: Ordered>(
     b: Blocks,
     is_max: bool,
     load: &(impl Fn(I) -> A + Sync),
-    extreme_run: Option<fn(&[I::Storage]) -> A>,
+    extreme_run: Option<RunKernel<I, A>>,
     index: &mut [u32],
 ) {
     let parallel = parallel(data.len());
@@ -840,7 +843,7 @@ fn arg_extremum<I: Element, A: Ordered>(
     axis: usize,
     is_max: bool,
     load: impl Fn(I) -> A + Sync,
-    extreme_run: Option<fn(&[I::Storage]) -> A>,
+    extreme_run: Option<RunKernel<I, A>>,
 ) -> Result<Tensor> {
     let shape = keepdims_shape(&x.shape, &[axis]);
     let out_size: usize = shape.iter().product();
