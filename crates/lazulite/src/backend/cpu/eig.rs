@@ -130,24 +130,91 @@ fn reflector(alpha: f64, x: &mut [f64]) -> (f64, f64) {
     (beta, tau)
 }
 
-/// Scales rows and columns (`h <- D⁻¹ h D`, powers of two) to even out row and column
-/// norms, as LAPACK's `gebal` with `job = 'S'`. Returns the diagonal of `D`.
-fn balance(h: &mut [f64], n: usize) -> Vec<f64> {
+/// How [`balance`] transformed a matrix: `h' = D⁻¹ Pᵀ h P D`, with `P` the row and
+/// column exchanges `swaps` (in the order made) and `D` the diagonal `scale`.
+struct Balancing {
+    swaps: Vec<(usize, usize)>,
+    scale: Vec<f64>,
+}
+
+impl Balancing {
+    /// Maps an eigenvector of the balanced matrix's transpose back to the original's.
+    fn undo(&self, x: &mut [Cx]) {
+        for (v, s) in x.iter_mut().zip(&self.scale) {
+            *v = v.scale(1.0 / s);
+        }
+        for &(i, j) in self.swaps.iter().rev() {
+            x.swap(i, j);
+        }
+    }
+}
+
+/// Exchanges rows `i` and `j` and columns `i` and `j` of the `n x n` matrix `h`.
+fn exchange(h: &mut [f64], n: usize, i: usize, j: usize) {
+    if i == j {
+        return;
+    }
+    for r in 0..n {
+        h.swap(r * n + i, r * n + j);
+    }
+    for c in 0..n {
+        h.swap(i * n + c, j * n + c);
+    }
+}
+
+/// Balances `h` as LAPACK's `gebal` with `job = 'B'`: permutes rows and columns that
+/// isolate an eigenvalue to the bottom (rows) and left (columns), then scales the rest by
+/// powers of two to even out row and column norms.
+fn balance(h: &mut [f64], n: usize) -> Balancing {
     const RADIX: f64 = 2.0;
+    let mut swaps = Vec::new();
+    let mut scale = vec![1.0; n];
+    if n == 0 {
+        return Balancing { swaps, scale };
+    }
+    let (mut k, mut l) = (0, n - 1);
+    // Rows whose off-diagonal entries in columns 0..=l are zero go to position l.
+    let mut moved = true;
+    while moved {
+        moved = false;
+        for i in (0..=l).rev() {
+            if (0..=l).all(|j| j == i || h[i * n + j] == 0.0) {
+                exchange(h, n, i, l);
+                swaps.push((i, l));
+                moved = true;
+                if l == 0 {
+                    return Balancing { swaps, scale };
+                }
+                l -= 1;
+            }
+        }
+    }
+    // Columns whose off-diagonal entries in rows k..=l are zero go to position k.
+    moved = true;
+    while moved {
+        moved = false;
+        for j in k..=l {
+            if (k..=l).all(|i| i == j || h[i * n + j] == 0.0) {
+                exchange(h, n, j, k);
+                swaps.push((j, k));
+                moved = true;
+                k += 1;
+            }
+        }
+    }
     let sfmin1 = f64::MIN_POSITIVE / f64::EPSILON;
     let sfmax1 = 1.0 / sfmin1;
     let sfmin2 = sfmin1 * RADIX;
     let sfmax2 = 1.0 / sfmin2;
-    let mut scale = vec![1.0; n];
     let norm = |v: &mut dyn Iterator<Item = f64>| v.fold(0.0f64, |acc, x| acc.hypot(x));
     let mut unconverged = true;
     while unconverged {
         unconverged = false;
-        for i in 0..n {
-            let mut c = norm(&mut (0..n).map(|r| h[r * n + i]));
-            let mut r = norm(&mut (0..n).map(|k| h[i * n + k]));
-            let mut ca = (0..n).fold(0.0f64, |m, k| m.max(h[k * n + i].abs()));
-            let mut ra = (0..n).fold(0.0f64, |m, k| m.max(h[i * n + k].abs()));
+        for i in k..=l {
+            let mut c = norm(&mut (k..=l).map(|r| h[r * n + i]));
+            let mut r = norm(&mut (k..=l).map(|j| h[i * n + j]));
+            let mut ca = (0..=l).fold(0.0f64, |m, j| m.max(h[j * n + i].abs()));
+            let mut ra = (k..n).fold(0.0f64, |m, j| m.max(h[i * n + j].abs()));
             if c == 0.0 || r == 0.0 {
                 continue;
             }
@@ -179,13 +246,13 @@ fn balance(h: &mut [f64], n: usize) -> Vec<f64> {
             }
             scale[i] *= f;
             unconverged = true;
-            for k in 0..n {
-                h[i * n + k] /= f;
-                h[k * n + i] *= f;
+            for j in 0..n {
+                h[i * n + j] /= f;
+                h[j * n + i] *= f;
             }
         }
     }
-    scale
+    Balancing { swaps, scale }
 }
 
 /// Reduces `h` to upper Hessenberg form by Householder reflections (LAPACK's `gehd2`),
@@ -604,9 +671,9 @@ fn general_eigen_within(
     if a.iter().any(|x| !x.is_finite()) {
         return Err(Failure::NotFinite);
     }
-    // LAPACK's view of the row-major buffer: b = aᵀ, balanced to b' = D⁻¹ b D = q t qᵀ.
+    // LAPACK's view of the row-major buffer: b = aᵀ, balanced to b' = D⁻¹ Pᵀ b P D = q t qᵀ.
     let mut t = transposed(a, n, n);
-    let scale = balance(&mut t, n);
+    let balancing = balance(&mut t, n);
     let mut q: Vec<f64> = if vectors {
         (0..n * n)
             .map(|idx| if idx % (n + 1) == 0 { 1.0 } else { 0.0 })
@@ -627,7 +694,7 @@ fn general_eigen_within(
             vectors: Vec::new(),
         });
     }
-    // a = D⁻¹ q tᵀ qᵀ D, so x = D⁻¹ q y with tᵀ y = λ y. Reversing the order of the
+    // a = P D⁻¹ q tᵀ qᵀ D Pᵀ, so x = P D⁻¹ q y with tᵀ y = λ y. Reversing the order of the
     // indices (y = J z) turns the lower quasi-triangular tᵀ into the upper r = J tᵀ J.
     let r: Vec<f64> = (0..n * n)
         .map(|idx| t[(n - 1 - idx % n) * n + (n - 1 - idx / n)])
@@ -659,12 +726,9 @@ fn general_eigen_within(
         let smin = (f64::EPSILON * (lambda.re.abs() + lambda.im.abs())).max(smlnum);
         back_substitute(&r, n, lambda, &mut z, top, smin);
         let mut x: Vec<Cx> = (0..n)
-            .map(|i| {
-                (0..n)
-                    .fold(Cx::ZERO, |acc, j| acc + z[n - 1 - j].scale(q[i * n + j]))
-                    .scale(1.0 / scale[i])
-            })
+            .map(|i| (0..n).fold(Cx::ZERO, |acc, j| acc + z[n - 1 - j].scale(q[i * n + j])))
             .collect();
+        balancing.undo(&mut x);
         normalise(&mut x, pair);
         for (i, v) in x.iter().enumerate() {
             out[i * n + k] = *v;
