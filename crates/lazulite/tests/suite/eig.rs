@@ -172,6 +172,58 @@ fn known_decompositions_in_mlx_conventions() {
 }
 
 #[test]
+fn float64_results_equal_mlx_geev() {
+    // mx.linalg.eig(a, stream=mx.cpu) on float64 input (LAPACK dgeev), to 7 digits.
+    let upper = common::array(&[1.0, 2.0, 3.0, 0.0, 4.0, 5.0, 0.0, 0.0, -1.0], &[3, 3]);
+    let general = common::array(&[1.0, -2.0, 0.5, 3.0, 1.0, 2.0, -1.0, 0.5, 2.0], &[3, 3]);
+    let cases: [(&Array, Vec<C>, Vec<C>); 2] = [
+        (
+            &upper,
+            vec![(-1.0, 0.0), (4.0, 0.0), (1.0, 0.0)],
+            vec![
+                (-0.3333333, 0.0),
+                (0.5547002, 0.0),
+                (1.0, 0.0),
+                (-0.6666667, 0.0),
+                (0.8320503, 0.0),
+                (0.0, 0.0),
+                (0.6666667, 0.0),
+                (0.0, 0.0),
+                (0.0, 0.0),
+            ],
+        ),
+        (
+            &general,
+            vec![
+                (0.6795795, 2.5394585),
+                (0.6795795, -2.5394585),
+                (2.640841, 0.0),
+            ],
+            vec![
+                (-0.0803628, -0.6212005),
+                (-0.0803628, 0.6212005),
+                (-0.3052053, 0.0),
+                (-0.7417849, 0.0),
+                (-0.7417849, 0.0),
+                (0.4589899, 0.0),
+                (0.2393858, -0.0100652),
+                (0.2393858, 0.0100652),
+                (0.8343728, 0.0),
+            ],
+        ),
+    ];
+    for (a, w_mlx, v_mlx) in cases {
+        let (w, v) = linalg::eig(a).unwrap();
+        for (g, e) in complex_vec(&w).iter().zip(&w_mlx) {
+            assert!(dist(*g, *e) < 1e-6, "{g:?} vs {e:?}");
+        }
+        for (g, e) in complex_vec(&v).iter().zip(&v_mlx) {
+            assert!(dist(*g, *e) < 1e-6, "{g:?} vs {e:?}");
+        }
+    }
+}
+
+#[test]
 fn one_by_one_and_empty() {
     let a = common::array(&[-2.5], &[1, 1]);
     let (w, v) = linalg::eig(&a).unwrap();

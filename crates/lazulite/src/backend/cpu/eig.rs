@@ -193,7 +193,9 @@ fn balance(h: &mut [f64], n: usize) -> Balancing {
     moved = true;
     while moved {
         moved = false;
-        for j in k..=l {
+        // The range is fixed when the sweep starts (a Fortran DO loop) while k advances.
+        let first = k;
+        for j in first..=l {
             if (k..=l).all(|i| i == j || h[i * n + j] == 0.0) {
                 exchange(h, n, j, k);
                 swaps.push((j, k));
