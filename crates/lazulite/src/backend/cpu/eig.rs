@@ -1,5 +1,5 @@
 //! Eigen-decomposition of general real square matrices in float64, following LAPACK's
-//! `geev`: diagonal scaling (`gebal`), Householder reduction to upper Hessenberg form
+//! `geev`: balancing by permutation and diagonal scaling (`gebal`), Householder reduction to upper Hessenberg form
 //! (`gehd2`), the Francis double-shift QR algorithm to real Schur form (`lahqr`, with its
 //! deflation test, exceptional shifts and iteration budget), eigenvectors by
 //! back-substitution on the quasi-triangular factor (`trevc`) and the unit-norm,

@@ -1,5 +1,5 @@
 //! Matrix inverses, linear solves and factorisations (MLX's `linalg` namespace): the
-//! `Inverse`, `Solve`, `SolveTriangular`, `LuFactor`, `Qr`, `Svd` and `Eigh` primitives
+//! `Inverse`, `Solve`, `SolveTriangular`, `LuFactor`, `Qr`, `Svd`, `Eigh` and `Eig` primitives
 //! with their derivative and batching rules, and the ops composed from them (`tri_inv`,
 //! `cholesky_inv`, `lu`, `pinv`, `det`, `slogdet`). The `Cholesky` primitive's rules are
 //! here too.
@@ -1275,8 +1275,11 @@ fn check_eig(op: &str, a: &Array) -> Result<()> {
 /// (`[..., n, n]`, float32 or float64), both complex64 as in MLX. Computed as LAPACK's
 /// `geev` on the matrix MLX passes it, so the (unspecified) order of the eigenvalues and
 /// the phases of the eigenvectors are MLX's: a complex eigenvector's largest entry is
-/// real, conjugate pairs are adjacent with the positive imaginary part first. Evaluating
-/// a matrix with infinities or NaNs is a value error, as in NumPy.
+/// real, conjugate pairs are adjacent with the positive imaginary part first. float32
+/// input is decomposed in float64 (MLX uses float32 `sgeev`), so its eigenvector signs
+/// can differ from MLX's; float64 input gives MLX's results. Evaluating a matrix with
+/// infinities or NaNs is a value error, as in NumPy (MLX aborts). complex64 input, which
+/// MLX accepts, is not supported.
 ///
 /// ```
 /// use lazulite::{linalg, Array, Complex};
