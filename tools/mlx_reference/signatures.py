@@ -27,7 +27,7 @@ conv1d conv2d conv3d conv_general conv_transpose1d conv_transpose2d conv_transpo
 RANDOM = "key split seed uniform normal randint bernoulli truncated_normal gumbel laplace".split()
 LINALG = """
 norm inv tri_inv cholesky cholesky_inv pinv solve solve_triangular qr svd eigh eigvalsh lu
-lu_factor cross det slogdet
+lu_factor cross det slogdet eig eigvals
 """.split()
 METHODS = """
 sum prod max min mean var std logsumexp all any argmax argmin cumsum cumprod cummax cummin

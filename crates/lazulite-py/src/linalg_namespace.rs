@@ -193,6 +193,26 @@ bind! {
         /// Returns:
         ///     array: Eigenvalues in ascending order.
         eigvalsh(a: Arr, UPLO: &str = "L", *, stream) => la::eigvalsh(&a.0, UPLO);
+        /// Eigenvalues and right eigenvectors of a general square matrix.
+        ///
+        /// The result is always complex (``complex64``), even when the eigenvalues are
+        /// real. Conjugate pairs are adjacent, positive imaginary part first.
+        ///
+        /// Args:
+        ///     a (array): Square matrices ``(..., N, N)``, float32 or float64.
+        ///
+        /// Returns:
+        ///     tuple(array, array): Eigenvalues ``(..., N)`` and unit-norm eigenvectors
+        ///     ``(..., N, N)``; ``v[..., :, i]`` belongs to ``w[..., i]``.
+        eig(a: Arr, *, stream) => pair(la::eig(&a.0));
+        /// Eigenvalues of a general square matrix (``complex64``, not necessarily in order).
+        ///
+        /// Args:
+        ///     a (array): Square matrices ``(..., N, N)``, float32 or float64.
+        ///
+        /// Returns:
+        ///     array: The eigenvalues, shape ``(..., N)``.
+        eigvals(a: Arr, *, stream) => la::eigvals(&a.0);
         /// LU factorization with partial pivoting.
         ///
         /// Args:

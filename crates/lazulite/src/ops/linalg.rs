@@ -1098,7 +1098,7 @@ pub fn cholesky(a: &Array, upper: bool) -> Result<Array> {
 mod decompositions;
 mod norm;
 pub use decompositions::{
-    cholesky_inv, det, eigh, eigvalsh, inv, lu, lu_factor, pinv, qr, slogdet, solve,
+    cholesky_inv, det, eig, eigh, eigvals, eigvalsh, inv, lu, lu_factor, pinv, qr, slogdet, solve,
     solve_triangular, svd, tri_inv,
 };
 pub use norm::{cross, norm, NormOrd};

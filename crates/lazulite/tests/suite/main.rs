@@ -10,6 +10,7 @@ mod compile;
 mod composite;
 mod conv;
 mod dataflow;
+mod eig;
 mod elementwise;
 mod elementwise_paths;
 mod fft;

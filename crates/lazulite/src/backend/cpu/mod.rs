@@ -5,6 +5,7 @@ pub mod cholesky;
 pub mod conv;
 pub mod copy;
 pub mod dense;
+pub mod eig;
 pub mod eigh;
 pub mod elementwise;
 pub mod fft;

@@ -1,5 +1,5 @@
 //! Matrix inverses, linear solves and factorisations (MLX's `linalg` namespace): the
-//! `Inverse`, `Solve`, `SolveTriangular`, `LuFactor`, `Qr`, `Svd` and `Eigh` primitives
+//! `Inverse`, `Solve`, `SolveTriangular`, `LuFactor`, `Qr`, `Svd`, `Eigh` and `Eig` primitives
 //! with their derivative and batching rules, and the ops composed from them (`tri_inv`,
 //! `cholesky_inv`, `lu`, `pinv`, `det`, `slogdet`). The `Cholesky` primitive's rules are
 //! here too.
@@ -14,7 +14,7 @@
 use super::{cholesky, matmul, Cholesky};
 use crate::array::Array;
 use crate::backend::cpu::{
-    eigh as eigh_kernel, lu as lu_kernel, qr as qr_kernel, svd as svd_kernel,
+    eig as eig_kernel, eigh as eigh_kernel, lu as lu_kernel, qr as qr_kernel, svd as svd_kernel,
 };
 use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
@@ -1180,6 +1180,134 @@ pub fn eigh(a: &Array, uplo: &str) -> Result<(Array, Array)> {
 pub fn eigvalsh(a: &Array, uplo: &str) -> Result<Array> {
     let upper = check_eigh("eigvalsh", a, uplo)?;
     Ok(eigh_outputs(a, upper, false)?.remove(0))
+}
+
+// ---------------------------------------------------------------------------------------
+// Eig
+
+/// Eigen-decomposition of general square matrices: outputs `[w]` or `[w, v]`, complex64.
+/// Like MLX, it has no derivative rules (its vjp and jvp report "not implemented").
+pub(crate) struct Eig {
+    pub vectors: bool,
+}
+
+impl Eig {
+    fn op(&self) -> &'static str {
+        if self.vectors {
+            "eig"
+        } else {
+            "eigvals"
+        }
+    }
+}
+
+impl Primitive for Eig {
+    fn name(&self) -> &'static str {
+        "eig"
+    }
+
+    fn params(&self) -> String {
+        format!("vectors={}", self.vectors)
+    }
+
+    fn eval(&self, inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        eig_kernel::eig(&inputs[0], self.vectors, self.op())
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        let a = batch_to_front(&inputs[0], axes[0])?;
+        let outs = eig_outputs(&a, self.vectors);
+        let n = outs.len();
+        Ok((outs, vec![Some(0); n]))
+    }
+}
+
+fn eig_outputs(a: &Array, vectors: bool) -> Vec<Array> {
+    let mut specs = vec![OutputSpec {
+        shape: a.shape()[..a.ndim() - 1].to_vec(),
+        dtype: DType::Complex64,
+    }];
+    if vectors {
+        specs.push(OutputSpec {
+            shape: a.shape().to_vec(),
+            dtype: DType::Complex64,
+        });
+    }
+    Array::from_op_multi(Eig { vectors }, vec![a.clone()], specs)
+}
+
+/// MLX's checks for `eig`/`eigvals`: a (batch of) square float matrix. MLX also takes
+/// complex64 matrices; lazulite does not decompose those.
+fn check_eig(op: &str, a: &Array) -> Result<()> {
+    if a.ndim() < 2 {
+        return Err(Error::value(format!(
+            "[linalg::{op}] Arrays must have >= 2 dimensions. Received array with {} dimensions.",
+            a.ndim()
+        )));
+    }
+    match a.dtype() {
+        DType::Float32 | DType::Float64 => {}
+        DType::Complex64 => {
+            return Err(Error::not_implemented(format!(
+                "[linalg::{op}] complex64 matrices are not supported; only float32 and float64."
+            )))
+        }
+        other => {
+            return Err(Error::value(format!(
+                "[linalg::{op}] Arrays must have type float32, float64 or complex64. Received array with type {other}."
+            )))
+        }
+    }
+    let n = a.ndim();
+    if a.shape()[n - 1] != a.shape()[n - 2] {
+        return Err(Error::value(format!(
+            "[linalg::{op}] Only defined for square matrices."
+        )));
+    }
+    Ok(())
+}
+
+/// The eigenvalues and right eigenvectors (columns, unit 2-norm) of each square matrix
+/// (`[..., n, n]`, float32 or float64), both complex64 as in MLX. Computed as LAPACK's
+/// `geev` on the matrix MLX passes it, so the (unspecified) order of the eigenvalues and
+/// the phases of the eigenvectors are MLX's: a complex eigenvector's largest entry is
+/// real, conjugate pairs are adjacent with the positive imaginary part first. float32
+/// input is decomposed in float64 (MLX uses float32 `sgeev`), so its eigenvector signs
+/// can differ from MLX's; float64 input gives MLX's results. Evaluating a matrix with
+/// infinities or NaNs is a value error, as in NumPy (MLX aborts). complex64 input, which
+/// MLX accepts, is not supported.
+///
+/// ```
+/// use lazulite::{linalg, Array, Complex};
+/// let a = Array::from_slice(&[2.0f32, 0.0, 0.0, 3.0], &[2, 2])?;
+/// let (w, v) = linalg::eig(&a)?;
+/// assert_eq!(w.to_vec::<Complex>()?, vec![Complex::new(2.0, 0.0), Complex::new(3.0, 0.0)]);
+/// assert_eq!(v.shape(), &[2, 2]);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
+pub fn eig(a: &Array) -> Result<(Array, Array)> {
+    check_eig("eig", a)?;
+    let mut outs = eig_outputs(a, true);
+    let v = outs.pop().expect("vectors");
+    Ok((outs.pop().expect("values"), v))
+}
+
+/// The eigenvalues of each square matrix (complex64, in no particular order), as [`eig`].
+///
+/// ```
+/// use lazulite::{linalg, Array, Complex};
+/// let a = Array::from_slice(&[0.0f32, -1.0, 1.0, 0.0], &[2, 2])?;
+/// let w = linalg::eigvals(&a)?.to_vec::<Complex>()?;
+/// assert_eq!(w, vec![Complex::new(0.0, 1.0), Complex::new(0.0, -1.0)]);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
+pub fn eigvals(a: &Array) -> Result<Array> {
+    check_eig("eigvals", a)?;
+    Ok(eig_outputs(a, false).remove(0))
 }
 
 // ---------------------------------------------------------------------------------------
