@@ -186,7 +186,7 @@ pub fn quantize(w: &Array, group_size: i32, bits: i32) -> Result<(Array, Array, 
             w.dtype()
         )));
     }
-    if w.shape()[w.ndim() - 1] % packing.group_size != 0 {
+    if !w.shape()[w.ndim() - 1].is_multiple_of(packing.group_size) {
         return Err(Error::value(format!(
             "[quantize] The last dimension of the matrix needs to be divisible by the \
              quantization group size {group_size}. However the provided  matrix has shape {}",

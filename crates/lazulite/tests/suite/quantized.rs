@@ -297,7 +297,7 @@ fn derivatives_of_quantized_matmul_and_dequantize() {
     // The packed words are integers: their cotangent is zero.
     let (_, grads) = lazulite::vjp(
         |p| Ok(vec![quantized_matmul(&x, &p[0], &s, &b, true, 32, 4)?]),
-        &[w_q.clone()],
+        std::slice::from_ref(&w_q),
         &[lazulite::ones(&[3, 6], DType::Float64).unwrap()],
     )
     .unwrap();
@@ -312,7 +312,7 @@ fn vmap_over_x_and_weights() {
     // Float64 x: the batched and per-example products may take different kernel paths.
     let x = lazulite::random::normal(&[2, 5, 64], DType::Float64, None, None, None).unwrap();
     let f = |a: &[Array]| quantized_matmul(&a[0], &w0, &s0, &b0, true, 64, 4);
-    check_vmap("qmm over x", &f, &[x.clone()], vec![Some(1)], 0);
+    check_vmap("qmm over x", &f, std::slice::from_ref(&x), vec![Some(1)], 0);
     let v = lazulite::random::normal(&[5, 64], DType::Float64, None, None, None).unwrap();
     let f = |a: &[Array]| quantized_matmul(&a[0], &a[1], &a[2], &a[3], true, 64, 4);
     check_vmap(

@@ -474,6 +474,13 @@ struct SendPtr<T>(*mut T);
 unsafe impl<T> Send for SendPtr<T> {}
 unsafe impl<T> Sync for SendPtr<T> {}
 
+impl<T> SendPtr<T> {
+    /// The pointer (a method, so that closures capture the whole `Send` wrapper).
+    fn get(self) -> *mut T {
+        self.0
+    }
+}
+
 fn qmm_typed<A: Acc>(
     x: Tensor,
     w: Tensor,
@@ -598,7 +605,6 @@ fn fused_rows<A: Acc, const BITS: usize>(x: &[A], w: &Quantized<'_, A>, p: Produ
     (0..p.n.div_ceil(rows_per_task))
         .into_par_iter()
         .for_each(|task| {
-            let dst = dst;
             vectorised(
                 #[inline(always)]
                 || {
@@ -619,7 +625,7 @@ fn fused_rows<A: Acc, const BITS: usize>(x: &[A], w: &Quantized<'_, A>, p: Produ
                         for (m, &a) in acc.iter().enumerate() {
                             // SAFETY: (m, n) is inside the m x n result and this task alone
                             // writes column n.
-                            unsafe { *dst.0.add(m * p.n + n) = a };
+                            unsafe { *dst.get().add(m * p.n + n) = a };
                         }
                     }
                 },
@@ -654,7 +660,6 @@ fn tiled<A: Acc, const BITS: usize>(x: &[A], w: &Quantized<'_, A>, p: Product, o
     (0..blocks).into_par_iter().for_each_init(
         || vec![A::ZERO; TILE_N * TILE_K],
         |tile, block| {
-            let (dst, src) = (dst, src);
             let n0 = block * TILE_N;
             let nb = TILE_N.min(p.n - n0);
             let mut k0 = 0;
@@ -682,11 +687,11 @@ fn tiled<A: Acc, const BITS: usize>(x: &[A], w: &Quantized<'_, A>, p: Product, o
                         p.m,
                         nb,
                         kc,
-                        dst.0.add(n0),
+                        dst.get().add(n0),
                         1,
                         p.n as isize,
                         k0 > 0,
-                        src.0.add(k0),
+                        src.get().add(k0),
                         1,
                         p.k as isize,
                         tile.as_ptr(),
