@@ -477,7 +477,8 @@ impl Primitive for QuantizedMatmul {
         let k = *x.shape.last().expect("x has an axis");
         let n = *shape.last().expect("the result has an axis");
         let (batch, m) = if nd == 2 {
-            (1, x.shape.iter().product::<usize>() / k.max(1))
+            // From the result, not x: with k == 0, x is empty but the result is not.
+            (1, shape.iter().product::<usize>() / n.max(1))
         } else {
             (w.shape[..nd - 2].iter().product(), x.shape[x.ndim() - 2])
         };
