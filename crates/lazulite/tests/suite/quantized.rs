@@ -185,6 +185,12 @@ fn quantized_matmul_dtypes_and_empty() {
         dequantize(&q0, &s0, &b0, 64, 4, None).unwrap().shape(),
         &[0, 64]
     );
+    // No columns: the product over an empty inner dimension is zeros.
+    let thin = lazulite::zeros(&[4, 0], DType::Float32).unwrap();
+    let (q, s, b) = quantize(&thin, 64, 4).unwrap();
+    let x = lazulite::ones(&[3, 0], DType::Float32).unwrap();
+    let out = quantized_matmul(&x, &q, &s, &b, true, 64, 4).unwrap();
+    assert_eq!(out.to_vec::<f32>().unwrap(), vec![0.0; 12]);
 }
 
 fn message(e: lazulite::Error) -> (ErrorKind, String) {
