@@ -23,6 +23,7 @@ mod linalg;
 mod linalg_namespace;
 mod misc;
 mod ops;
+mod quantized;
 mod random;
 mod reductions;
 mod shapes;
@@ -45,6 +46,7 @@ fn _signatures(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         indexing::signatures(),
         conv::signatures(),
         utilities::signatures(),
+        quantized::signatures(),
     ]
     .into_iter()
     .flatten()
@@ -96,5 +98,6 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     utilities::register_all(m)?;
     devices::register(m)?;
     fft::register_submodule(m)?;
+    quantized::register(m)?;
     Ok(())
 }

@@ -51,3 +51,5 @@ pub mod signal;
 pub use signal::{bartlett, blackman, convolve, hamming, hanning};
 pub mod depends;
 pub use depends::depends;
+pub mod quantized;
+pub use quantized::{dequantize, quantize, quantized_matmul};

@@ -20,6 +20,7 @@ mod lazy;
 mod linalg;
 mod linalg_factor;
 mod promotion;
+mod quantized;
 mod random;
 mod raw;
 mod reduce;

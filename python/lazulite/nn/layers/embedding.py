@@ -1,10 +1,12 @@
 """Embedding lookup table, as ``mlx.nn.Embedding``."""
 
 import math
+from typing import Optional
 
 import lazulite.core as mx
 
 from .base import Module
+from .quantized import QuantizedEmbedding
 
 
 class Embedding(Module):
@@ -25,3 +27,15 @@ class Embedding(Module):
     def as_linear(self, x):
         """``x @ weight.T``: the table used as an output projection (tied weights)."""
         return x @ self.weight.T
+
+    def to_quantized(
+        self,
+        group_size: Optional[int] = None,
+        bits: Optional[int] = None,
+        mode: str = "affine",
+        quantize_input: bool = False,
+    ):
+        """A :obj:`QuantizedEmbedding` approximating this layer."""
+        if quantize_input:
+            raise ValueError("Quantized input is not supported.")
+        return QuantizedEmbedding.from_embedding(self, group_size, bits, mode)

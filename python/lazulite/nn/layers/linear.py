@@ -1,11 +1,12 @@
 """Affine layers, as in ``mlx.nn``."""
 
 import math
-from typing import Any
+from typing import Any, Optional
 
 import lazulite.core as mx
 
 from .base import Module
+from .quantized import QuantizedLinear
 
 
 class Identity(Module):
@@ -38,6 +39,19 @@ class Linear(Module):
         if "bias" in self:
             return mx.addmm(self["bias"], x, self["weight"].T)
         return x @ self["weight"].T
+
+    def to_quantized(
+        self,
+        group_size: Optional[int] = None,
+        bits: Optional[int] = None,
+        mode: str = "affine",
+        quantize_input: bool = False,
+    ):
+        """A :obj:`QuantizedLinear` approximating this layer (``quantize_input``, MLX's
+        ``QQLinear`` for the floating-point modes, is not supported)."""
+        if quantize_input:
+            raise ValueError("Quantized input is not supported.")
+        return QuantizedLinear.from_linear(self, group_size, bits, mode)
 
 
 class Bilinear(Module):

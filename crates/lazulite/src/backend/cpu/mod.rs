@@ -14,6 +14,7 @@ pub mod lu;
 pub mod math;
 pub mod matmul;
 pub mod qr;
+pub mod quantized;
 pub mod random;
 pub mod reduce;
 pub mod scan;

@@ -1,0 +1,156 @@
+//! Quantization with MLX's signatures: `quantize`, `dequantize`, `quantized_matmul`.
+//! Only the `"affine"` mode exists in lazulite; MLX's floating-point modes (`"mxfp4"`,
+//! `"mxfp8"`, `"nvfp4"`) raise a ValueError that names them.
+
+use crate::bind;
+use crate::bind::Tuple;
+use crate::convert::{Arr, Dt};
+use lazulite as lz;
+use lazulite::Array;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+/// Checks `mode` (only `"affine"`) and `global_scale` (an nvfp4 parameter) and returns
+/// the group size and bits, MLX's defaults filled in.
+fn affine(
+    op: &str,
+    mode: &str,
+    group_size: Option<i32>,
+    bits: Option<i32>,
+    global_scale: bool,
+) -> PyResult<(i32, i32)> {
+    match mode {
+        "affine" => {}
+        "mxfp4" | "mxfp8" | "nvfp4" => {
+            return Err(PyValueError::new_err(format!(
+                "[{op}] The quantization mode '{mode}' is not supported by lazulite; only \
+                 'affine' is."
+            )))
+        }
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "[{op}] Invalid quantization mode '{mode}'."
+            )))
+        }
+    }
+    if global_scale {
+        return Err(PyValueError::new_err(format!(
+            "[{op}] Global scale is only supported for 'nvfp4' quantization."
+        )));
+    }
+    Ok((group_size.unwrap_or(64), bits.unwrap_or(4)))
+}
+
+/// The biases `affine` quantization needs.
+fn required<'a>(op: &str, biases: &'a Option<Arr>) -> PyResult<&'a Array> {
+    biases.as_ref().map(|b| &b.0).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "[{op}] Biases must be provided for affine quantization."
+        ))
+    })
+}
+
+fn quantize_with(
+    w: &Array,
+    group_size: Option<i32>,
+    bits: Option<i32>,
+    mode: &str,
+    global_scale: bool,
+) -> PyResult<Tuple> {
+    let (gs, bits) = affine("quantize", mode, group_size, bits, global_scale)?;
+    let (w_q, scales, biases) = lz::quantize(w, gs, bits).map_err(crate::errors::to_py_err)?;
+    Ok(Tuple(vec![w_q, scales, biases]))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn dequantize_with(
+    w: &Array,
+    scales: &Array,
+    biases: &Option<Arr>,
+    group_size: Option<i32>,
+    bits: Option<i32>,
+    mode: &str,
+    global_scale: bool,
+    dtype: Option<Dt>,
+) -> PyResult<Array> {
+    let (gs, bits) = affine("dequantize", mode, group_size, bits, global_scale)?;
+    let biases = required("dequantize", biases)?;
+    lz::dequantize(w, scales, biases, gs, bits, dtype.map(|d| d.0))
+        .map_err(crate::errors::to_py_err)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn quantized_matmul_with(
+    x: &Array,
+    w: &Array,
+    scales: &Array,
+    biases: &Option<Arr>,
+    transpose: bool,
+    group_size: Option<i32>,
+    bits: Option<i32>,
+    mode: &str,
+) -> PyResult<Array> {
+    let (gs, bits) = affine("quantized_matmul", mode, group_size, bits, false)?;
+    let biases = required("quantized_matmul", biases)?;
+    lz::quantized_matmul(x, w, scales, biases, transpose, gs, bits)
+        .map_err(crate::errors::to_py_err)
+}
+
+bind! {
+    functions {
+        /// Quantize the array ``w``: every ``group_size`` elements of a row share a scale and
+        /// a bias, and each element is stored in ``bits`` bits, packed into unsigned 32-bit
+        /// integers from the lower to the upper bits.
+        ///
+        /// Args:
+        ///     w (array): Array to be quantized, with at least two dimensions and the last
+        ///       divisible by ``group_size``.
+        ///     group_size (int, optional): Elements sharing a scale and bias: 32, 64 or 128.
+        ///       Default: ``64``.
+        ///     bits (int, optional): Bits per element: 1, 2, 3, 4, 5, 6 or 8. Default: ``4``.
+        ///     mode (str, optional): The quantization mode; only ``"affine"``.
+        ///       Default: ``"affine"``.
+        ///     global_scale (array, optional): Only for ``"nvfp4"`` (unsupported).
+        ///
+        /// Returns:
+        ///     tuple: ``(w_q, scales, biases)``: the packed uint32 array and the scales and
+        ///     biases in ``w``'s dtype.
+        quantize(w: Arr, /, group_size: Option<i32> = None, bits: Option<i32> = None, mode: &str = "affine", *, global_scale: Option<Arr> = None, stream) =>
+            quantize_with(&w.0, group_size, bits, mode, global_scale.is_some());
+        /// Dequantize the matrix ``w``: ``scale * w_hat + bias`` per element.
+        ///
+        /// Args:
+        ///     w (array): The packed matrix (uint32).
+        ///     scales (array): The scales, one per ``group_size`` elements of ``w``.
+        ///     biases (array): The biases, one per ``group_size`` elements of ``w``.
+        ///     group_size (int, optional): Default: ``64``.
+        ///     bits (int, optional): Default: ``4``.
+        ///     mode (str, optional): Only ``"affine"``. Default: ``"affine"``.
+        ///     global_scale (array, optional): Only for ``"nvfp4"`` (unsupported).
+        ///     dtype (Dtype, optional): The result's dtype. Default: that of the scales and
+        ///       biases.
+        ///
+        /// Returns:
+        ///     array: The dequantized version of ``w``.
+        dequantize(w: Arr, /, scales: Arr, biases: Option<Arr> = None, group_size: Option<i32> = None, bits: Option<i32> = None, mode: &str = "affine", global_scale: Option<Arr> = None, dtype: Option<Dt> = None, *, stream) =>
+            dequantize_with(&w.0, &scales.0, &biases, group_size, bits, mode, global_scale.is_some(), dtype);
+        /// Perform the matrix multiplication with the quantized matrix ``w``.
+        ///
+        /// Args:
+        ///     x (array): Input array.
+        ///     w (array): Quantized matrix packed in unsigned integers.
+        ///     scales (array): The scales to use per ``group_size`` elements of ``w``.
+        ///     biases (array): The biases to use per ``group_size`` elements of ``w``.
+        ///     transpose (bool, optional): Multiply with ``w`` transposed (``x @ w.T``).
+        ///       Default: ``True``.
+        ///     group_size (int, optional): Default: ``64``.
+        ///     bits (int, optional): Default: ``4``.
+        ///     mode (str, optional): Only ``"affine"``. Default: ``"affine"``.
+        ///
+        /// Returns:
+        ///     array: The result of the multiplication of ``x`` with ``w``.
+        quantized_matmul(x: Arr, w: Arr, /, scales: Arr, biases: Option<Arr> = None, transpose: bool = true, group_size: Option<i32> = None, bits: Option<i32> = None, mode: &str = "affine", *, stream) =>
+            quantized_matmul_with(&x.0, &w.0, &scales.0, &biases, transpose, group_size, bits, mode);
+    }
+    methods {}
+}

@@ -1,0 +1,160 @@
+"""Quantization (`mx.quantize`, `mx.dequantize`, `mx.quantized_matmul`) and the quantized
+`nn` layers against real MLX's values, stored by tools/fixtures/quantize.py."""
+
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+import lazulite.core as mx
+import lazulite.nn as nn
+
+FIXTURE = json.loads(
+    (pathlib.Path(__file__).parents[2] / "crates/lazulite/tests/fixtures/quantize.json").read_text()
+)
+
+
+def arr(v):
+    data = [float(x) if isinstance(x, str) else x for x in v["data"]]
+    dtype = getattr(mx, v["dtype"])
+    if v["dtype"] in ("float16", "bfloat16"):
+        return mx.array(np.array(data, np.float32).reshape(v["shape"])).astype(dtype)
+    return mx.array(np.array(data).reshape(v["shape"]).astype(v["dtype"]))
+
+
+def values(a):
+    return np.array(a.astype(mx.float32) if a.dtype in (mx.float16, mx.bfloat16) else a)
+
+
+def expected(v):
+    return np.array([float(x) if isinstance(x, str) else x for x in v["data"]]).reshape(v["shape"])
+
+
+@pytest.mark.parametrize("case", FIXTURE["quantize"], ids=lambda c: f"{c['w']['dtype']}-gs{c['group_size']}-b{c['bits']}")
+def test_quantize_bit_for_bit(case):
+    w = arr(case["w"])
+    w_q, scales, biases = mx.quantize(w, group_size=case["group_size"], bits=case["bits"])
+    assert w_q.dtype == mx.uint32 and scales.dtype == w.dtype and biases.dtype == w.dtype
+    np.testing.assert_array_equal(np.array(w_q), expected(case["w_q"]))
+    np.testing.assert_array_equal(values(scales), expected(case["scales"]))
+    np.testing.assert_array_equal(values(biases), expected(case["biases"]))
+    back = mx.dequantize(w_q, scales, biases, case["group_size"], case["bits"])
+    np.testing.assert_array_equal(values(back), expected(case["dequantized"]))
+
+
+def test_defaults_are_group_64_bits_4():
+    w = mx.random.normal((4, 128))
+    w_q, scales, biases = mx.quantize(w)
+    assert w_q.shape == (4, 16) and scales.shape == (4, 2) and biases.shape == (4, 2)
+    x = mx.random.normal((3, 128))
+    out = mx.quantized_matmul(x, w_q, scales, biases)
+    dense = mx.dequantize(w_q, scales, biases)
+    np.testing.assert_allclose(np.array(out), np.array(x @ dense.T), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("i", range(len(FIXTURE["quantized_matmul"])))
+def test_quantized_matmul(i):
+    case = FIXTURE["quantized_matmul"][i]
+    x = arr(case["x"])
+    out = mx.quantized_matmul(
+        x, arr(case["w_q"]), arr(case["scales"]), arr(case["biases"]),
+        transpose=case["transpose"], group_size=case["group_size"], bits=case["bits"],
+    )
+    assert out.dtype == getattr(mx, case["expected"]["dtype"])
+    # The reference multiplies MLX's dequantized matrix, rounded to the half type; the
+    # kernel uses unrounded float32 values, a difference accumulated over K = 256.
+    rtol, atol = {mx.float32: (1e-5, 1e-4), mx.float16: (1e-2, 0.1)}.get(x.dtype, (3e-2, 0.8))
+    np.testing.assert_allclose(values(out), expected(case["expected"]), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(values(out), expected(case["mlx"]), rtol=10 * rtol, atol=10 * atol)
+
+
+def test_dequantize_dtype():
+    case = FIXTURE["dequantize_dtype"]
+    args = arr(case["w_q"]), arr(case["scales"]), arr(case["biases"])
+    for name in ["float16", "bfloat16"]:
+        out = mx.dequantize(*args, dtype=getattr(mx, name))
+        assert out.dtype == getattr(mx, name)
+        np.testing.assert_array_equal(values(out), expected(case[name]))
+
+
+def test_errors_match_mlx():
+    w = mx.zeros((4, 64))
+    with pytest.raises(ValueError, match=r"\[quantize\] The requested group size 16"):
+        mx.quantize(w, group_size=16)
+    with pytest.raises(ValueError, match="number of bits 7 is not supported"):
+        mx.quantize(w, bits=7)
+    with pytest.raises(ValueError, match="divisible by the quantization group size 64"):
+        mx.quantize(mx.zeros((4, 60)))
+    with pytest.raises(ValueError, match=r"Invalid quantization mode 'foo'"):
+        mx.quantize(w, mode="foo")
+    with pytest.raises(ValueError, match="mxfp4"):
+        mx.quantize(w, mode="mxfp4")
+    w_q, s, b = mx.quantize(w)
+    with pytest.raises(ValueError, match="Biases must be provided"):
+        mx.dequantize(w_q, s)
+    with pytest.raises(ValueError, match="Biases must be provided"):
+        mx.quantized_matmul(mx.ones((2, 64)), w_q, s)
+    with pytest.raises(ValueError, match="should be given as a uint32"):
+        mx.dequantize(s, s, b)
+    with pytest.raises(ValueError, match="does not match the expanded quantized matrix"):
+        mx.quantized_matmul(mx.ones((2, 32)), w_q, s, b)
+
+
+def test_grad_and_vmap():
+    w = mx.random.normal((8, 64))
+    w_q, s, b = mx.quantize(w)
+    dense = mx.dequantize(w_q, s, b)
+    x = mx.random.normal((3, 64))
+    g = mx.grad(lambda x: mx.quantized_matmul(x, w_q, s, b).sum())(x)
+    np.testing.assert_allclose(np.array(g), np.array(mx.broadcast_to(dense.sum(0), (3, 64))), rtol=1e-4, atol=1e-4)
+    gs = mx.grad(lambda s: mx.quantized_matmul(x, w_q, s, b).sum())(s)
+    assert gs.shape == s.shape
+    # The packed words are integers: lazulite gives them a zero gradient (MLX raises).
+    gw = mx.grad(lambda w: mx.quantized_matmul(x, w, s, b).sum())(w_q)
+    assert not np.array(gw).any()
+    xs = mx.random.normal((5, 3, 64))
+    out = mx.vmap(lambda x: mx.quantized_matmul(x, w_q, s, b))(xs)
+    np.testing.assert_allclose(np.array(out), np.array(xs @ dense.T), rtol=1e-4, atol=1e-4)
+
+
+def test_quantized_linear_matches_mlx():
+    f = FIXTURE["nn"]
+    linear = nn.Linear(128, 24)
+    linear.weight = arr(f["linear_weight"])
+    linear.bias = arr(f["linear_bias"])
+    ql = linear.to_quantized(group_size=64, bits=4)
+    assert isinstance(ql, nn.QuantizedLinear)
+    np.testing.assert_array_equal(np.array(ql.weight), expected(f["qlinear_weight"]))
+    np.testing.assert_array_equal(np.array(ql.scales), expected(f["qlinear_scales"]))
+    np.testing.assert_array_equal(np.array(ql.biases), expected(f["qlinear_biases"]))
+    np.testing.assert_allclose(np.array(ql(arr(f["x"]))), expected(f["qlinear_out"]), rtol=1e-5, atol=1e-5)
+    assert ql.trainable_parameters() == {"bias": ql.bias} or "weight" not in ql.trainable_parameters()
+    assert "group_size=64, bits=4, mode=affine" in repr(ql)
+
+
+def test_quantized_embedding_matches_mlx():
+    f = FIXTURE["nn"]
+    emb = nn.Embedding(10, 64)
+    emb.weight = arr(f["embedding_weight"])
+    qe = nn.QuantizedEmbedding.from_embedding(emb, group_size=32, bits=8)
+    ids = arr(f["ids"])
+    np.testing.assert_array_equal(np.array(qe(ids)), expected(f["qembedding_out"]))
+    np.testing.assert_allclose(
+        np.array(qe.as_linear(arr(f["as_linear_x"]))), expected(f["qembedding_as_linear"]),
+        rtol=1e-5, atol=1e-5,
+    )
+
+
+def test_nn_quantize_walks_the_model():
+    model = nn.Sequential(nn.Embedding(10, 64), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 32))
+    nn.quantize(model, group_size=32, bits=8)
+    kinds = [type(m).__name__ for m in model.layers]
+    assert kinds == ["QuantizedEmbedding", "QuantizedLinear", "ReLU", "QuantizedLinear"]
+    assert model.layers[1].bits == 8 and model.layers[1].group_size == 32
+    model = nn.Sequential(nn.Linear(64, 64), nn.Linear(64, 32))
+    nn.quantize(model, class_predicate=lambda path, m: path.endswith("1"))
+    assert [type(m).__name__ for m in model.layers] == ["Linear", "QuantizedLinear"]
+    assert model.layers[1].bits == 4 and model.layers[1].group_size == 64
+    out = model(mx.ones((2, 64)))
+    assert out.shape == (2, 32)
