@@ -67,6 +67,7 @@ pub(super) unsafe fn extreme<V: Vector, const MAX: bool>(data: &[f32]) -> f32 {
             a
         }
     };
+    const { assert!(V::LANES <= 16, "a vector wider than the lane buffer") };
     let mut lanes = [0.0f32; 16];
     let mut best = identity;
     for a in acc {
