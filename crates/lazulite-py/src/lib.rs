@@ -12,6 +12,7 @@ mod convert;
 mod custom;
 mod dataflow;
 mod devices;
+mod distributed;
 mod dlpack;
 mod dtype;
 mod errors;
@@ -54,7 +55,7 @@ fn _signatures(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     PyList::new(py, rows)
 }
 
-/// A submodule's functions (`"random"`, `"fast"`, `"linalg"` or `"fft"`) as `(name, "name(params)")`, for the
+/// A submodule's functions (`"random"`, `"fast"`, `"linalg"`, `"fft"` or `"distributed"`) as `(name, "name(params)")`, for the
 /// stubs.
 #[pyfunction]
 fn _submodule_signatures<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyList>> {
@@ -63,6 +64,7 @@ fn _submodule_signatures<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py
         "fast" => fast::signatures(),
         "linalg" => linalg_namespace::signatures(),
         "fft" => fft::signatures(),
+        "distributed" => distributed::signatures(),
         _ => {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
                 "no submodule {name}"
@@ -98,6 +100,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     utilities::register_all(m)?;
     devices::register(m)?;
     fft::register_submodule(m)?;
+    distributed::register_submodule(m)?;
     quantized::register(m)?;
     Ok(())
 }

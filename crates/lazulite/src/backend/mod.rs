@@ -5,6 +5,7 @@
 pub mod buffer;
 pub mod cpu;
 pub mod memory;
+pub mod mpi;
 pub mod tensor;
 
 pub use tensor::{contiguous_strides, Tensor};

@@ -4,6 +4,7 @@
 pub mod binary;
 pub mod cast;
 pub mod creation;
+pub mod distributed;
 pub mod fast;
 pub mod fft;
 pub mod linalg;
