@@ -3,4 +3,5 @@
 
 from . import init, losses
 from .layers import *  # noqa: F401,F403
-from .utils import value_and_grad
+from . import utils
+from .utils import average_gradients, value_and_grad

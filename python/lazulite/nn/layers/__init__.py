@@ -20,3 +20,11 @@ from .pooling import AvgPool1d, AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxP
 from .upsample import Upsample, upsample_cubic, upsample_linear, upsample_nearest
 from .convolution import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .quantized import QuantizedEmbedding, QuantizedLinear, quantize
+from .distributed import (
+    AllToShardedLinear,
+    FullyShardedModule,
+    QuantizedAllToShardedLinear,
+    QuantizedShardedToAllLinear,
+    ShardedToAllLinear,
+    fully_shard,
+)
