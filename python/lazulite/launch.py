@@ -5,6 +5,7 @@ command line (Open MPI's) and runs it, in the spirit of MLX's ``mlx.launch``::
 
     python -m lazulite.launch -n 4 train.py --epochs 3
     python -m lazulite.launch --hosts host1,host2 -n 8 train.py
+    python -m lazulite.launch -n 2 -- -m pytest tests/   # interpreter options after --
 
 Inside the script, ``mx.distributed.init()`` returns the group of all the processes.
 """
@@ -67,9 +68,10 @@ def parse(argv):
     args = parser.parse_args(argv)
     if args.n < 1:
         parser.error("-n must be at least 1")
-    if not args.command:
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
         parser.error("a script to run is required")
-    return args, args.command
+    return args, command
 
 
 def main(argv=None):
