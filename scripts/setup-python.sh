@@ -10,10 +10,14 @@ stamp=.venv/.lazulite-requirements
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-if [ "$(cat "$stamp" 2>/dev/null)" != "$requirements" ]; then
+# mlx-lm's model code runs on lazulite in the tests; its own requirements (a tokenizer
+# and model-hub stack) are not needed for that, hence --no-deps.
+no_deps="mlx-lm==0.32.2"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$requirements $no_deps" ]; then
   # shellcheck disable=SC2086 # the list is split on purpose
   .venv/bin/python -m pip install --quiet $requirements
-  echo "$requirements" > "$stamp"
+  .venv/bin/python -m pip install --quiet --no-deps $no_deps
+  echo "$requirements $no_deps" > "$stamp"
 fi
 
 (cd python && VIRTUAL_ENV="$PWD/../.venv" ../.venv/bin/maturin develop --quiet)

@@ -75,6 +75,24 @@ def test_layers_in_a_group_of_one_equal_the_linear_layer():
     assert nn.fully_shard(layer) is layer
 
 
+def test_mlx_lm_models_import_and_run_on_one_process():
+    import mlx_alias
+
+    assert mlx_alias.install(), "mlx-lm is installed by the test command"
+    from mlx_lm.models import base, llama
+
+    assert base.mx is mx
+    args = llama.ModelArgs(model_type="llama", hidden_size=32, num_hidden_layers=1, intermediate_size=64,
+                           num_attention_heads=4, num_key_value_heads=2, rms_norm_eps=1e-5, vocab_size=50)
+    model = llama.Model(args)
+    logits = model(mx.array([[1, 2, 3]]))
+    assert logits.shape == (1, 3, 50)
+    # In a group of one, sharding changes nothing.
+    before = np.array(logits)
+    model.shard()
+    np.testing.assert_allclose(np.array(model(mx.array([[1, 2, 3]]))), before, rtol=1e-6)
+
+
 def test_launcher_builds_the_mpirun_command():
     from lazulite import launch
 
@@ -99,7 +117,7 @@ def mpirun_or_skip():
 
 
 @pytest.mark.parametrize("processes", [2, 4])
-@pytest.mark.parametrize("checks", ["check_collectives.py", "check_layers.py"])
+@pytest.mark.parametrize("checks", ["check_collectives.py", "check_layers.py", "check_mlx_lm.py"])
 def test_under_mpirun(processes, checks):
     mpirun_or_skip()
     # The launcher runs this interpreter with the arguments after `--`.

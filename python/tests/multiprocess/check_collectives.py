@@ -260,3 +260,14 @@ def test_compile():
     for shape in [(3,), (3,)]:
         x = mx.array(data(RANK, shape, "float32"))
         np.testing.assert_array_equal(np.array(f(x)), 2 * sum(every_rank(shape, "float32")) + 1)
+
+
+@pytest.mark.parametrize("dtype_name", ["int8", "uint8", "int16", "uint16"])
+def test_small_integer_sums_wrap_around_as_numpy(dtype_name):
+    np_dtype = DTYPES[dtype_name][1]
+    big = np.iinfo(np_dtype).max // 2 + 3
+    out = mx.distributed.all_sum(mx.full((4096,), big, dtype=DTYPES[dtype_name][0]))
+    expected = np.full(4096, big, dtype=np_dtype)
+    for _ in range(SIZE - 1):
+        expected = np.add(expected, np.full(4096, big, dtype=np_dtype), dtype=np_dtype)
+    np.testing.assert_array_equal(np.array(out), expected)

@@ -141,6 +141,9 @@ struct Custom {
     f16_ops: [Handle; 3],
     bf16_ops: [Handle; 3],
     complex_ops: [Handle; 2],
+    /// Sums of int8, uint8, int16, uint16: Open MPI's vectorised built-in sums of
+    /// these saturate on some versions (4.1.4 here) where C and NumPy wrap around.
+    small_int_sums: [Handle; 4],
 }
 
 struct Library {
@@ -425,6 +428,12 @@ fn create_custom(lib: &Library) -> Result<Custom> {
             op(combine::<bf16, MIN>)?,
         ],
         complex_ops: [op(combine::<Complex, MAX>)?, op(combine::<Complex, MIN>)?],
+        small_int_sums: [
+            op(combine::<i8, SUM>)?,
+            op(combine::<u8, SUM>)?,
+            op(combine::<i16, SUM>)?,
+            op(combine::<u16, SUM>)?,
+        ],
     })
 }
 
@@ -516,6 +525,10 @@ fn reduction_op(lib: &Library, dtype: DType, reduction: Reduction) -> Handle {
     match (dtype, reduction) {
         (DType::Float16, r) => custom.f16_ops[r.index()],
         (DType::BFloat16, r) => custom.bf16_ops[r.index()],
+        (DType::Int8, Reduction::Sum) => custom.small_int_sums[0],
+        (DType::UInt8, Reduction::Sum) => custom.small_int_sums[1],
+        (DType::Int16, Reduction::Sum) => custom.small_int_sums[2],
+        (DType::UInt16, Reduction::Sum) => custom.small_int_sums[3],
         (DType::Complex64, Reduction::Max) => custom.complex_ops[0],
         (DType::Complex64, Reduction::Min) => custom.complex_ops[1],
         (DType::Bool, Reduction::Min) => api.op_land,

@@ -10,6 +10,7 @@ mod compile;
 mod composite;
 mod conv;
 mod dataflow;
+mod distributed;
 mod eig;
 mod elementwise;
 mod elementwise_paths;
