@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-requirements="maturin==1.16.0 numpy==2.4.6 jax[cpu]==0.10.2 mlx==0.32.4 mlx-cpu==0.32.4"
+requirements="maturin==1.16.0 numpy==2.4.6 jax[cpu]==0.10.2 mlx==0.32.4 mlx-cpu==0.32.4 mpi4py==4.1.2"
 stamp=.venv-bench/.lazulite-bench-requirements
 
 if [ ! -x .venv-bench/bin/python ]; then

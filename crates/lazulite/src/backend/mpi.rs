@@ -19,7 +19,6 @@ use crate::element::Complex;
 use crate::error::{Error, Result};
 use half::{bf16, f16};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// An Open MPI handle: the address of a library object (`MPI_Comm`, `MPI_Datatype`,
@@ -62,6 +61,8 @@ extern "C" {
 struct Api {
     init_thread: unsafe extern "C" fn(*mut c_int, *mut c_void, c_int, *mut c_int) -> c_int,
     finalize: unsafe extern "C" fn() -> c_int,
+    initialized: unsafe extern "C" fn(*mut c_int) -> c_int,
+    finalized: unsafe extern "C" fn(*mut c_int) -> c_int,
     comm_rank: unsafe extern "C" fn(Handle, *mut c_int) -> c_int,
     comm_size: unsafe extern "C" fn(Handle, *mut c_int) -> c_int,
     comm_split: unsafe extern "C" fn(Handle, c_int, c_int, *mut Handle) -> c_int,
@@ -168,8 +169,6 @@ unsafe impl Sync for Library {}
 static LIBRARY: OnceLock<std::result::Result<Library, String>> = OnceLock::new();
 /// Serialises every MPI call (the library runs in `MPI_THREAD_SERIALIZED` mode).
 static LOCK: Mutex<()> = Mutex::new(());
-/// Set once `MPI_Finalize` ran: communicators must not be freed after it.
-static FINALIZED: AtomicBool = AtomicBool::new(false);
 /// Sends still in flight, with the buffers they read from.
 static PENDING: Mutex<Vec<PendingSend>> = Mutex::new(Vec::new());
 
@@ -241,6 +240,8 @@ fn load() -> std::result::Result<Library, String> {
     let api = Api {
         init_thread: function!("MPI_Init_thread"),
         finalize: function!("MPI_Finalize"),
+        initialized: function!("MPI_Initialized"),
+        finalized: function!("MPI_Finalized"),
         comm_rank: function!("MPI_Comm_rank"),
         comm_size: function!("MPI_Comm_size"),
         comm_split: function!("MPI_Comm_split"),
@@ -351,29 +352,36 @@ unsafe impl Sync for Comm {}
 pub fn init() -> Result<Comm> {
     let lib = library()?;
     let _guard = lock();
-    if FINALIZED.load(Ordering::SeqCst) {
+    if finalized(lib) {
         return Err(Error::runtime("[mpi] MPI was already finalised."));
     }
     if lib.custom.get().is_none() {
-        let mut provided = 0;
-        // SAFETY: MPI_Init_thread accepts null argc/argv.
-        let code = unsafe {
-            (lib.api.init_thread)(
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                MPI_THREAD_SERIALIZED,
-                &mut provided,
-            )
-        };
-        check(lib, code, "init")?;
+        let mut already = 0;
+        // SAFETY: MPI_Initialized may be called at any time.
+        check(lib, unsafe { (lib.api.initialized)(&mut already) }, "init")?;
+        // Another library of this process (mpi4py, say) may have initialised MPI: then
+        // it owns MPI_Finalize too.
+        if already == 0 {
+            let mut provided = 0;
+            // SAFETY: MPI_Init_thread accepts null argc/argv.
+            let code = unsafe {
+                (lib.api.init_thread)(
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    MPI_THREAD_SERIALIZED,
+                    &mut provided,
+                )
+            };
+            check(lib, code, "init")?;
+            // SAFETY: registering a plain function.
+            unsafe { atexit(finalize_at_exit) };
+        }
         // SAFETY: both handles come from the library.
         let code =
             unsafe { (lib.api.comm_set_errhandler)(lib.api.comm_world, lib.api.errors_return) };
         check(lib, code, "init")?;
         let custom = create_custom(lib)?;
         let _ = lib.custom.set(custom);
-        // SAFETY: registering a plain function.
-        unsafe { atexit(finalize_at_exit) };
     }
     comm_from(lib, lib.api.comm_world, false)
 }
@@ -469,10 +477,19 @@ unsafe extern "C" fn combine<T: crate::backend::cpu::binary::Arith, const OP: u8
     }
 }
 
+/// Whether `MPI_Finalize` ran (ours, or that of another library sharing MPI): nothing
+/// may be called after it.
+fn finalized(lib: &Library) -> bool {
+    let mut done = 0;
+    // SAFETY: MPI_Finalized may be called at any time.
+    unsafe { (lib.api.finalized)(&mut done) };
+    done != 0
+}
+
 extern "C" fn finalize_at_exit() {
     let Ok(lib) = library() else { return };
     let _guard = lock();
-    if FINALIZED.swap(true, Ordering::SeqCst) {
+    if finalized(lib) {
         return;
     }
     let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
@@ -854,7 +871,7 @@ impl Drop for Comm {
         }
         let Ok(lib) = library() else { return };
         let _guard = lock();
-        if !FINALIZED.load(Ordering::SeqCst) {
+        if !finalized(lib) {
             // SAFETY: a communicator this process created and still owns.
             unsafe { (lib.api.comm_free)(&mut self.handle) };
         }
