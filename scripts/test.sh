@@ -23,6 +23,8 @@ if command -v mpirun >/dev/null 2>&1; then
   for n in 2 4; do
     timeout 600 mpirun --oversubscribe -n "$n" "$suite" distributed:: --test-threads=1 --quiet
   done
+  # The data-parallel example checks itself against one process (built by cargo test).
+  timeout 600 mpirun --oversubscribe -n 4 target/debug/examples/distributed >/dev/null
 elif [ -n "${CI:-}" ]; then
   echo "mpirun is missing: the multi-process tests cannot run" >&2
   exit 1

@@ -128,3 +128,35 @@ def test_under_mpirun(processes, checks):
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-6000:]
     assert output.count(" passed") >= processes, output[-3000:]
+
+
+def test_data_parallel_example_reaches_the_same_parameters_with_1_and_4_processes(tmp_path):
+    mpirun_or_skip()
+    example = HERE.parent / "examples" / "data_parallel.py"
+    arguments = ["--steps", "5", "--batch", "64"]
+    one = subprocess.run([sys.executable, str(example), *arguments, "--save", str(tmp_path / "one.npz")],
+                         capture_output=True, text=True, timeout=300)
+    assert one.returncode == 0, one.stderr[-3000:]
+    four = subprocess.run([sys.executable, "-m", "lazulite.launch", "-n", "4", str(example), *arguments,
+                           "--save", str(tmp_path / "four.npz")], capture_output=True, text=True, timeout=300)
+    assert four.returncode == 0, (four.stdout + four.stderr)[-3000:]
+    assert "4 process(es)" in four.stdout
+    a, b = np.load(tmp_path / "one.npz"), np.load(tmp_path / "four.npz")
+    assert sorted(a) == sorted(b) and len(a) == 6
+    for name in a:
+        np.testing.assert_allclose(b[name], a[name], rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_a_process_that_dies_ends_the_job_instead_of_hanging_it(tmp_path):
+    mpirun_or_skip()
+    script = tmp_path / "dies.py"
+    script.write_text(
+        "import os, lazulite.core as mx\n"
+        "group = mx.distributed.init(strict=True)\n"
+        "if group.rank() == 1:\n"
+        "    os._exit(3)\n"
+        "mx.eval(mx.distributed.recv((4,), mx.float32, 1))  # never sent\n"
+    )
+    done = subprocess.run([sys.executable, "-m", "lazulite.launch", "-n", "2", str(script)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0

@@ -31,7 +31,7 @@ const MPI_ERR_TRUNCATE: c_int = 15;
 const MPI_THREAD_SERIALIZED: c_int = 2;
 const MPI_MAX_STRING: usize = 256;
 /// Open MPI's `MPI_IN_PLACE`.
-const IN_PLACE: *const c_void = 1 as *const c_void;
+const IN_PLACE: *const c_void = std::ptr::without_provenance(1);
 const RTLD_NOW: c_int = 2;
 const RTLD_GLOBAL: c_int = 0x100;
 /// Elements per MPI call: counts are C `int`s.
@@ -230,7 +230,7 @@ fn load() -> std::result::Result<Library, String> {
         ($name:literal) => {
             // SAFETY: the symbol is the MPI function of that name, whose C signature
             // is the field's type.
-            unsafe { std::mem::transmute::<*mut c_void, _>(symbol($name)?) }
+            unsafe { as_function(symbol($name)?) }
         };
     }
     let mut types = [std::ptr::null_mut(); 12];
@@ -283,6 +283,16 @@ fn load() -> std::result::Result<Library, String> {
         api,
         custom: OnceLock::new(),
     })
+}
+
+/// A function pointer of type `F` from a symbol's address.
+///
+/// # Safety
+/// `p` must be the address of a function whose C signature is `F`.
+unsafe fn as_function<F: Copy>(p: *mut c_void) -> F {
+    assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*mut c_void>());
+    // SAFETY: same size; the caller guarantees the signature.
+    unsafe { std::mem::transmute_copy(&p) }
 }
 
 fn dl_error() -> String {
