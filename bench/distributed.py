@@ -15,8 +15,9 @@ import subprocess
 import sys
 import time
 
-SIZES_MB = [1, 64, 256]
-REPEATS = {1: 30, 64: 7, 256: 5}
+# Array sizes in bytes: one element (latency), then 1, 64 and 256 MB (bandwidth).
+SIZES = [4, 1 << 20, 64 << 20, 256 << 20]
+REPEATS = {4: 200, 1 << 20: 30, 64 << 20: 7, 256 << 20: 5}
 
 
 def worker():
@@ -28,8 +29,8 @@ def worker():
     group = mx.distributed.init(strict=True)
     comm = MPI.COMM_WORLD
     rows = []
-    for mb in SIZES_MB:
-        n = mb * (1 << 20) // 4
+    for size in SIZES:
+        n = size // 4
         x = mx.ones((n,))
         a = np.ones(n, dtype=np.float32)
         out = np.empty_like(a)
@@ -44,18 +45,22 @@ def worker():
         times = {"lazulite": [], "mpi4py": []}
         for f in (run_lazulite, run_mpi4py):
             f()  # warm-up: first-touch pages, connections
-        for _ in range(REPEATS[mb]):
+        for _ in range(REPEATS[size]):
             for name, f in (("lazulite", run_lazulite), ("mpi4py", run_mpi4py)):
                 comm.Barrier()
                 start = time.perf_counter()
                 f()
                 elapsed = time.perf_counter() - start
                 times[name].append(comm.allreduce(elapsed, op=MPI.MAX))
-        rows.append((mb, statistics.median(times["lazulite"]), statistics.median(times["mpi4py"])))
+        rows.append((size, statistics.median(times["lazulite"]), statistics.median(times["mpi4py"])))
     if group.rank() == 0:
-        for mb, lz, ref in rows:
-            gb = mb / 1024
-            print(f"| {group.size()} | {mb} MB | {gb / lz:.2f} | {gb / ref:.2f} | {ref / lz:.2f}x |", flush=True)
+        for size, lz, ref in rows:
+            if size < 1 << 20:
+                print(f"| {group.size()} | 1 element | {lz * 1e6:.1f} µs | {ref * 1e6:.1f} µs | {ref / lz:.2f}x |")
+            else:
+                gb = size / (1 << 30)
+                print(f"| {group.size()} | {size >> 20} MB | {gb / lz:.2f} GB/s | {gb / ref:.2f} GB/s | {ref / lz:.2f}x |")
+        sys.stdout.flush()
 
 
 def main():
@@ -63,7 +68,7 @@ def main():
         worker()
         return
     print("all_sum of float32, median over turns (GB/s = array bytes / time per call)")
-    print("| processes | size | lazulite GB/s | mpi4py GB/s | lazulite / mpi4py |")
+    print("| processes | size | lazulite | mpi4py | mpi4py time / lazulite time |")
     print("|---|---|---|---|---|")
     for n in [2, 4]:
         subprocess.run(
