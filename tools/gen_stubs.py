@@ -326,6 +326,14 @@ def render() -> str:
     out.append("\n\nclass fft:\n")
     for name, signature in mx._submodule_signatures("fft"):
         out.append(f"    @staticmethod\n    def {signature} -> array: ...\n")
+    out.append("\n\nclass distributed:\n")
+    out.append("    class Group:\n")
+    out.append("        def rank(self) -> int: ...\n")
+    out.append("        def size(self) -> int: ...\n")
+    out.append("        def split(self, color: int, key: int = -1) -> distributed.Group: ...\n")
+    results = {"init": "distributed.Group", "is_available": "bool"}
+    for name, signature in mx._submodule_signatures("distributed"):
+        out.append(f"    @staticmethod\n    def {signature} -> {results.get(name, 'array')}: ...\n")
     return "".join(out)
 
 

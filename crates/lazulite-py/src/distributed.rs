@@ -89,7 +89,7 @@ impl<'a, 'py> FromPyObject<'a, 'py> for GroupArg {
 
 impl Hint for GroupArg {
     fn hint() -> String {
-        "Group".into()
+        "distributed.Group".into()
     }
 }
 
