@@ -65,7 +65,9 @@ pub(crate) fn allocate(bytes: usize) -> Result<(NonNull<u8>, usize)> {
     };
     let cap = size_class(bytes).ok_or_else(too_big)?;
     let mut p = pool();
-    if p.active.saturating_add(cap) > p.memory_limit {
+    // Blocks of one cache line (scalars, tiny shapes) are exempt: creating a scalar
+    // operand cannot fail, whatever the limit.
+    if cap > ALIGN && p.active.saturating_add(cap) > p.memory_limit {
         clear_locked(&mut p);
         return Err(Error::new(
             ErrorKind::OutOfMemory,
