@@ -31,8 +31,10 @@ def worker():
     rows = []
     for size in SIZES:
         n = size // 4
-        x = mx.ones((n,))
-        a = np.ones(n, dtype=np.float32)
+        # Materialised data on both sides (mx.ones would be a broadcast scalar, copied
+        # into a contiguous buffer by every call).
+        x = mx.random.uniform(shape=(n,))
+        a = np.random.default_rng(0).random(n, dtype=np.float32)
         out = np.empty_like(a)
         mx.eval(x)
 

@@ -32,6 +32,14 @@ def mpirun_command(args, script_args):
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         # Open MPI refuses to run as root unless told; containers commonly run as root.
         command.append("--allow-run-as-root")
+    # Share this machine's cores between the processes' kernel threads. mpirun binds each
+    # process to one core, which would leave fewer processes than cores one core each:
+    # then unbind them. (Multi-host runs keep mpirun's placement.)
+    if not args.hosts and not args.hostfile and "RAYON_NUM_THREADS" not in os.environ:
+        threads = max(1, (os.cpu_count() or 1) // args.n)
+        command += ["-x", f"RAYON_NUM_THREADS={threads}"]
+        if threads > 1:
+            command += ["--bind-to", "none"]
     if args.hosts:
         command += ["--host", args.hosts]
     if args.hostfile:

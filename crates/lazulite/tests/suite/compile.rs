@@ -19,7 +19,8 @@ fn assert_close(actual: &Array, expected: &Array, what: &str) {
     }
 }
 
-/// The seed chain of issue #3, plus a second output that shares a prefix of it.
+/// The benchmark chain `atan(round(sinh(abs(cos(-sin(log(x+x)))))))`, plus a second
+/// output that shares a prefix of it.
 fn chain(x: &[Array]) -> Result<Vec<Array>> {
     let a = (&x[0] + &x[0]).log()?.sin()?.negative()?.cos()?.abs()?;
     let out = lazulite::round(&a.sinh()?, 0)?.arctan()?;
