@@ -160,3 +160,18 @@ def test_a_process_that_dies_ends_the_job_instead_of_hanging_it(tmp_path):
     done = subprocess.run([sys.executable, "-m", "lazulite.launch", "-n", "2", str(script)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode != 0
+
+
+@pytest.mark.parametrize("variable", ["MLX_MPI_LIBNAME", "LAZULITE_MPI_LIBNAME"])
+def test_the_mpi_library_name_can_be_overridden(variable):
+    code = (
+        "import lazulite.core as mx\n"
+        "print(mx.distributed.is_available())\n"
+        "try:\n"
+        "    mx.distributed.init(strict=True, backend='mpi')\n"
+        "except RuntimeError as e:\n"
+        "    print(e)\n"
+    )
+    env = dict(os.environ, **{variable: "libno-such-mpi.so"})
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert done.stdout.splitlines() == ["False", "[mpi] Cannot initialize MPI"], done.stdout + done.stderr
