@@ -320,6 +320,20 @@ def render() -> str:
     out.append("\n\nclass fast:\n")
     for name, signature in mx._submodule_signatures("fast"):
         out.append(f"    @staticmethod\n    def {signature} -> array: ...\n")
+    # The GPU kernel builders: as MLX without Metal or CUDA, they raise when used.
+    out.append(
+        "    @staticmethod\n    def metal_kernel(name: str, input_names: Sequence[str], output_names: Sequence[str], "
+        "source: str, header: str = '', ensure_row_contiguous: bool = True, atomic_outputs: bool = False, "
+        "compile_options: Any = None) -> Callable[..., list[array]]: ...\n"
+        "    @staticmethod\n    def cuda_kernel(name: str, input_names: Sequence[str], output_names: Sequence[str], "
+        "source: str, header: str = '', ensure_row_contiguous: bool = True, shared_memory: int = 0) "
+        "-> Callable[..., list[array]]: ...\n"
+        "    @staticmethod\n    def precompiled_cuda_kernel(*, name: str, compiled_source: bytes, inputs: Sequence[Any], "
+        "output_shapes: Sequence[Sequence[int]], output_dtypes: Sequence[Dtype], scalars: Sequence[Any], "
+        "grid: tuple[int, int, int], threadgroup: tuple[int, int, int], shared_memory: int = 0, "
+        "init_value: float | None = None, ensure_row_contiguous: bool = False, stream: StreamOrDevice = None) "
+        "-> list[array]: ...\n"
+    )
     out.append("\n\nclass linalg:\n")
     for name, signature in mx._submodule_signatures("linalg"):
         out.append(f"    @staticmethod\n    def {signature} -> {LINALG_RETURNS.get(name, 'array')}: ...\n")

@@ -6,7 +6,7 @@ use crate::bind::Hint;
 use crate::convert::{Arr, Opd};
 use lazulite::fast::{self as lzf, AttentionMask, RopeFrequencies};
 use lazulite::{Array, Error};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
@@ -130,11 +130,98 @@ bind! {
     methods {}
 }
 
+/// A custom Metal kernel, as `mx.fast.metal_kernel` returns on a machine without Metal:
+/// it can be built (so modules that define kernels import) and raises when called.
+#[pyclass(name = "MetalKernel", module = "lazulite.core.fast", frozen)]
+pub struct MetalKernel;
+
+#[pymethods]
+impl MetalKernel {
+    #[pyo3(signature = (*, inputs, output_shapes, output_dtypes, grid, threadgroup, template = None, init_value = None, verbose = false, stream = None))]
+    #[allow(clippy::too_many_arguments, unused_variables)]
+    fn __call__(
+        &self,
+        inputs: Bound<'_, PyAny>,
+        output_shapes: Bound<'_, PyAny>,
+        output_dtypes: Bound<'_, PyAny>,
+        grid: Bound<'_, PyAny>,
+        threadgroup: Bound<'_, PyAny>,
+        template: Option<Bound<'_, PyAny>>,
+        init_value: Option<f64>,
+        verbose: bool,
+        stream: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        Err(PyRuntimeError::new_err("[metal_kernel] No Metal back-end."))
+    }
+}
+
+/// A jit-compiled custom Metal kernel defined from a source string. lazulite runs on
+/// the CPU: as MLX without Metal, the kernel object is made and raises a RuntimeError
+/// when called.
+#[pyfunction]
+#[pyo3(signature = (name, input_names, output_names, source, header = "", ensure_row_contiguous = true, atomic_outputs = false, compile_options = None))]
+#[allow(clippy::too_many_arguments, unused_variables)]
+fn metal_kernel(
+    name: &str,
+    input_names: Vec<String>,
+    output_names: Vec<String>,
+    source: &str,
+    header: &str,
+    ensure_row_contiguous: bool,
+    atomic_outputs: bool,
+    compile_options: Option<Bound<'_, PyAny>>,
+) -> MetalKernel {
+    MetalKernel
+}
+
+/// A jit-compiled custom CUDA kernel defined from a source string. As MLX without CUDA,
+/// lazulite raises a RuntimeError.
+#[pyfunction]
+#[pyo3(signature = (name, input_names, output_names, source, header = "", ensure_row_contiguous = true, shared_memory = 0))]
+#[allow(clippy::too_many_arguments, unused_variables)]
+fn cuda_kernel(
+    name: &str,
+    input_names: Vec<String>,
+    output_names: Vec<String>,
+    source: &str,
+    header: &str,
+    ensure_row_contiguous: bool,
+    shared_memory: i64,
+) -> PyResult<()> {
+    Err(PyRuntimeError::new_err("[cuda_kernel] No CUDA back-end."))
+}
+
+/// Run a precompiled CUDA kernel defined from PTX or cubin. As MLX without CUDA,
+/// lazulite raises a RuntimeError.
+#[pyfunction]
+#[pyo3(signature = (*, name, compiled_source, inputs, output_shapes, output_dtypes, scalars, grid, threadgroup, shared_memory = 0, init_value = None, ensure_row_contiguous = false, stream = None))]
+#[allow(clippy::too_many_arguments, unused_variables)]
+fn precompiled_cuda_kernel(
+    name: &str,
+    compiled_source: Bound<'_, PyAny>,
+    inputs: Bound<'_, PyAny>,
+    output_shapes: Bound<'_, PyAny>,
+    output_dtypes: Bound<'_, PyAny>,
+    scalars: Bound<'_, PyAny>,
+    grid: Bound<'_, PyAny>,
+    threadgroup: Bound<'_, PyAny>,
+    shared_memory: i64,
+    init_value: Option<f64>,
+    ensure_row_contiguous: bool,
+    stream: Option<Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    Err(PyRuntimeError::new_err("[cuda_kernel] No CUDA back-end."))
+}
+
 /// Adds `lazulite.core.fast` to `parent`.
 pub fn register_submodule(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = parent.py();
     let module = PyModule::new(py, "fast")?;
     register(&module)?;
+    module.add_class::<MetalKernel>()?;
+    module.add_function(wrap_pyfunction!(metal_kernel, &module)?)?;
+    module.add_function(wrap_pyfunction!(cuda_kernel, &module)?)?;
+    module.add_function(wrap_pyfunction!(precompiled_cuda_kernel, &module)?)?;
     parent.add_submodule(&module)?;
     py.import("sys")?
         .getattr("modules")?
