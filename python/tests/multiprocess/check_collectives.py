@@ -271,3 +271,15 @@ def test_small_integer_sums_wrap_around_as_numpy(dtype_name):
     for _ in range(SIZE - 1):
         expected = np.add(expected, np.full(4096, big, dtype=np_dtype), dtype=np_dtype)
     np.testing.assert_array_equal(np.array(out), expected)
+
+
+def test_all_sum_reduces_in_place_when_nobody_else_holds_the_input():
+    n = 1 << 22
+    mx.clear_cache()
+    before = mx.get_active_memory()
+    mx.reset_peak_memory()
+    y = mx.distributed.all_sum(mx.arange(n, dtype=mx.float32) * (RANK + 1))
+    mx.eval(y)
+    # The product's buffer is reduced in place: one array's worth of memory, not two.
+    assert mx.get_peak_memory() - before < 1.5 * n * 4
+    assert y[-1].item() == pytest.approx((n - 1) * SIZE * (SIZE + 1) / 2, rel=1e-6)
