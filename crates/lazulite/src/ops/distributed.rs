@@ -468,12 +468,6 @@ impl Primitive for SumScatter {
         Ok(vec![out])
     }
 
-    fn vjp(&self, _: &[Array], _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
-        Err(Error::not_implemented(
-            "Primitive's vjp not implemented: sum_scatter.",
-        ))
-    }
-
     fn jvp(&self, _: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
         Ok(vec![sum_scatter(&tangents[0], Some(&self.group))?])
     }
@@ -551,18 +545,6 @@ impl Primitive for Send {
         Ok(vec![x])
     }
 
-    fn vjp(&self, _: &[Array], _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
-        Err(Error::not_implemented(
-            "Primitive's vjp not implemented: send.",
-        ))
-    }
-
-    fn jvp(&self, _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
-        Err(Error::not_implemented(
-            "Primitive's jvp not implemented: send.",
-        ))
-    }
-
     fn vmap(
         &self,
         inputs: &[Array],
@@ -633,24 +615,6 @@ impl Primitive for Recv {
         let mut out = Tensor::uninit(outputs[0].dtype, &outputs[0].shape)?;
         self.group.comm("recv")?.recv(&mut out, self.src)?;
         Ok(vec![out])
-    }
-
-    fn vjp(&self, _: &[Array], _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
-        Err(Error::not_implemented(
-            "Primitive's vjp not implemented: recv.",
-        ))
-    }
-
-    fn jvp(&self, _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
-        Err(Error::not_implemented(
-            "Primitive's jvp not implemented: recv.",
-        ))
-    }
-
-    fn vmap(&self, _: &[Array], _: &[Option<usize>]) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
-        Err(Error::not_implemented(
-            "Primitive's vmap not implemented: recv.",
-        ))
     }
 }
 
