@@ -32,6 +32,28 @@ bind! {
         /// Returns:
         ///     array: The result.
         addmm(c: Arr, a: Arr, b: Arr, /, alpha: f64 = 1.0, beta: f64 = 1.0, *, stream) => lz::addmm(&c.0, &a.0, &b.0, alpha, beta);
+        /// Matrix products of matrices picked by index: ``out[i] = a[lhs_indices[i]] @
+        /// b[rhs_indices[i]]``, an index counting the matrices of an operand's leading axes
+        /// in row-major order. Mixture-of-experts layers use it to multiply each token by
+        /// its expert's weights without gathering copies of them.
+        ///
+        /// Args:
+        ///     a (array): Input array (a 1-D input is a row vector).
+        ///     b (array): Input array (a 1-D input is a column vector).
+        ///     lhs_indices (array, optional): Integer indices of matrices of ``a``;
+        ///       ``None``: each in turn. Default: ``None``.
+        ///     rhs_indices (array, optional): Integer indices of matrices of ``b``;
+        ///       ``None``: each in turn. Default: ``None``.
+        ///     sorted_indices (bool, optional): Whether the indices are sorted, a hint
+        ///       that does not change the result. Default: ``False``.
+        ///
+        /// Returns:
+        ///     array: The products, shaped as the broadcast indices followed by the
+        ///     matrix dimensions.
+        gather_mm(a: Arr, b: Arr, /, lhs_indices: Option<Arr> = None, rhs_indices: Option<Arr> = None, *, sorted_indices: bool = false, stream) => {
+            let _hint_only = sorted_indices;
+            lz::gather_mm(&a.0, &b.0, lhs_indices.as_ref().map(|i| &i.0), rhs_indices.as_ref().map(|i| &i.0))
+        };
         /// Inner product: sum over the last axes of ``a`` and ``b``.
         ///
         /// Args:

@@ -1096,9 +1096,11 @@ pub fn cholesky(a: &Array, upper: bool) -> Result<Array> {
 }
 
 mod decompositions;
+mod gather_mm;
 mod norm;
 pub use decompositions::{
     cholesky_inv, det, eig, eigh, eigvals, eigvalsh, inv, lu, lu_factor, pinv, qr, slogdet, solve,
     solve_triangular, svd, tri_inv,
 };
+pub use gather_mm::gather_mm;
 pub use norm::{cross, norm, NormOrd};

@@ -25,7 +25,9 @@ pub use binary::*;
 pub use cast::astype;
 pub use creation::*;
 pub use linalg::cholesky;
-pub use linalg::{addmm, einsum, inner, kron, matmul, outer, tensordot, vecdot, TensordotAxes};
+pub use linalg::{
+    addmm, einsum, gather_mm, inner, kron, matmul, outer, tensordot, vecdot, TensordotAxes,
+};
 pub use operand::Operand;
 pub use reduce::*;
 pub use scan::{cummax, cummin, cumprod, cumsum, logcumsumexp};

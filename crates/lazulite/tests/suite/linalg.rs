@@ -404,3 +404,109 @@ fn einsum_errors() {
     assert_error(e("i->", &[&i]), ErrorKind::NotImplemented, "int32");
     assert_eq!(i.to_vec::<i32>().unwrap(), vec![1, 2]);
 }
+
+#[test]
+fn gather_mm_equals_a_loop_of_products() {
+    let data = |n: usize, scale: f64| {
+        (0..n)
+            .map(|i| ((i * 7 % 11) as f64 - 5.0) * scale)
+            .collect::<Vec<_>>()
+    };
+    let a = Array::from_slice(&data(3 * 2 * 4, 0.25), &[3, 2, 4]).unwrap();
+    let b = Array::from_slice(&data(5 * 4 * 6, 0.5), &[5, 4, 6]).unwrap();
+    let (lhs, rhs) = ([2u32, 0, 2, 1], [4u32, 4, 0, 3]);
+    let out = lazulite::gather_mm(
+        &a,
+        &b,
+        Some(&Array::from_slice(&lhs, &[2, 2]).unwrap()),
+        Some(&Array::from_slice(&rhs, &[2, 2]).unwrap()),
+    )
+    .unwrap();
+    assert_eq!(out.shape(), &[2, 2, 2, 6]);
+    let (av, bv) = (a.to_vec::<f64>().unwrap(), b.to_vec::<f64>().unwrap());
+    let mut want = Vec::new();
+    for (&l, &r) in lhs.iter().zip(&rhs) {
+        for i in 0..2 {
+            for j in 0..6 {
+                want.push(
+                    (0..4)
+                        .map(|k| av[l as usize * 8 + i * 4 + k] * bv[r as usize * 24 + k * 6 + j])
+                        .sum::<f64>(),
+                );
+            }
+        }
+    }
+    assert_eq!(out.to_vec::<f64>().unwrap(), want);
+    // Every float dtype; vectors on either side lose their dimension.
+    for dtype in [DType::Float16, DType::BFloat16, DType::Float32] {
+        let r = lazulite::gather_mm(
+            &a.astype(dtype).unwrap(),
+            &b.astype(dtype).unwrap(),
+            None,
+            Some(&Array::from_slice(&[1u32, 2, 3], &[3]).unwrap()),
+        )
+        .unwrap();
+        assert_eq!((r.shape(), r.dtype()), (&[3usize, 2, 6][..], dtype));
+    }
+    let v = Array::from_slice(&data(4, 1.0), &[4]).unwrap();
+    let r = lazulite::gather_mm(
+        &v,
+        &b,
+        None,
+        Some(&Array::from_slice(&[1u32, 2], &[2]).unwrap()),
+    )
+    .unwrap();
+    assert_eq!(r.shape(), &[2, 6]);
+}
+
+#[test]
+fn gather_mm_rejects_bad_operands() {
+    let a = lazulite::ones(&[3, 2, 4], DType::Float32).unwrap();
+    let b = lazulite::ones(&[5, 4, 6], DType::Float32).unwrap();
+    let i = |v: &[i32]| Array::from_slice(v, &[v.len()]).unwrap();
+    let kind = |r: lazulite::Result<Array>| r.and_then(|x| x.eval().map(|_| x)).unwrap_err().kind();
+    use lazulite::ErrorKind;
+    // Out of range, and negative (cast to uint32 as MLX does): an index error on evaluation.
+    assert_eq!(
+        kind(lazulite::gather_mm(
+            &a,
+            &b,
+            Some(&i(&[0, 3])),
+            Some(&i(&[0, 0]))
+        )),
+        ErrorKind::Index
+    );
+    assert_eq!(
+        kind(lazulite::gather_mm(&a, &b, None, Some(&i(&[-1])))),
+        ErrorKind::Index
+    );
+    let f = Array::from_slice(&[0.0f32], &[1]).unwrap();
+    assert_eq!(
+        kind(lazulite::gather_mm(&a, &b, Some(&f), None)),
+        ErrorKind::Value
+    );
+    assert_eq!(
+        kind(lazulite::gather_mm(&a, &a, Some(&i(&[0])), None)),
+        ErrorKind::Value
+    );
+    // Integer operands of a product that promotes to an integer dtype.
+    let ints = lazulite::ones(&[3, 2, 4], DType::Int32).unwrap();
+    assert_eq!(
+        kind(lazulite::gather_mm(
+            &ints,
+            &ints.swapaxes(-1, -2).unwrap(),
+            Some(&i(&[0])),
+            None
+        )),
+        ErrorKind::Value
+    );
+    assert_eq!(
+        kind(lazulite::gather_mm(
+            &a,
+            &b,
+            Some(&i(&[0, 1, 2])),
+            Some(&i(&[0, 1]))
+        )),
+        ErrorKind::Value
+    );
+}

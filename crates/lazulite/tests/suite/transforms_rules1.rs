@@ -610,3 +610,93 @@ fn seed_vmap_add_matches_the_naive_loop() {
         expected.to_vec::<f32>().unwrap()
     );
 }
+
+/// `gather_mm` with index arrays captured as constants: the operands are differentiated.
+fn gathered_product(
+    lhs: Option<Vec<u32>>,
+    rhs: Option<Vec<u32>>,
+    shape: &[usize],
+) -> Box<Fun<'static>> {
+    let index = move |v: Option<Vec<u32>>| v.map(|v| Array::from_slice(&v, shape).unwrap());
+    let (lhs, rhs) = (index(lhs), index(rhs));
+    Box::new(move |p: &[Array]| lazulite::gather_mm(&p[0], &p[1], lhs.as_ref(), rhs.as_ref()))
+}
+
+#[test]
+fn gather_mm_derivatives_match_finite_differences() {
+    let m = |seed, shape: &[usize]| array(&uniform(seed, shape.iter().product(), -1.0, 1.0), shape);
+    // Repeated indices: the cotangents of a shared matrix add up.
+    let both = gathered_product(Some(vec![0, 2, 2, 1]), Some(vec![3, 0, 3, 3]), &[2, 2]);
+    check_derivatives(
+        "both indexed",
+        both.as_ref(),
+        &[m(1, &[3, 2, 4]), m(2, &[4, 4, 3])],
+    );
+    let experts = gathered_product(None, Some(vec![1, 0, 1]), &[3]);
+    check_derivatives(
+        "rhs only",
+        experts.as_ref(),
+        &[m(3, &[3, 1, 4]), m(4, &[2, 4, 5])],
+    );
+    let stacked = gathered_product(Some(vec![1, 1, 0]), None, &[3]);
+    check_derivatives(
+        "lhs only",
+        stacked.as_ref(),
+        &[m(5, &[2, 2, 3]), m(6, &[3, 3, 2])],
+    );
+    check_derivatives(
+        "transposed",
+        experts.as_ref(),
+        &[
+            transposed(7, 4, 3).reshape(&[3, 1, 4]).unwrap(),
+            lazulite::swapaxes(&m(8, &[2, 5, 4]), -1, -2).unwrap(),
+        ],
+    );
+}
+
+#[test]
+fn vmap_of_gather_mm_matches_a_loop() {
+    let m = |seed, shape: &[usize]| array(&uniform(seed, shape.iter().product(), -1.0, 1.0), shape);
+    let idx = |v: &[u32], shape: &[usize]| Array::from_slice(v, shape).unwrap();
+    let f: &Fun = &|p: &[Array]| lazulite::gather_mm(&p[0], &p[1], Some(&p[2]), Some(&p[3]));
+    let (a, b) = (m(11, &[3, 2, 4]), m(12, &[4, 4, 3]));
+    let (lhs, rhs) = (idx(&[0, 2, 1], &[3]), idx(&[3, 3, 0], &[3]));
+    let (a_batch, b_batch) = (m(13, &[3, 2, 4, 2]), m(14, &[4, 4, 3, 2]));
+    let lhs_batch = idx(&[0, 2, 1, 1, 1, 0], &[3, 2]);
+    check_vmap(
+        "a",
+        f,
+        &[a_batch.clone(), b.clone(), lhs.clone(), rhs.clone()],
+        vec![Some(3), None, None, None],
+        0,
+    );
+    check_vmap(
+        "b",
+        f,
+        &[a.clone(), b_batch.clone(), lhs.clone(), rhs.clone()],
+        vec![None, Some(3), None, None],
+        1,
+    );
+    check_vmap(
+        "indices",
+        f,
+        &[a.clone(), b.clone(), lhs_batch.clone(), rhs.clone()],
+        vec![None, None, Some(1), None],
+        0,
+    );
+    check_vmap(
+        "everything",
+        f,
+        &[a_batch, b_batch.clone(), lhs_batch, rhs],
+        vec![Some(3), Some(3), Some(1), None],
+        0,
+    );
+    let only_b = gathered_product(None, Some(vec![2, 0]), &[2]);
+    check_vmap(
+        "default lhs",
+        only_b.as_ref(),
+        &[m(15, &[2, 1, 4]), b_batch],
+        vec![None, Some(3)],
+        0,
+    );
+}

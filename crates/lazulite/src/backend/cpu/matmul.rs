@@ -27,11 +27,69 @@ pub fn matmul(a: Tensor, b: Tensor, addend: Option<(Tensor, f64, f64)>) -> Resul
     debug_assert!(nd >= 2 && b.ndim() == nd && a.shape[..nd - 2] == b.shape[..nd - 2]);
     let mut shape = a.shape.clone();
     shape[nd - 1] = b.shape[nd - 1];
+    batched_product(a, b, addend, &shape, Pairs::Aligned)
+}
+
+/// `a[lhs[i]] @ b[rhs[i]]` for every position `i` of the index tensors, whose shape is
+/// `batch`: an index addresses a matrix of `a` (or `b`) by its row-major position in that
+/// operand's own batch shape. Out-of-range indices are an `IndexError`; dtypes as in
+/// [`matmul`].
+pub fn gather_matmul(
+    a: Tensor,
+    b: Tensor,
+    lhs: &[u32],
+    rhs: &[u32],
+    batch: &[usize],
+) -> Result<Tensor> {
+    for (indices, operand) in [(lhs, &a), (rhs, &b)] {
+        let count: usize = operand.shape[..operand.ndim() - 2].iter().product();
+        if let Some(&bad) = indices.iter().find(|&&i| i as usize >= count) {
+            return Err(Error::index(format!(
+                "[gather_mm] Index {bad} is out of bounds for an operand of {count} matrices."
+            )));
+        }
+    }
+    let (ra, rb) = (a.ndim(), b.ndim());
+    let shape: Vec<usize> = batch
+        .iter()
+        .copied()
+        .chain([a.shape[ra - 2], b.shape[rb - 1]])
+        .collect();
+    batched_product(a, b, None, &shape, Pairs::Gathered(lhs, rhs))
+}
+
+/// Which matrices of the operands output matrix `i` multiplies.
+#[derive(Copy, Clone)]
+enum Pairs<'a> {
+    /// Matrix `i` of each (same batch shapes).
+    Aligned,
+    /// Matrices `lhs[i]` and `rhs[i]`.
+    Gathered(&'a [u32], &'a [u32]),
+}
+
+impl Pairs<'_> {
+    fn get(self, i: usize) -> (usize, usize) {
+        match self {
+            Pairs::Aligned => (i, i),
+            Pairs::Gathered(lhs, rhs) => (lhs[i] as usize, rhs[i] as usize),
+        }
+    }
+}
+
+fn batched_product(
+    a: Tensor,
+    b: Tensor,
+    addend: Option<(Tensor, f64, f64)>,
+    shape: &[usize],
+    pairs: Pairs,
+) -> Result<Tensor> {
     match a.dtype {
-        DType::Float32 => run::<f32, f32>(a, b, addend, &shape, |v| v as f32),
-        DType::Float64 => run::<f64, f64>(a, b, addend, &shape, |v| v),
-        DType::Float16 => run::<f16, f16>(a, b, addend, &shape, f16::from_f64),
-        DType::Complex64 => run::<Complex, c32>(a, b, addend, &shape, |v| c32::new(v as f32, 0.0)),
+        DType::Float32 => run::<f32, f32>(a, b, addend, shape, pairs, |v| v as f32),
+        DType::Float64 => run::<f64, f64>(a, b, addend, shape, pairs, |v| v),
+        DType::Float16 => run::<f16, f16>(a, b, addend, shape, pairs, f16::from_f64),
+        DType::Complex64 => {
+            run::<Complex, c32>(a, b, addend, shape, pairs, |v| c32::new(v as f32, 0.0))
+        }
         DType::BFloat16 => {
             // gemm has no bfloat16 kernel: multiply in float32, round once at the end.
             let widen = |t: Tensor| cast::<bf16, f32>(t);
@@ -39,7 +97,7 @@ pub fn matmul(a: Tensor, b: Tensor, addend: Option<(Tensor, f64, f64)>) -> Resul
                 Some((c, alpha, beta)) => Some((widen(c)?, alpha, beta)),
                 None => None,
             };
-            let out = run::<f32, f32>(widen(a)?, widen(b)?, addend, &shape, |v| v as f32)?;
+            let out = run::<f32, f32>(widen(a)?, widen(b)?, addend, shape, pairs, |v| v as f32)?;
             cast::<f32, bf16>(out)
         }
         other => Err(Error::type_error(format!(
@@ -103,10 +161,11 @@ fn run<E: Element, G: Copy + Send + Sync + 'static>(
     b: Tensor,
     addend: Option<(Tensor, f64, f64)>,
     shape: &[usize],
+    pairs: Pairs,
     from_f64: impl Fn(f64) -> G,
 ) -> Result<Tensor> {
     let nd = shape.len();
-    let (m, n, k) = (shape[nd - 2], shape[nd - 1], a.shape[nd - 1]);
+    let (m, n, k) = (shape[nd - 2], shape[nd - 1], a.shape[a.ndim() - 1]);
     let batches: usize = shape[..nd - 2].iter().product();
     let (mut out, read_dst, alpha, beta) = match addend {
         Some((c, alpha, beta)) => {
@@ -137,8 +196,9 @@ fn run<E: Element, G: Copy + Send + Sync + 'static>(
     let work = m.saturating_mul(n).saturating_mul(k.max(1));
     let product = |batch: usize, parallelism: Parallelism| {
         let (pa, pb, dst) = (pa, pb, dst);
+        let (batch_a, batch_b) = pairs.get(batch);
         // SAFETY: offsets and strides come from tensors addressing elements inside their
-        // buffers; the output matrix `batch` is a disjoint contiguous block of `out`.
+        // buffers (gathered indices were checked against the batch sizes); the output matrix `batch` is a disjoint contiguous block of `out`.
         unsafe {
             gemm::gemm(
                 m,
@@ -148,10 +208,10 @@ fn run<E: Element, G: Copy + Send + Sync + 'static>(
                 1,
                 n as isize,
                 read_dst,
-                pa.0.offset(lhs.batch_offset(batch)),
+                pa.0.offset(lhs.batch_offset(batch_a)),
                 lhs.col_stride,
                 lhs.row_stride,
-                pb.0.offset(rhs.batch_offset(batch)),
+                pb.0.offset(rhs.batch_offset(batch_b)),
                 rhs.col_stride,
                 rhs.row_stride,
                 alpha,
