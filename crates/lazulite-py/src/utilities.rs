@@ -1,4 +1,5 @@
 //! Small `mlx.core` functions outside the op families: window functions, `convolve`,
+//! `hadamard_transform`,
 //! `logical_xor`, `matrix_transpose`, `minmax`, `broadcast_shapes`, `isdtype`,
 //! `asarray`/`from_dlpack`, `get_array_buffer_size`, `depends`, and MLX's aliases (`empty_like`,
 //! `cumulative_sum`, `cumulative_prod`).
@@ -41,6 +42,18 @@ bind! {
         ///     tuple(array, array): The minimum and maximum arrays, in that order.
         minmax(a: Arr, /, axis: Option<AxesArg> = None, keepdims: bool = false, *, stream) =>
             lz::minmax(&a.0, axis.map_or(Axes::All, Axes::from), keepdims).map(|(lo, hi)| Tuple(vec![lo, hi]));
+        /// The Walsh-Hadamard transform along the last axis.
+        ///
+        /// Args:
+        ///     a (array): Input array; its last axis has length ``m * 2**k`` with ``m`` in
+        ///       (1, 12, 20, 28). Non-floating inputs are computed in float32.
+        ///     scale (float, optional): Factor applied to the result. Default:
+        ///       ``1/sqrt(n)``, which makes the transform orthonormal.
+        ///
+        /// Returns:
+        ///     array: The transformed array.
+        hadamard_transform(a: Arr, scale: Option<f64> = None, stream) =>
+            lz::hadamard_transform(&a.0, scale.map(|s| s as f32));
         /// Return the Bartlett window: ``w(n) = 1 - |2n / (M - 1) - 1|``.
         ///
         /// Args:

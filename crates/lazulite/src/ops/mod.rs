@@ -50,7 +50,9 @@ pub use conv::{
 };
 pub mod composite;
 pub use composite::{logical_xor, matrix_transpose, minmax};
+mod hadamard;
 pub mod signal;
+pub use hadamard::hadamard_transform;
 pub use signal::{bartlett, blackman, convolve, hamming, hanning};
 pub mod depends;
 pub use depends::depends;
