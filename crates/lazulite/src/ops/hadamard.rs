@@ -32,7 +32,7 @@ fn factor_length(n: usize) -> Result<(usize, usize)> {
     } else {
         [12, 20, 28]
             .into_iter()
-            .find(|&m| n % m == 0 && (n / m).is_power_of_two())
+            .find(|&m| n.is_multiple_of(m) && (n / m).is_power_of_two())
             .ok_or_else(|| {
                 Error::value(
                     "[hadamard] Only supports n = m*2^k where m in (1, 12, 20, 28).".to_string(),
