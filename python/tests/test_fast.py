@@ -148,6 +148,23 @@ def test_attention_sinks_and_dtype():
     assert mx.fast.scaled_dot_product_attention(*half, scale=0.3).dtype == mx.float16
 
 
+def test_attention_rows_that_see_no_key_average_the_values():
+    # MLX 0.32.4 gives such a row (a left-padded prompt position) the mean of the values
+    # under a boolean or causal mask, so it carries no NaN into later layers; an additive
+    # -inf mask gives NaN in both.
+    q, k, v = normal(2, 2, 3, 4), normal(2, 2, 5, 4), normal(2, 2, 5, 4)
+    mask = np.ones((2, 1, 3, 5), bool)
+    mask[0, :, 0, :] = False
+    got = np.array(mx.fast.scaled_dot_product_attention(mx.array(q), mx.array(k), mx.array(v), scale=0.5,
+                                                        mask=mx.array(mask)))
+    np.testing.assert_allclose(got[0, :, 0], np.broadcast_to(v[0].mean(axis=1), (2, 4)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[:, :, 1:], np_attention(q, k, v, 0.5, None)[:, :, 1:], rtol=1e-5, atol=1e-5)
+    # More queries than keys: the first causal rows see nothing.
+    got = np.array(mx.fast.scaled_dot_product_attention(mx.array(normal(1, 1, 4, 4)), mx.array(k[:1, :1, :2]),
+                                                        mx.array(v[:1, :1, :2]), scale=0.5, mask="causal"))
+    np.testing.assert_allclose(got[0, 0, :2], np.broadcast_to(v[0, 0, :2].mean(axis=0), (2, 4)), rtol=1e-5)
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda: mx.fast.rms_norm(mx.ones((2, 8)), mx.ones(7), 1e-5),
      "[rms_norm] (*weight) must have the same size as the last dimension of x but has 7 elements."),

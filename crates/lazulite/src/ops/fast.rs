@@ -245,6 +245,11 @@ pub fn rope(
     astype(&concatenate(&parts, -1)?, a.dtype())
 }
 
+/// The score given to a hidden key: the lowest finite value, not minus infinity, so that a
+/// query that sees no key (a left-padded row) averages all values instead of producing
+/// NaN, which the padded rows' products would carry into every row (MLX does the same).
+const HIDDEN: f32 = f32::MIN;
+
 /// The mask of [`scaled_dot_product_attention`].
 #[derive(Clone, Debug)]
 pub enum AttentionMask {
@@ -259,7 +264,8 @@ pub enum AttentionMask {
 /// `(B, N_q, T_q, D)` and `k`, `v` shaped `(B, N_kv, T_kv, D)`, where `N_q` is a multiple of
 /// `N_kv` (grouped-query attention: each key/value head serves `N_q / N_kv` query heads,
 /// without copying). `sinks`: one logit per query head that joins every softmax and
-/// attends to nothing. The softmax runs in float32; the result has the inputs' dtype.
+/// attends to nothing. The softmax runs in float32; the result has the inputs' dtype. A
+/// query whose keys are all hidden by a boolean or causal mask averages all values.
 ///
 /// ```
 /// use lazulite::fast::scaled_dot_product_attention;
@@ -343,7 +349,7 @@ pub fn scaled_dot_product_attention(
             let rows = expand_dims(&arange(0.0, t_q as f64, 1.0, DType::Int32)?, -1)?;
             let cols = arange(0.0, t_kv as f64, 1.0, DType::Int32)?;
             let visible = greater_equal(&add(&rows, tk - tq)?, &cols)?;
-            scores = where_(&visible, &scores, f32::NEG_INFINITY)?;
+            scores = where_(&visible, &scores, HIDDEN)?;
         }
         Some(AttentionMask::Array(m)) => {
             if m.ndim() > 4 {
@@ -360,7 +366,7 @@ pub fn scaled_dot_product_attention(
                 ))
             })?;
             scores = if m.dtype() == DType::Bool {
-                where_(m, &scores, f32::NEG_INFINITY)?
+                where_(m, &scores, HIDDEN)?
             } else {
                 if promote_types(m.dtype(), dtype) != dtype {
                     return Err(Error::value(format!(

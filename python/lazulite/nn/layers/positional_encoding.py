@@ -8,30 +8,10 @@ import lazulite.core as mx
 from .base import Module
 
 
-def _rope(x, dims, traditional, base, scale, offset):
-    """Rotary embedding of the first ``dims`` features of ``x`` (positions along
-    axis -2 start at ``offset``): feature pairs are rotated by ``position * scale *
-    base ** (-2i / dims)``; pairs are ``(i, i + dims/2)``, or adjacent
-    ``(2i, 2i + 1)`` when ``traditional``."""
-    half = dims // 2
-    positions = (mx.arange(x.shape[-2]) + offset).astype(mx.float32) * scale
-    inverse_frequencies = mx.exp(-math.log(base) * mx.arange(0, dims, 2).astype(mx.float32) / dims)
-    angles = positions[:, None] * inverse_frequencies[None, :]
-    cos, sin = mx.cos(angles).astype(x.dtype), mx.sin(angles).astype(x.dtype)
-    rotated, rest = x[..., :dims], x[..., dims:]
-    if traditional:
-        pairs = rotated.reshape(*rotated.shape[:-1], half, 2)
-        x1, x2 = pairs[..., 0], pairs[..., 1]
-        out = mx.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], axis=-1).reshape(rotated.shape)
-    else:
-        x1, x2 = rotated[..., :half], rotated[..., half:]
-        out = mx.concatenate([x1 * cos - x2 * sin, x1 * sin + x2 * cos], axis=-1)
-    return mx.concatenate([out, rest], axis=-1) if dims < x.shape[-1] else out
-
-
 class RoPE(Module):
     """Rotary positional encoding of the first ``dims`` features of inputs shaped
-    ``(..., length, features)``; call with ``offset`` to start at a later position."""
+    ``(..., length, features)``; call with ``offset`` to start at a later position (an
+    int, or an array of one offset per batch entry)."""
 
     def __init__(self, dims: int, traditional: bool = False, base: float = 10000, scale: float = 1.0):
         super().__init__()
@@ -44,7 +24,9 @@ class RoPE(Module):
         return f"{self.dims}, traditional={self.traditional}"
 
     def __call__(self, x, offset: int = 0):
-        return _rope(x, self.dims, self.traditional, self.base, self.scale, offset)
+        return mx.fast.rope(
+            x, self.dims, traditional=self.traditional, base=self.base, scale=self.scale, offset=offset
+        )
 
 
 class SinusoidalPositionalEncoding(Module):
