@@ -1,6 +1,7 @@
 """mx.compile: same results as the plain function (NumPy is the oracle), traced once per
 argument structure, captured state in and out as in MLX's documentation."""
 
+import threading
 from functools import partial
 
 import numpy as np
@@ -138,3 +139,32 @@ def test_disable_compile_runs_the_body():
         mx.enable_compile()
     assert len(calls) == 2
 
+
+
+def test_random_state_as_compiled_input_and_output_advances_the_key():
+    @partial(mx.compile, inputs=mx.random.state, outputs=mx.random.state)
+    def sample(logits):
+        return mx.random.categorical(logits)
+
+    mx.random.seed(7)
+    logits = mx.arange(16, dtype=mx.float32)[None] / 4
+    draws = [sample(logits).item() for _ in range(8)]
+    # Real MLX 0.32.4, same calls: the draws, the key after them, and the next uniform.
+    assert draws == [6, 15, 10, 11, 12, 6, 13, 12]
+    assert mx.random.state[0].tolist() == [1083658926, 3631277925]
+    assert mx.random.uniform().item() == pytest.approx(0.0633799135684967, abs=1e-7)
+
+    # From another thread too; a seed there makes the draws repeat.
+    results = {}
+
+    def worker():
+        results["tokens"] = {sample(logits).item() for _ in range(16)}
+        mx.random.seed(1234)
+        first = sample(logits).item()
+        mx.random.seed(1234)
+        results["repeat"] = (first, sample(logits).item())
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert len(results["tokens"]) > 1 and results["repeat"][0] == results["repeat"][1]

@@ -1,11 +1,13 @@
 //! `compile` of Python callables: the arguments' array leaves (and those of the captured
 //! `inputs` state) go to a Rust [`lazulite::Compiled`], one per argument structure, and the
 //! result tree is rebuilt around the replayed outputs. Arrays of the captured `outputs`
-//! state are updated in place after each call, as MLX does.
+//! state are updated in place after each call, as MLX does; `mx.random.state` in them
+//! stands for the global random key, so compiled functions that draw numbers advance it.
 
 use crate::array::PyArray;
 use crate::errors::{stash, to_py_err};
-use crate::trees::{array_objects, leaves, rebuild};
+use crate::random::RandomState;
+use crate::trees::{children, leaves, rebuild};
 use lazulite as lz;
 use lazulite::Array;
 use pyo3::prelude::*;
@@ -68,12 +70,65 @@ fn describe(tree: &Bound<'_, PyAny>, out: &mut String) -> PyResult<()> {
     Ok(())
 }
 
-fn state_arrays(state: Option<&Py<PyAny>>, py: Python<'_>) -> PyResult<Vec<Array>> {
-    let mut arrays = Vec::new();
-    if let Some(state) = state {
-        leaves(state.bind(py), false, &mut arrays)?;
+/// One leaf of the `inputs`/`outputs` state: an array object, updated in place, or
+/// `mx.random.state`, which stands for the global random key.
+enum StateLeaf<'py> {
+    Array(Bound<'py, PyArray>),
+    RandomKey,
+}
+
+impl StateLeaf<'_> {
+    fn get(&self) -> Array {
+        match self {
+            StateLeaf::Array(a) => a.get().array(),
+            StateLeaf::RandomKey => lz::random::state(),
+        }
     }
-    Ok(arrays)
+
+    /// Sets the leaf to a concrete value (after a call, or to restore it after a trace).
+    fn set(&self, value: Array) -> PyResult<()> {
+        match self {
+            StateLeaf::Array(a) => a.get().rebind(value),
+            StateLeaf::RandomKey => lz::random::set_state(&value).map_err(to_py_err)?,
+        }
+        Ok(())
+    }
+
+    /// Sets the leaf to the traced stand-in of its value.
+    fn set_traced(&self, stand_in: &Array) -> PyResult<()> {
+        match self {
+            StateLeaf::Array(a) => a.get().rebind(stand_in.clone()),
+            StateLeaf::RandomKey => lz::random::set_state_lazy(stand_in).map_err(to_py_err)?,
+        }
+        Ok(())
+    }
+}
+
+/// The leaves of a state tree (lists, tuples, dicts of arrays and `mx.random.state`), in
+/// tree order; other leaves are skipped.
+fn state_leaves<'py>(state: Option<&Bound<'py, PyAny>>) -> PyResult<Vec<StateLeaf<'py>>> {
+    let mut out = Vec::new();
+    let Some(state) = state else {
+        return Ok(out);
+    };
+    let mut stack = vec![state.clone()];
+    while let Some(obj) = stack.pop() {
+        if obj.cast::<RandomState>().is_ok() {
+            out.push(StateLeaf::RandomKey);
+        } else if let Ok(a) = obj.cast::<PyArray>() {
+            out.push(StateLeaf::Array(a.clone()));
+        } else if let Some(kids) = children(&obj)? {
+            stack.extend(kids.into_iter().rev());
+        }
+    }
+    Ok(out)
+}
+
+fn state_arrays(state: Option<&Py<PyAny>>, py: Python<'_>) -> PyResult<Vec<Array>> {
+    Ok(state_leaves(state.map(|s| s.bind(py)))?
+        .iter()
+        .map(StateLeaf::get)
+        .collect())
 }
 
 impl CompiledFunction {
@@ -90,13 +145,10 @@ impl CompiledFunction {
         let compiled = lz::compile(move |flat: &[Array]| {
             Python::attach(|py| {
                 let run = || -> PyResult<Vec<Array>> {
-                    let state = match &inputs {
-                        Some(s) => array_objects(s.bind(py), false)?,
-                        None => Vec::new(),
-                    };
-                    let saved: Vec<Array> = state.iter().map(|o| o.get().array()).collect();
-                    for (object, stand_in) in state.iter().zip(&flat[n_args..]) {
-                        object.get().rebind(stand_in.clone());
+                    let state = state_leaves(inputs.as_ref().map(|s| s.bind(py)))?;
+                    let saved: Vec<Array> = state.iter().map(StateLeaf::get).collect();
+                    for (leaf, stand_in) in state.iter().zip(&flat[n_args..]) {
+                        leaf.set_traced(stand_in)?;
                     }
                     let called = (|| {
                         let rebuilt =
@@ -117,8 +169,8 @@ impl CompiledFunction {
                         });
                         Ok(arrays)
                     })();
-                    for (object, original) in state.iter().zip(saved) {
-                        object.get().rebind(original);
+                    for (leaf, original) in state.iter().zip(saved) {
+                        leaf.set(original)?;
                     }
                     called
                 };
@@ -160,13 +212,11 @@ impl CompiledFunction {
         let traced = traced.as_ref().ok_or_else(|| {
             pyo3::exceptions::PyRuntimeError::new_err("[compile] The function was not traced.")
         })?;
-        if let Some(state) = &self.outputs {
-            for (object, value) in array_objects(state.bind(py), false)?
-                .iter()
-                .zip(&outputs[traced.results..])
-            {
-                object.get().rebind(value.clone());
-            }
+        for (leaf, value) in state_leaves(self.outputs.as_ref().map(|s| s.bind(py)))?
+            .iter()
+            .zip(&outputs[traced.results..])
+        {
+            leaf.set(value.clone())?;
         }
         rebuild(
             traced.structure.bind(py),

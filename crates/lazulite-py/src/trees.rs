@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 /// The children of a container, in tree order; `None` for a leaf.
-fn children<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Vec<Bound<'py, PyAny>>>> {
+pub fn children<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Vec<Bound<'py, PyAny>>>> {
     if let Ok(l) = obj.cast::<PyList>() {
         return Ok(Some(l.iter().collect()));
     }

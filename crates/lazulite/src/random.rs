@@ -30,6 +30,7 @@ use crate::element::Scalar;
 use crate::error::{Error, Result};
 use crate::ops::operand::{scalar_array, to_arrays};
 use crate::ops::random::{bits_dtype, record_draw, Draw};
+use crate::ops::view::slice_axis;
 use crate::ops::{
     abs, add, argmax, argsort, astype, cholesky, cumsum, divide, erf, erfinv, exp, expand_dims,
     floor, less, log, log1p, matmul, max, maximum, minimum, multiply, negative, reshape,
@@ -63,17 +64,24 @@ fn key_array(words: [u32; 2]) -> Array {
     Array::from_slice(&words, &[2]).expect("two words make a key")
 }
 
+/// The global key: words, or, while a compiled function that takes the random state as
+/// an input is traced, the array standing for that input (see [`set_state_lazy`]).
+enum GlobalKey {
+    Words([u32; 2]),
+    Lazy(Array),
+}
+
 /// The global key, seeded from the clock on first use (as MLX does) unless [`seed`] set
 /// it. One state for the whole process, so a seed set in one thread holds in all.
-static GLOBAL_KEY: Mutex<Option<[u32; 2]>> = Mutex::new(None);
+static GLOBAL_KEY: Mutex<Option<GlobalKey>> = Mutex::new(None);
 
-fn with_global_key<R>(f: impl FnOnce(&mut [u32; 2]) -> R) -> R {
+fn with_global_key<R>(f: impl FnOnce(&mut GlobalKey) -> R) -> R {
     let mut guard = GLOBAL_KEY.lock().unwrap_or_else(|e| e.into_inner());
     let state = guard.get_or_insert_with(|| {
         let millis = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
-        [(millis >> 32) as u32, millis as u32]
+        GlobalKey::Words([(millis >> 32) as u32, millis as u32])
     });
     f(state)
 }
@@ -89,7 +97,7 @@ fn with_global_key<R>(f: impl FnOnce(&mut [u32; 2]) -> R) -> R {
 /// assert_eq!(a.to_vec::<f32>().unwrap(), b.to_vec::<f32>().unwrap());
 /// ```
 pub fn seed(seed: u64) {
-    with_global_key(|k| *k = [(seed >> 32) as u32, seed as u32]);
+    with_global_key(|k| *k = GlobalKey::Words([(seed >> 32) as u32, seed as u32]));
 }
 
 /// The global key as it is now (MLX: `mx.random.state[0]`).
@@ -99,7 +107,10 @@ pub fn seed(seed: u64) {
 /// assert_eq!(lazulite::random::state().to_vec::<u32>().unwrap(), vec![0, 9]);
 /// ```
 pub fn state() -> Array {
-    key_array(with_global_key(|k| *k))
+    with_global_key(|k| match k {
+        GlobalKey::Words(words) => key_array(*words),
+        GlobalKey::Lazy(key) => key.clone(),
+    })
 }
 
 /// Replaces the global key (evaluates `key`).
@@ -114,19 +125,53 @@ pub fn state() -> Array {
 pub fn set_state(key: &Array) -> Result<()> {
     check_key("set_state", key)?;
     let words = key.to_vec::<u32>()?;
-    with_global_key(|k| *k = [words[0], words[1]]);
+    with_global_key(|k| *k = GlobalKey::Words([words[0], words[1]]));
+    Ok(())
+}
+
+/// Replaces the global key by `key` without evaluating it: later draws record the
+/// splits of the key in the graph instead of computing them. A compiled function that
+/// takes the random state as an input traces with its stand-in set this way and returns
+/// [`state`] as an output, so each call draws fresh numbers; [`set_state`] afterwards
+/// returns to a computed key.
+///
+/// ```
+/// use lazulite::{compile, random, DType};
+/// let draw = compile(|inputs: &[lazulite::Array]| {
+///     random::set_state_lazy(&inputs[0])?;
+///     let sample = random::uniform(0.0, 1.0, &[2], DType::Float32, None)?;
+///     Ok(vec![sample, random::state()])
+/// });
+/// let first = draw.call(&[random::key(1)])?;
+/// let second = draw.call(&[first[1].clone()])?;
+/// assert_ne!(first[0].to_vec::<f32>()?, second[0].to_vec::<f32>()?);
+/// random::seed(0);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
+pub fn set_state_lazy(key: &Array) -> Result<()> {
+    check_key("set_state", key)?;
+    with_global_key(|k| *k = GlobalKey::Lazy(key.clone()));
     Ok(())
 }
 
 /// The next key of the global sequence: the state is split in two, the first half kept
 /// as the new state and the second returned (MLX's `KeySequence::next`). Computed here,
-/// not recorded, so the global state never grows a graph.
-fn next_key() -> Array {
-    with_global_key(|k| {
-        let mut words = [0u32; 4];
-        fill_key_words(*k, &mut words, 1);
-        *k = [words[0], words[1]];
-        key_array([words[2], words[3]])
+/// not recorded, so the global state never grows a graph, unless the state is lazy.
+fn next_key() -> Result<Array> {
+    with_global_key(|k| match k {
+        GlobalKey::Words(words) => {
+            let mut out = [0u32; 4];
+            fill_key_words(*words, &mut out, 1);
+            *words = [out[0], out[1]];
+            Ok(key_array([out[2], out[3]]))
+        }
+        GlobalKey::Lazy(key) => {
+            let halves = split(key, 2)?;
+            let row = |i: i64| slice_axis(&halves, 0, i, i + 1, 1)?.reshape(&[2]);
+            let (kept, drawn) = (row(0)?, row(1)?);
+            *key = kept;
+            Ok(drawn)
+        }
     })
 }
 
@@ -154,7 +199,7 @@ fn resolve_key(key: Option<&Array>) -> Result<Array> {
             check_key("bits", k)?;
             Ok(k.clone())
         }
-        None => Ok(next_key()),
+        None => next_key(),
     }
 }
 
