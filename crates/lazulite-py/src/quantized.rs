@@ -1,4 +1,5 @@
-//! Quantization with MLX's signatures: `quantize`, `dequantize`, `quantized_matmul`.
+//! Quantization with MLX's signatures: `quantize`, `dequantize`, `quantized_matmul`, and
+//! the 8-bit float conversions `to_fp8`/`from_fp8`.
 //! Only the `"affine"` mode exists in lazulite; MLX's floating-point modes (`"mxfp4"`,
 //! `"mxfp8"`, `"nvfp4"`) raise a ValueError that names them.
 
@@ -6,7 +7,7 @@ use crate::bind;
 use crate::bind::Tuple;
 use crate::convert::{Arr, Dt};
 use lazulite as lz;
-use lazulite::Array;
+use lazulite::{Array, DType};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -151,6 +152,26 @@ bind! {
         ///     array: The result of the multiplication of ``x`` with ``w``.
         quantized_matmul(x: Arr, w: Arr, /, scales: Arr, biases: Option<Arr> = None, transpose: bool = true, group_size: Option<i32> = None, bits: Option<i32> = None, mode: &str = "affine", *, stream) =>
             quantized_matmul_with(&x.0, &w.0, &scales.0, &biases, transpose, group_size, bits, mode);
+        /// Encode a floating-point array as 8-bit E4M3 floats stored in uint8 (rounded to
+        /// nearest even; magnitudes above 448 saturate).
+        ///
+        /// Args:
+        ///     x (array): Input array of a real floating-point type.
+        ///
+        /// Returns:
+        ///     array: The encoded uint8 array.
+        to_fp8(x: Arr, *, stream) => lz::to_fp8(&x.0);
+        /// Decode 8-bit E4M3 floats stored in uint8.
+        ///
+        /// Args:
+        ///     x (array): The uint8 array.
+        ///     dtype (Dtype, optional): Real floating-point type of the result; ``None``:
+        ///       ``bfloat16``. Default: ``None``.
+        ///
+        /// Returns:
+        ///     array: The decoded array.
+        from_fp8(x: Arr, dtype: Option<Dt> = None, *, stream) =>
+            lz::from_fp8(&x.0, dtype.map_or(DType::BFloat16, |d| d.0));
     }
     methods {}
 }

@@ -50,7 +50,9 @@ pub use conv::{
 };
 pub mod composite;
 pub use composite::{logical_xor, matrix_transpose, minmax};
+mod fp8;
 mod hadamard;
+pub use fp8::{from_fp8, to_fp8};
 pub mod signal;
 pub use hadamard::hadamard_transform;
 pub use signal::{bartlett, blackman, convolve, hamming, hanning};
