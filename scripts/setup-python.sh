@@ -10,14 +10,18 @@ stamp=.venv/.lazulite-requirements
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-# mlx-lm's model code runs on lazulite in the tests; its own requirements (a tokenizer
-# and model-hub stack) are not needed for that, hence --no-deps.
-no_deps="mlx-lm==0.32.2"
-if [ "$(cat "$stamp" 2>/dev/null)" != "$requirements $no_deps" ]; then
-  # shellcheck disable=SC2086 # the list is split on purpose
-  .venv/bin/python -m pip install --quiet $requirements
-  .venv/bin/python -m pip install --quiet --no-deps $no_deps
-  echo "$requirements $no_deps" > "$stamp"
+# mlx-lm (with its tokenizer stack, as users install it) runs on lazulite through the
+# lazulite-mlx package, which makes `import mlx` resolve to lazulite; mlx-lm's own model
+# and sampler tests come from its source release.
+mlx_lm="mlx-lm==0.32.2 transformers==5.24.0 sentencepiece==0.2.3 protobuf==7.36.2 pyyaml==6.0.4 jinja2==3.1.6"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$requirements $mlx_lm" ]; then
+  # shellcheck disable=SC2086 # the lists are split on purpose
+  .venv/bin/python -m pip install --quiet $requirements $mlx_lm
+  .venv/bin/python -m pip install --quiet --no-deps -e python/mlx-shim
+  rm -rf .venv/mlx-lm-source && mkdir -p .venv/mlx-lm-source
+  .venv/bin/python -m pip download --quiet --no-deps --no-binary :all: mlx-lm==0.32.2 -d .venv/mlx-lm-source
+  tar -xzf .venv/mlx-lm-source/mlx_lm-0.32.2.tar.gz -C .venv/mlx-lm-source
+  echo "$requirements $mlx_lm" > "$stamp"
 fi
 
 (cd python && VIRTUAL_ENV="$PWD/../.venv" ../.venv/bin/maturin develop --quiet)

@@ -76,9 +76,6 @@ def test_layers_in_a_group_of_one_equal_the_linear_layer():
 
 
 def test_mlx_lm_models_import_and_run_on_one_process():
-    import mlx_alias
-
-    assert mlx_alias.install(), "mlx-lm is installed by the test command"
     from mlx_lm.models import base, llama
 
     assert base.mx is mx

@@ -1,18 +1,10 @@
 """mlx-lm's tensor parallelism (``model.shard()``) on lazulite, run by every process of
-an ``mpirun`` job: the sharded model's logits equal the whole model's."""
+an ``mpirun`` job (``mlx`` is lazulite through the lazulite-mlx package): the sharded
+model's logits equal the whole model's."""
 
-import sys
-from pathlib import Path
-
+import mlx.core as mx
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import mlx_alias  # noqa: E402
-
-assert mlx_alias.install(), "mlx-lm is installed by the test command"
-
-import mlx.core as mx  # noqa: E402
-from mlx_lm.models import llama  # noqa: E402
+from mlx_lm.models import llama
 
 WORLD = mx.distributed.init(strict=True)
 
