@@ -226,8 +226,8 @@ def chained_adds(ns, x):
 AUTODIFF = ("lazulite", "jax", "mlx")
 
 
-def seed_vmap_inputs():
-    # The seed's xs: uniform (4096, 100), ys: uniform (100, 4096).
+def guide_vmap_inputs():
+    # The guide's xs: uniform (4096, 100), ys: uniform (100, 4096).
     return [uniform((4096, 100), 0.0, 1.0, 7), uniform((100, 4096), 0.0, 1.0, 8)]
 
 
@@ -339,9 +339,9 @@ def conv2d_grads(ns, x, w):
 
 def transform_workloads() -> list[Workload]:
     return [
-        Workload("seed vmap: naive loop add 4096x100", seed_vmap_inputs, naive_add, naive_add,
+        Workload("guide vmap: naive loop add 4096x100", guide_vmap_inputs, naive_add, naive_add,
                  runs=15, eager_only=True),
-        Workload("seed vmap: vmap add 4096x100", seed_vmap_inputs, vmap_add, vmap_add,
+        Workload("guide vmap: vmap add 4096x100", guide_vmap_inputs, vmap_add, vmap_add,
                  runs=15, only=AUTODIFF),
         Workload("grad sum(sin(x)) 10M f32", lambda: [wide()], grad_sum_sin, grad_sum_sin,
                  only=AUTODIFF),

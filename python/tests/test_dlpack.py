@@ -1,6 +1,6 @@
 """DLPack both ways: `array.__dlpack__` / `__dlpack_device__` read by NumPy and JAX, and
 `mx.array(obj)` over any producer's `__dlpack__` (shared memory, never written by
-lazulite), plus the framework examples of the seed mlx-numpy-conversion.rst (JAX;
+lazulite), plus the framework examples of MLX's guide page on NumPy conversion (JAX;
 PyTorch and TensorFlow when installed)."""
 
 import gc
@@ -185,7 +185,7 @@ def test_empty_and_scalar_imports():
 
 # ---- JAX ----------------------------------------------------------------------------------
 
-def test_jax_seed_example():
+def test_jax_guide_example():
     jnp = pytest.importorskip("jax.numpy")
     a = mx.arange(3)
     b = jnp.array(a)
@@ -220,9 +220,9 @@ def test_jax_import_is_zero_copy():
     assert mx.sum(a).item() == 120
 
 
-# ---- PyTorch and TensorFlow (seed examples; skipped when not installed) -----------------
+# ---- PyTorch and TensorFlow (guide examples; skipped when not installed) -----------------
 
-def test_torch_seed_example():
+def test_torch_guide_example():
     torch = pytest.importorskip("torch")
     a = mx.arange(3)
     b = torch.tensor(memoryview(a))
@@ -232,7 +232,7 @@ def test_torch_seed_example():
     assert torch.from_dlpack(mx.arange(3)).tolist() == [0, 1, 2]
 
 
-def test_tensorflow_seed_example():
+def test_tensorflow_guide_example():
     tf = pytest.importorskip("tensorflow")
     a = mx.arange(3)
     b = tf.constant(memoryview(a))

@@ -1,4 +1,4 @@
-"""Indexing from Python: every example of seeds/mlx-indexing.rst, NumPy as the oracle for
+"""Indexing from Python: every example of MLX's guide page on indexing, NumPy as the oracle for
 reads (`a[key]`) and writes (`a[key] = v`) of random index expressions, `.at` updates
 against NumPy's `ufunc.at`, transforms through indexing, the indexing functions, and
 errors (which leave the array intact).
@@ -14,42 +14,42 @@ from hypothesis import strategies as st
 import lazulite.core as mx
 
 # ---------------------------------------------------------------------------------------
-# Seed examples (seeds/mlx-indexing.rst), as written.
+# The guide's examples, as written.
 
 
-def test_seed_ints_and_slices():
+def test_guide_ints_and_slices():
     arr = mx.arange(10)
     assert repr(arr[3]) == "array(3, dtype=int32)"
     assert repr(arr[-2]) == "array(8, dtype=int32)"
     assert repr(arr[2:8:2]) == "array([2, 4, 6], dtype=int32)"
 
 
-def test_seed_ellipsis():
+def test_guide_ellipsis():
     arr = mx.arange(8).reshape(2, 2, 2)
     expected = "array([[0, 2],\n       [4, 6]], dtype=int32)"
     assert repr(arr[:, :, 0]) == expected
     assert repr(arr[..., 0]) == expected
 
 
-def test_seed_new_axis():
+def test_guide_new_axis():
     arr = mx.arange(8)
     assert arr.shape == (8,)
     assert arr[None].shape == (1, 8)
 
 
-def test_seed_array_index():
+def test_guide_array_index():
     arr = mx.arange(10)
     idx = mx.array([5, 7])
     assert repr(arr[idx]) == "array([5, 7], dtype=int32)"
 
 
-def test_seed_in_place_update():
+def test_guide_in_place_update():
     a = mx.array([1, 2, 3])
     a[2] = 0
     assert repr(a) == "array([1, 2, 0], dtype=int32)"
 
 
-def test_seed_update_seen_through_every_reference():
+def test_guide_update_seen_through_every_reference():
     a = mx.array([1, 2, 3])
     b = a
     b[2] = 0
@@ -57,7 +57,7 @@ def test_seed_update_seen_through_every_reference():
     assert repr(a) == "array([1, 2, 0], dtype=int32)"
 
 
-def test_seed_grad_through_setitem():
+def test_guide_grad_through_setitem():
     def fun(x, idx):
         x[idx] = 2.0
         return x.sum()
@@ -66,7 +66,7 @@ def test_seed_grad_through_setitem():
     assert repr(dfdx) == "array([1, 0, 1], dtype=float32)"
 
 
-def test_seed_other_functions_exist():
+def test_guide_other_functions_exist():
     assert callable(mx.take) and callable(mx.take_along_axis)
 
 

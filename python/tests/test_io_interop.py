@@ -1,7 +1,7 @@
 """Saving and loading from Python: round trips of every format and dtype, files written by
 the libraries that define the formats (NumPy, the `safetensors` and `gguf` packages) read
 by lazulite and the other way round, file objects, MLX's errors, and every example of the
-seed mlx-saving-and-loading.rst. (The Rust side is tested in crates/lazulite/tests/suite/io.rs.)"""
+MLX's guide page on saving and loading. (The Rust side is tested in crates/lazulite/tests/suite/io.rs.)"""
 
 import io
 import pathlib
@@ -391,7 +391,7 @@ def test_lazulite_dequantizes_gguf_package_tensors(tmp_path, qtype):
 
 # ---- the seed: mlx-saving-and-loading.rst ----------------------------------------------
 
-def test_seed_save_single_array(tmp_path, monkeypatch):
+def test_guide_save_single_array(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     a = mx.array([1.0])
     mx.save("array", a)
@@ -402,7 +402,7 @@ def test_seed_save_single_array(tmp_path, monkeypatch):
         mx.load("array.npy", a)
 
 
-def test_seed_savez(tmp_path, monkeypatch):
+def test_guide_savez(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     a = mx.array([1.0])
     b = mx.array([2.0])
@@ -413,7 +413,7 @@ def test_seed_savez(tmp_path, monkeypatch):
     assert repr(loaded["arr_0"]) == "array([1], dtype=float32)"
 
 
-def test_seed_save_safetensors_and_gguf(tmp_path, monkeypatch):
+def test_guide_save_safetensors_and_gguf(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     a = mx.array([1.0])
     b = mx.array([2.0])

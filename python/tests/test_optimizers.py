@@ -1,6 +1,6 @@
 """lazulite.optimizers (mirror of mlx.optimizers): each optimizer's updates over a few
 steps against a NumPy re-implementation of its published rule (in the MLX variant),
-state handling, schedules, and the training loop of seeds/mlx-lazy-evaluation.rst."""
+state handling, schedules, and the training loop of MLX's guide page on lazy evaluation."""
 
 import math
 
@@ -270,7 +270,7 @@ def test_scheduled_learning_rate_is_used_per_step():
 
 
 class Model(nn.Module):
-    """The seed's ``Model``: a small MLP classifier."""
+    """The guide's ``Model``: a small MLP classifier."""
 
     def __init__(self, in_dims=2, hidden=16, classes=2):
         super().__init__()
@@ -283,7 +283,7 @@ class Model(nn.Module):
 
 @pytest.mark.parametrize("make", [lambda: optim.SGD(0.5, momentum=0.9), lambda: optim.Adam(0.05),
                                   lambda: optim.AdamW(0.05, bias_correction=True)], ids=["sgd", "adam", "adamw"])
-def test_seed_training_loop(make):
+def test_guide_training_loop(make):
     mx.random.seed(3)
     points = RNG.standard_normal((256, 2)).astype(np.float32)
     labels = (points[:, 0] * points[:, 1] > 0).astype(np.int32)  # XOR quadrants: needs the hidden layer

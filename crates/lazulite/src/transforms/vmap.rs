@@ -34,7 +34,7 @@ fn move_axis(a: &Array, from: usize, to: usize) -> Result<Array> {
 ///
 /// ```
 /// use lazulite::{vmap, Array};
-/// // Seed example: add the columns of xs to the rows of ys.
+/// // The guide example: add the columns of xs to the rows of ys.
 /// let xs = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap();
 /// let ys = Array::from_slice(&[10.0f32, 20.0, 30.0, 40.0, 50.0, 60.0], &[3, 2]).unwrap();
 /// let add = vmap(|a| Ok(vec![&a[0] + &a[1]]), vec![Some(1), Some(0)], vec![Some(0)]);

@@ -1,4 +1,4 @@
-//! Dataflow à la Owl: the examples of the seed `owl-lazy-evaluation-and-dataflow.md`
+//! Dataflow à la Owl: the examples of Owl's lazy evaluation and dataflow guide
 //! translated, which nodes run after re-assignments, and consistency with eager results.
 
 use lazulite::{placeholder, to_dot, to_trace, Array, DType, ErrorKind, Result};

@@ -1,7 +1,7 @@
 //! Indexing: NumPy fixtures for reads, writes and `.at` adds over many index expressions
 //! (tools/fixtures/indexing.py), views of views, bounds errors for every entry point
 //! (the input stays intact), masks, take/take_along_axis/put_along_axis, nonzero,
-//! argwhere, unique, gradients (finite differences), vmap (a loop) and the seed examples.
+//! argwhere, unique, gradients (finite differences), vmap (a loop) and the guide examples.
 
 use crate::common;
 use common::{array, check_derivatives, check_vmap, uniform, Fun};
@@ -456,9 +456,9 @@ fn mask_reads_under_vmap_give_a_clear_error() {
         .contains("Cannot evaluate an array inside a vmapped function"));
 }
 
-/// The seed's examples, translated.
+/// The guide's examples, translated.
 #[test]
-fn seed_examples() {
+fn guide_examples() {
     let arr = arange(0.0, 10.0, 1.0, DType::Int32).unwrap();
     assert_eq!(index(&arr, &idx![3]).unwrap().item::<i32>().unwrap(), 3);
     assert_eq!(index(&arr, &idx![3]).unwrap().shape(), &[] as &[usize]);

@@ -1,5 +1,5 @@
 //! Saving and loading: round trips of every format and dtype, files written by NumPy, the
-//! `safetensors` and `gguf` Python packages (tools/fixtures/io.py), the seed's examples,
+//! `safetensors` and `gguf` Python packages (tools/fixtures/io.py), the guide's examples,
 //! laziness, atomic saves, and malformed files (errors, never panics).
 
 use lazulite::{
@@ -500,11 +500,11 @@ fn gguf_round_trips_every_dtype_it_holds() {
 }
 
 // ---------------------------------------------------------------------------------------
-// The seed's examples (docs: saving and loading)
+// The guide's examples (docs: saving and loading)
 
 #[test]
-fn seed_examples() {
-    let dir = scratch("seed");
+fn guide_examples() {
+    let dir = scratch("guide");
     // a = mx.array([1.0]); mx.save("array", a)  -> array.npy
     let a = Array::from_slice(&[1.0f32], &[1]).unwrap();
     save(dir.join("array"), &a).unwrap();

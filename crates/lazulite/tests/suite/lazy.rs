@@ -1,4 +1,4 @@
-//! Lazy evaluation: the examples of the seed `mlx-lazy-evaluation.rst`, translated, and
+//! Lazy evaluation: the examples of MLX's lazy evaluation guide, translated, and
 //! the engine's invariants (iterative graph walks, detaching, errors).
 
 use lazulite::{eval, Array, DType, ErrorKind};

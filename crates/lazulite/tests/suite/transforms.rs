@@ -1,5 +1,5 @@
 //! Transforms: derivative rules against float64 central differences, batching rules
-//! against a loop over the mapped axis, the seed's examples, and composition.
+//! against a loop over the mapped axis, the guide's examples, and composition.
 
 use crate::common;
 use common::{array, check_derivatives, check_vmap, uniform, Fun};
@@ -110,7 +110,7 @@ fn view_derivatives_match_finite_differences() {
 
 /// Seed: grad(sin) is cos, grad(grad(sin)) is -sin.
 #[test]
-fn seed_grad_of_sin_and_second_derivative() {
+fn guide_grad_of_sin_and_second_derivative() {
     let dfdx = grad(|x: &Array| x.sin());
     let pi = Array::scalar(std::f32::consts::PI);
     assert_eq!(

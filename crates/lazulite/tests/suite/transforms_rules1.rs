@@ -1,6 +1,6 @@
 //! Derivative and batching rules of broadcast, the reductions, the scans, the sorts and
 //! the matrix products: vjp and jvp against float64 central differences along random
-//! directions, vmap against a loop over the mapped axis; and the seed's function
+//! directions, vmap against a loop over the mapped axis; and the guide's function
 //! transform examples that use `mean`.
 
 use crate::common;
@@ -476,12 +476,12 @@ fn grad_of_vmapped_reduction() {
     }
 }
 
-fn seed_loss(w: &Array, x: &Array, y: &Array) -> Result<Array> {
+fn guide_loss(w: &Array, x: &Array, y: &Array) -> Result<Array> {
     let diff = lazulite::subtract(&lazulite::multiply(w, x)?, y)?;
     lazulite::mean(&diff.square()?, Axes::All, false)
 }
 
-fn seed_data() -> (Array, Array, Array) {
+fn guide_data() -> (Array, Array, Array) {
     (
         Array::scalar(1.0f32),
         Array::from_slice(&[0.5f32, -0.5], &[2]).unwrap(),
@@ -490,9 +490,9 @@ fn seed_data() -> (Array, Array, Array) {
 }
 
 #[test]
-fn seed_loss_gradients() {
-    let (w, x, y) = seed_data();
-    let loss = |p: &[Array]| Ok(vec![seed_loss(&p[0], &p[1], &p[2])?]);
+fn guide_loss_gradients() {
+    let (w, x, y) = guide_data();
+    let loss = |p: &[Array]| Ok(vec![guide_loss(&p[0], &p[1], &p[2])?]);
     let (_, dw) = value_and_grad_argnums(loss, &[w.clone(), x.clone(), y.clone()], &[0]).unwrap();
     assert_eq!(dw[0].to_string(), "array(-1, dtype=float32)");
     let (_, dx) = value_and_grad_argnums(loss, &[w.clone(), x.clone(), y.clone()], &[1]).unwrap();
@@ -504,19 +504,19 @@ fn seed_loss_gradients() {
         "array(1, dtype=float32) array(-1, dtype=float32)"
     );
     let (xc, yc) = (x.clone(), y.clone());
-    let by_w = value_and_grad(move |w: &Array| seed_loss(w, &xc, &yc));
+    let by_w = value_and_grad(move |w: &Array| guide_loss(w, &xc, &yc));
     let (value, dw) = by_w(&w).unwrap();
     assert_eq!(
         (value.item::<f32>().unwrap(), dw.item::<f32>().unwrap()),
         (1.0, -1.0)
     );
-    let dw = grad(move |w: &Array| seed_loss(w, &x, &y))(&w).unwrap();
+    let dw = grad(move |w: &Array| guide_loss(w, &x, &y))(&w).unwrap();
     assert_eq!(dw.item::<f32>().unwrap(), -1.0);
 }
 
 #[test]
-fn seed_params_dict_gradients() {
-    let (_, x, y) = seed_data();
+fn guide_params_dict_gradients() {
+    let (_, x, y) = guide_data();
     let loss = |params: &BTreeMap<String, Array>| -> Result<Array> {
         let h = lazulite::add(&lazulite::multiply(&params["weight"], &x)?, &params["bias"])?;
         lazulite::mean(&lazulite::subtract(&h, &y)?.square()?, Axes::All, false)
@@ -540,7 +540,7 @@ fn seed_params_dict_gradients() {
 }
 
 #[test]
-fn seed_stop_gradient() {
+fn guide_stop_gradient() {
     // d/dx sum(stop_gradient(x) * x) = x: the stopped factor is a constant.
     let g = grad(|x: &Array| {
         lazulite::sum(
@@ -563,7 +563,7 @@ fn seed_stop_gradient() {
 }
 
 #[test]
-fn seed_vmap_add_matches_the_naive_loop() {
+fn guide_vmap_add_matches_the_naive_loop() {
     let rows = if cfg!(debug_assertions) { 512 } else { 4096 };
     let xs = array(&uniform(97, rows * 100, 0.0, 1.0), &[rows, 100])
         .astype(DType::Float32)

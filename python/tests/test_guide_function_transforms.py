@@ -1,4 +1,4 @@
-"""Every example of seeds/mlx-function-transforms.rst, as written (`mx` = lazulite.core);
+"""Every example of MLX's guide page on function transforms, as written (`mx` = lazulite.core);
 the vmap timing example checks results, not speed."""
 
 import timeit

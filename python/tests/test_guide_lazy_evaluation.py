@@ -1,4 +1,4 @@
-"""The examples of seeds/mlx-lazy-evaluation.rst that run without mlx.nn (`mx` =
+"""The examples of MLX's guide page on lazy evaluation that run without mlx.nn (`mx` =
 lazulite.core), with small stand-ins for the functions the text leaves undefined.
 The Model / load_weights and training-loop examples use `lazulite.nn` and are in
 test_nn.py."""

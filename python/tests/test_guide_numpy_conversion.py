@@ -1,4 +1,4 @@
-"""The examples of seeds/mlx-numpy-conversion.rst, as written (with `mx` = lazulite.core).
+"""The examples of MLX's guide page on NumPy conversion, as written (with `mx` = lazulite.core).
 PyTorch, JAX and TensorFlow run where installed."""
 
 import numpy as np
