@@ -15,7 +15,7 @@ import lazulite.core as mx
 FACTS = json.loads((Path(__file__).parent / "mlx_signatures.json").read_text())
 
 # MLX defaults lazulite spells `None` (same meaning: the documented default applies).
-NONE_STANDS_FOR = {"float32", "int32", "[]", "0", "1", "0.5", "2", "None"}
+NONE_STANDS_FOR = {"float32", "bfloat16", "int32", "[]", "0", "1", "0.5", "2", "None"}
 
 
 STUBS = ast.parse((Path(__file__).parents[2] / "python" / "lazulite" / "core.pyi").read_text())
