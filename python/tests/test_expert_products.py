@@ -94,7 +94,7 @@ def test_vmap_matches_a_loop():
 def test_errors_as_mlx():
     a, b = mx.ones((3, 2, 4)), mx.ones((5, 4, 6))
     # Real MLX: ValueError for each of these.
-    with pytest.raises(ValueError, match="Indices must be integral"):
+    with pytest.raises(ValueError, match=r"^\[gather_mm\] Got indices with invalid dtype. Indices must be integral.$"):
         mx.gather_mm(a, b, mx.array([0.0]), None)
     with pytest.raises(ValueError, match="Last dimension of first input"):
         mx.gather_mm(a, a, mx.array([0]), None)
@@ -107,3 +107,46 @@ def test_errors_as_mlx():
     # MLX reads outside the stack; lazulite raises when the product is evaluated.
     with pytest.raises(IndexError, match="out of bounds"):
         mx.eval(mx.gather_mm(a, b, mx.array([0]), mx.array([5])))
+
+
+@pytest.mark.parametrize("transpose, bits, group_size", [(True, 4, 64), (False, 8, 32), (True, 2, 128)])
+def test_quantized_products_match_a_numpy_loop(transpose, bits, group_size):
+    experts, n, k = 3, 64, 128
+    shape = (experts, n, k) if transpose else (experts, k, n)
+    w, scales, biases = mx.quantize(mx.array(RNG.standard_normal(shape).astype(np.float32)), group_size, bits)
+    dense = np.array(mx.dequantize(w, scales, biases, group_size, bits))
+    x = RNG.standard_normal((5, 2, k)).astype(np.float32)
+    rhs = np.array([2, 0, 0, 1, 2])
+    got = mx.gather_qmm(mx.array(x), w, scales, biases, rhs_indices=mx.array(rhs), transpose=transpose,
+                        group_size=group_size, bits=bits, sorted_indices=True)
+    matrices = dense.swapaxes(-1, -2) if transpose else dense
+    want = picked_products(x.astype(np.float64), matrices.astype(np.float64), np.arange(5), rhs)
+    assert got.shape == (5, 2, n)
+    np.testing.assert_allclose(np.array(got), want, rtol=1e-4, atol=1e-4)
+    # Gradients reach x; a quantized weight has none.
+    g = mx.grad(lambda x: mx.gather_qmm(x, w, scales, biases, rhs_indices=mx.array(rhs), transpose=transpose,
+                                        group_size=group_size, bits=bits).sum())(mx.array(x))
+    want_g = np.stack([matrices[r].sum(axis=-1) for r in rhs])[:, None, :].repeat(2, axis=1)
+    np.testing.assert_allclose(np.array(g), want_g, rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="not supported by lazulite"):
+        mx.gather_qmm(mx.array(x), w, scales, biases, rhs_indices=mx.array(rhs), mode="mxfp4")
+
+
+def test_mlx_lm_quantized_experts_equal_their_dequantized_weights():
+    # mlx-lm's mixture-of-experts MLP, quantized by nn.quantize (gather_qmm), against the
+    # same layer holding the dequantized weights (gather_mm).
+    import mlx.nn as nn
+    from mlx_lm.models.switch_layers import SwitchGLU
+
+    mx.random.seed(3)
+    quantized = SwitchGLU(64, 32, num_experts=4)
+    dense = SwitchGLU(64, 32, num_experts=4)
+    nn.quantize(quantized, group_size=32, bits=8)
+    for name in ("gate_proj", "up_proj", "down_proj"):
+        q = getattr(quantized, name)
+        getattr(dense, name).weight = mx.dequantize(q.weight, q.scales, q.biases, 32, 8)
+    x = mx.random.normal((2, 3, 64))
+    indices = mx.array(RNG.integers(0, 4, size=(2, 3, 2)))
+    got, want = quantized(x, indices), dense(x, indices)
+    assert got.shape == (2, 3, 2, 64)
+    np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-4, atol=1e-5)

@@ -23,7 +23,7 @@ save savez savez_compressed save_safetensors save_gguf load
 take take_along_axis put_along_axis slice slice_update
 compile checkpoint async_eval disable_compile enable_compile
 conv1d conv2d conv3d conv_general conv_transpose1d conv_transpose2d conv_transpose3d
-gather_mm hadamard_transform to_fp8 from_fp8
+gather_mm gather_qmm hadamard_transform to_fp8 from_fp8
 """.split()
 RANDOM = "key split seed uniform normal randint bernoulli truncated_normal gumbel laplace".split()
 LINALG = """

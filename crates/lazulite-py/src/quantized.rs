@@ -1,4 +1,5 @@
-//! Quantization with MLX's signatures: `quantize`, `dequantize`, `quantized_matmul`, and
+//! Quantization with MLX's signatures: `quantize`, `dequantize`, `quantized_matmul`,
+//! `gather_qmm`, and
 //! the 8-bit float conversions `to_fp8`/`from_fp8`.
 //! Only the `"affine"` mode exists in lazulite; MLX's floating-point modes (`"mxfp4"`,
 //! `"mxfp8"`, `"nvfp4"`) raise a ValueError that names them.
@@ -97,6 +98,36 @@ fn quantized_matmul_with(
         .map_err(crate::errors::to_py_err)
 }
 
+#[allow(clippy::too_many_arguments)]
+fn gather_qmm_with(
+    x: &Array,
+    w: &Array,
+    scales: &Array,
+    biases: &Option<Arr>,
+    lhs_indices: &Option<Arr>,
+    rhs_indices: &Option<Arr>,
+    transpose: bool,
+    group_size: Option<i32>,
+    bits: Option<i32>,
+    mode: &str,
+    global_scale: bool,
+) -> PyResult<Array> {
+    let (gs, bits) = affine("gather_qmm", mode, group_size, bits, global_scale)?;
+    let biases = required("gather_qmm", biases)?;
+    lz::gather_qmm(
+        x,
+        w,
+        scales,
+        biases,
+        lhs_indices.as_ref().map(|i| &i.0),
+        rhs_indices.as_ref().map(|i| &i.0),
+        transpose,
+        gs,
+        bits,
+    )
+    .map_err(crate::errors::to_py_err)
+}
+
 bind! {
     functions {
         /// Quantize the array ``w``: every ``group_size`` elements of a row share a scale and
@@ -152,6 +183,32 @@ bind! {
         ///     array: The result of the multiplication of ``x`` with ``w``.
         quantized_matmul(x: Arr, w: Arr, /, scales: Arr, biases: Option<Arr> = None, transpose: bool = true, group_size: Option<i32> = None, bits: Option<i32> = None, mode: &str = "affine", *, stream) =>
             quantized_matmul_with(&x.0, &w.0, &scales.0, &biases, transpose, group_size, bits, mode);
+        /// Quantized matrix products of matrices picked by index, as ``gather_mm`` picks
+        /// them, with ``w`` quantized as in ``quantized_matmul``.
+        ///
+        /// Args:
+        ///     x (array): Input array.
+        ///     w (array): Quantized matrices packed in unsigned integers.
+        ///     scales (array): The scales of ``w``.
+        ///     biases (array, optional): The biases of ``w`` (``"affine"`` mode).
+        ///     lhs_indices (array, optional): Integer indices of matrices of ``x``.
+        ///     rhs_indices (array, optional): Integer indices of matrices of ``w``.
+        ///     transpose (bool, optional): Multiply by the transpose of ``w``. Default:
+        ///       ``True``.
+        ///     group_size (int, optional): The quantization group size. Default: ``64``.
+        ///     bits (int, optional): The bits per element of ``w``. Default: ``4``.
+        ///     mode (str, optional): The quantization mode. Default: ``"affine"``.
+        ///     global_scale (array, optional): Only with the ``"nvfp4"`` mode.
+        ///     sorted_indices (bool, optional): Whether the indices are sorted, a hint
+        ///       that does not change the result. Default: ``False``.
+        ///
+        /// Returns:
+        ///     array: The products, shaped as the broadcast indices followed by the
+        ///     matrix dimensions.
+        gather_qmm(x: Arr, w: Arr, /, scales: Arr, biases: Option<Arr> = None, lhs_indices: Option<Arr> = None, rhs_indices: Option<Arr> = None, transpose: bool = true, group_size: Option<i32> = None, bits: Option<i32> = None, mode: &str = "affine", global_scale: Option<Arr> = None, *, sorted_indices: bool = false, stream) => {
+            let _hint_only = sorted_indices;
+            gather_qmm_with(&x.0, &w.0, &scales.0, &biases, &lhs_indices, &rhs_indices, transpose, group_size, bits, mode, global_scale.is_some())
+        };
         /// Encode a floating-point array as 8-bit E4M3 floats stored in uint8 (rounded to
         /// nearest even; magnitudes above 448 saturate).
         ///

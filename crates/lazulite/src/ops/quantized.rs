@@ -13,6 +13,7 @@ use crate::backend::cpu::quantized::{Packing, Product};
 use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
+use crate::ops::linalg::indices_or_default;
 use crate::primitive::{OutputSpec, Primitive};
 use crate::shape::{broadcast_shapes, shape_text};
 use crate::transforms::batch_to_front;
@@ -744,6 +745,70 @@ pub fn quantized_matmul(
     };
     let op = QuantizedMatmul { packing, transpose };
     quantized_matmul_with(&cast(x)?, w, &cast(scales)?, &cast(biases)?, op)
+}
+
+/// [`quantized_matmul`] of matrices picked by index, as [`gather_mm`](crate::gather_mm)
+/// picks them: `out[i] = x[lhs[i]] @ W[rhs[i]]` (or `W[rhs[i]]^T` with `transpose`), where
+/// an index addresses a matrix of `x`, or a quantized matrix of `w` (with its scales and
+/// biases), by its row-major position among the matrices of that operand's leading axes.
+/// Mixture-of-experts layers with quantized experts use it. The picked packed matrices
+/// are gathered, then multiplied.
+///
+/// ```
+/// use lazulite::{dequantize, gather_mm, gather_qmm, quantize, random, swapaxes, Array, DType};
+/// let experts = random::normal(&[3, 16, 64], DType::Float32, None, None, None)?;
+/// let (w, scales, biases) = quantize(&experts, 64, 4)?;
+/// let tokens = random::normal(&[5, 1, 64], DType::Float32, None, None, None)?;
+/// let route = Array::from_slice(&[2u32, 0, 0, 1, 2], &[5])?;
+/// let out = gather_qmm(&tokens, &w, &scales, &biases, None, Some(&route), true, 64, 4)?;
+/// let dense = swapaxes(&dequantize(&w, &scales, &biases, 64, 4, None)?, -1, -2)?;
+/// let expected = gather_mm(&tokens, &dense, None, Some(&route))?;
+/// assert!(lazulite::allclose(&out, &expected, 1e-4, 1e-4, false)?.item::<bool>()?);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
+#[allow(clippy::too_many_arguments)]
+pub fn gather_qmm(
+    x: &Array,
+    w: &Array,
+    scales: &Array,
+    biases: &Array,
+    lhs_indices: Option<&Array>,
+    rhs_indices: Option<&Array>,
+    transpose: bool,
+    group_size: i32,
+    bits: i32,
+) -> Result<Array> {
+    const OP: &str = "gather_qmm";
+    if lhs_indices.is_none() && rhs_indices.is_none() {
+        return quantized_matmul(x, w, scales, biases, transpose, group_size, bits);
+    }
+    let lhs = indices_or_default(OP, lhs_indices, x)?;
+    let rhs = indices_or_default(OP, rhs_indices, w)?;
+    let pair = crate::broadcast_arrays(&[lhs, rhs])?;
+    let batch = pair[0].shape().to_vec();
+    let picked = |a: &Array, index: &Array| -> Result<Array> {
+        let s = a.shape();
+        let (r, c) = (s[s.len() - 2], s[s.len() - 1]);
+        let count: usize = s[..s.len() - 2].iter().product();
+        let stack = reshape(a, &[count as i64, r as i64, c as i64])?;
+        crate::take(&stack, &reshape(index, &[-1])?, Some(0))
+    };
+    let out = quantized_matmul(
+        &picked(x, &pair[0])?,
+        &picked(w, &pair[1])?,
+        &picked(scales, &pair[1])?,
+        &picked(biases, &pair[1])?,
+        transpose,
+        group_size,
+        bits,
+    )?;
+    let s = out.shape();
+    let shape: Vec<i64> = batch
+        .iter()
+        .chain(&s[s.len() - 2..])
+        .map(|&d| d as i64)
+        .collect();
+    reshape(&out, &shape)
 }
 
 /// Broadcasts the batch dimensions of `x` and a batched `w` and records the product.

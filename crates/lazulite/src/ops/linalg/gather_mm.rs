@@ -202,7 +202,7 @@ fn scatter_into_stack(stack: &Array, index: &Array, per_index: &Array) -> Result
 
 /// The integer index operand as MLX takes it: any integer dtype, cast to uint32 (so a
 /// negative index is out of range), or `0, 1, ...` over `x`'s batch when absent.
-fn indices_or_default(op: &str, indices: Option<&Array>, x: &Array) -> Result<Array> {
+pub(crate) fn indices_or_default(op: &str, indices: Option<&Array>, x: &Array) -> Result<Array> {
     if x.ndim() < 2 {
         return Err(Error::value(format!(
             "[{op}] Input must have at least two dimensions but got input with shape {}.",
@@ -243,13 +243,13 @@ pub fn gather_mm(
     lhs_indices: Option<&Array>,
     rhs_indices: Option<&Array>,
 ) -> Result<Array> {
-    const OP: &str = "[gather_mm]";
+    const OP: &str = "gather_mm";
     if lhs_indices.is_none() && rhs_indices.is_none() {
         return matmul(a, b);
     }
     if a.ndim() == 0 || b.ndim() == 0 {
         return Err(Error::value(format!(
-            "{OP} Got 0 dimension input. Inputs must have at least one dimension."
+            "[{OP}] Got 0 dimension input. Inputs must have at least one dimension."
         )));
     }
     let a2 = if a.ndim() == 1 {
@@ -265,7 +265,7 @@ pub fn gather_mm(
     let (sa, sb) = (a2.shape(), b2.shape());
     if sa[sa.len() - 1] != sb[sb.len() - 2] {
         return Err(Error::value(format!(
-            "{OP} Last dimension of first input with shape {} must match second to last \
+            "[{OP}] Last dimension of first input with shape {} must match second to last \
              dimension of second input with shape {}.",
             shape_text(sa),
             shape_text(sb)
@@ -274,7 +274,7 @@ pub fn gather_mm(
     let dtype = promote_types(a.dtype(), b.dtype());
     if !dtype.is_floating() {
         return Err(Error::value(format!(
-            "{OP} Only real floating point types are supported but {} and {} were provided \
+            "[{OP}] Only real floating point types are supported but {} and {} were provided \
              which results in {dtype}, which is not a real floating point type.",
             a.dtype(),
             b.dtype()
