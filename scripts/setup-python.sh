@@ -14,14 +14,18 @@ fi
 # lazulite-mlx package, which makes `import mlx` resolve to lazulite; mlx-lm's own model
 # and sampler tests come from its source release.
 mlx_lm="mlx-lm==0.32.2 transformers==5.24.0 sentencepiece==0.2.3 protobuf==7.36.2 pyyaml==6.0.4 jinja2==3.1.6"
-if [ "$(cat "$stamp" 2>/dev/null)" != "$requirements $mlx_lm" ]; then
+# The shim is installed as a user would (not editable: an editable install loses to any
+# folder named `mlx` in the working directory); its checksum makes a change reinstall it.
+shim=$(cat python/mlx-shim/pyproject.toml python/mlx-shim/mlx/__init__.py | sha1sum | cut -c1-12)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$requirements $mlx_lm $shim" ]; then
   # shellcheck disable=SC2086 # the lists are split on purpose
   .venv/bin/python -m pip install --quiet $requirements $mlx_lm
-  .venv/bin/python -m pip install --quiet --no-deps -e python/mlx-shim
+  .venv/bin/python -m pip install --quiet --no-deps --force-reinstall ./python/mlx-shim
+  rm -rf python/mlx-shim/build python/mlx-shim/*.egg-info
   rm -rf .venv/mlx-lm-source && mkdir -p .venv/mlx-lm-source
   .venv/bin/python -m pip download --quiet --no-deps --no-binary :all: mlx-lm==0.32.2 -d .venv/mlx-lm-source
   tar -xzf .venv/mlx-lm-source/mlx_lm-0.32.2.tar.gz -C .venv/mlx-lm-source
-  echo "$requirements $mlx_lm" > "$stamp"
+  echo "$requirements $mlx_lm $shim" > "$stamp"
 fi
 
 (cd python && VIRTUAL_ENV="$PWD/../.venv" ../.venv/bin/maturin develop --quiet)
