@@ -8,13 +8,13 @@ use crate::errors::{to_py_err, Res};
 use lazulite::{Array, Complex, DType, Operand, RawData};
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyComplex, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyComplex, PyList, PyModule, PyTuple};
 use pyo3::IntoPyObjectExt;
 use std::ffi::{c_int, c_void, CString};
 use std::sync::RwLock;
 
 /// An n-dimensional lazy array (`mlx.core.array`).
-#[pyclass(name = "array", module = "lazulite.core", frozen)]
+#[pyclass(name = "array", module = "lazulite.core", frozen, weakref)]
 pub struct PyArray {
     /// Behind a lock because in-place operators (`a += 1`) rebind it, as in MLX.
     inner: RwLock<Array>,
@@ -523,6 +523,40 @@ impl PyArray {
         PyArray::from(self.array())
     }
 
+    /// Pickling: the bytes, shape and dtype name, rebuilt by `_array_from_bytes` (every
+    /// dtype, bfloat16 included; evaluates).
+    #[allow(clippy::type_complexity)]
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> Res<(
+        Bound<'py, PyAny>,
+        (Bound<'py, PyBytes>, Vec<usize>, &'static str),
+    )> {
+        let a = self.array();
+        let bytes = lazulite::view(&a.reshape(&[a.size()])?, DType::UInt8)?.to_vec::<u8>()?;
+        let rebuild = py.import("lazulite.core")?.getattr("_array_from_bytes")?;
+        Ok((
+            rebuild,
+            (
+                PyBytes::new(py, &bytes),
+                a.shape().to_vec(),
+                a.dtype().name(),
+            ),
+        ))
+    }
+
+    /// The array API namespace of these arrays: `lazulite.core`.
+    #[pyo3(signature = (*, api_version = None))]
+    fn __array_namespace__<'py>(
+        &self,
+        py: Python<'py>,
+        api_version: Option<&str>,
+    ) -> PyResult<Bound<'py, PyModule>> {
+        let _any_version = api_version;
+        py.import("lazulite.core")
+    }
+
     /// A NumPy array holding a copy of the data (evaluates).
     #[pyo3(signature = (dtype = None, copy = None))]
     #[allow(unused_variables)]
@@ -615,4 +649,15 @@ impl PyArray {
         // released exactly once.
         unsafe { drop(Box::from_raw((*view).internal as *mut Exported)) };
     }
+}
+
+/// Rebuilds a pickled array from its bytes, shape and dtype name.
+#[pyfunction]
+pub fn _array_from_bytes(data: &[u8], shape: Vec<usize>, dtype: &str) -> Res<PyArray> {
+    let dtype = DType::from_name(dtype)
+        .ok_or_else(|| PyValueError::new_err(format!("[array] Unknown dtype '{dtype}'.")))?;
+    let bytes = Array::from_slice(data, &[data.len()])?;
+    Ok(PyArray::from(
+        lazulite::view(&bytes, dtype)?.reshape(&shape)?,
+    ))
 }

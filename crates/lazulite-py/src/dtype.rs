@@ -194,7 +194,8 @@ pub fn can_cast(from_: ArrayOrDtype<'_>, to: PyDtype) -> bool {
     lazulite::can_cast(from, to.0)
 }
 
-/// Machine limits of a floating dtype: `min`, `max`, `eps`, `bits`, `dtype`.
+/// Machine limits of a floating dtype: `min`, `max`, `eps`, `smallest_normal`, `bits`,
+/// `dtype`.
 #[pyclass(name = "finfo", module = "lazulite.core", frozen)]
 pub struct PyFInfo {
     #[pyo3(get)]
@@ -203,6 +204,8 @@ pub struct PyFInfo {
     max: f64,
     #[pyo3(get)]
     eps: f64,
+    #[pyo3(get)]
+    smallest_normal: f64,
     #[pyo3(get)]
     bits: usize,
     #[pyo3(get)]
@@ -220,6 +223,7 @@ impl PyFInfo {
             min: info.min,
             max: info.max,
             eps: info.eps,
+            smallest_normal: info.smallest_normal,
             bits: 8 * info.dtype.size(),
             dtype: PyDtype(info.dtype),
         })

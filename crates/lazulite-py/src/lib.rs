@@ -78,6 +78,8 @@ fn _submodule_signatures<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py
 fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<array::PyArray>()?;
     m.add_class::<array::ArrayIterator>()?;
+    m.add_function(wrap_pyfunction!(array::_array_from_bytes, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     dtype::register(m)?;
     ops::register(m)?;
     misc::register(m)?;

@@ -262,6 +262,8 @@ pub struct FInfo {
     pub min: f64,
     pub max: f64,
     pub eps: f64,
+    /// The smallest positive normal value.
+    pub smallest_normal: f64,
 }
 
 /// Limits of a floating or complex dtype; `None` for integer and bool dtypes.
@@ -269,14 +271,27 @@ pub struct FInfo {
 /// ```
 /// let f = lazulite::finfo(lazulite::DType::Float16).unwrap();
 /// assert_eq!(f.max, 65504.0);
+/// assert_eq!(f.smallest_normal, 2f64.powi(-14));
 /// ```
 pub fn finfo(dtype: DType) -> Option<FInfo> {
     use DType::*;
-    let (max, eps) = match dtype {
-        Float16 => (f64::from(half::f16::MAX), f64::from(half::f16::EPSILON)),
-        BFloat16 => (f64::from(half::bf16::MAX), f64::from(half::bf16::EPSILON)),
-        Float32 | Complex64 => (f64::from(f32::MAX), f64::from(f32::EPSILON)),
-        Float64 => (f64::MAX, f64::EPSILON),
+    let (max, eps, smallest_normal) = match dtype {
+        Float16 => (
+            f64::from(half::f16::MAX),
+            f64::from(half::f16::EPSILON),
+            f64::from(half::f16::MIN_POSITIVE),
+        ),
+        BFloat16 => (
+            f64::from(half::bf16::MAX),
+            f64::from(half::bf16::EPSILON),
+            f64::from(half::bf16::MIN_POSITIVE),
+        ),
+        Float32 | Complex64 => (
+            f64::from(f32::MAX),
+            f64::from(f32::EPSILON),
+            f64::from(f32::MIN_POSITIVE),
+        ),
+        Float64 => (f64::MAX, f64::EPSILON, f64::MIN_POSITIVE),
         _ => return None,
     };
     Some(FInfo {
@@ -284,6 +299,7 @@ pub fn finfo(dtype: DType) -> Option<FInfo> {
         min: -max,
         max,
         eps,
+        smallest_normal,
     })
 }
 
