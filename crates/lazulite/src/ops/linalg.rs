@@ -1103,5 +1103,5 @@ pub use decompositions::{
     solve_triangular, svd, tri_inv,
 };
 pub use gather_mm::gather_mm;
-pub(crate) use gather_mm::indices_or_default;
+pub(crate) use gather_mm::{indices_or_default, matrix_stack};
 pub use norm::{cross, norm, NormOrd};

@@ -13,7 +13,7 @@ use crate::backend::cpu::quantized::{Packing, Product};
 use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
-use crate::ops::linalg::indices_or_default;
+use crate::ops::linalg::{indices_or_default, matrix_stack};
 use crate::primitive::{OutputSpec, Primitive};
 use crate::shape::{broadcast_shapes, shape_text};
 use crate::transforms::batch_to_front;
@@ -787,11 +787,7 @@ pub fn gather_qmm(
     let pair = crate::broadcast_arrays(&[lhs, rhs])?;
     let batch = pair[0].shape().to_vec();
     let picked = |a: &Array, index: &Array| -> Result<Array> {
-        let s = a.shape();
-        let (r, c) = (s[s.len() - 2], s[s.len() - 1]);
-        let count: usize = s[..s.len() - 2].iter().product();
-        let stack = reshape(a, &[count as i64, r as i64, c as i64])?;
-        crate::take(&stack, &reshape(index, &[-1])?, Some(0))
+        crate::take(&matrix_stack(a)?, &reshape(index, &[-1])?, Some(0))
     };
     let out = quantized_matmul(
         &picked(x, &pair[0])?,

@@ -129,9 +129,8 @@ impl Primitive for GatherMm {
             match axes[k] {
                 Some(ax) => {
                     let stack = batch_to_front(stack, Some(ax))?;
-                    let s = stack.shape();
-                    let (r, c) = (s[s.len() - 2], s[s.len() - 1]);
-                    let per_copy: usize = s[1..s.len() - 2].iter().product();
+                    let per_copy: usize = stack.shape()[1..stack.ndim() - 2].iter().product();
+                    let stack = matrix_stack(&stack)?;
                     let shift = multiply(
                         &reshaped(
                             &arange(0.0, width as f64, 1.0, DType::UInt32)?,
@@ -143,7 +142,7 @@ impl Primitive for GatherMm {
                         Array::scalar(per_copy as u32),
                     )?;
                     indices.push(add(&index, &shift)?);
-                    stacks.push(reshaped(&stack, &[width * per_copy, r, c])?);
+                    stacks.push(stack);
                 }
                 None => {
                     indices.push(index);
@@ -184,12 +183,19 @@ fn positions(g: &Array) -> Result<Array> {
     reshaped(&arange(0.0, count as f64, 1.0, DType::UInt32)?, batch)
 }
 
+/// `a` (at least 2-D) as a stack of its matrices, `(count, rows, cols)`: the matrices of
+/// its leading axes in the row-major order the indices count them in.
+pub(crate) fn matrix_stack(a: &Array) -> Result<Array> {
+    let s = a.shape();
+    let (lead, matrix) = s.split_at(s.len() - 2);
+    reshaped(a, &[lead.iter().product(), matrix[0], matrix[1]])
+}
+
 /// Sums `per_index[i]` into matrix `index[i]` of a zero stack shaped like `stack`.
 fn scatter_into_stack(stack: &Array, index: &Array, per_index: &Array) -> Result<Array> {
     let s = stack.shape();
-    let (r, c) = (s[s.len() - 2], s[s.len() - 1]);
     let count: usize = s[..s.len() - 2].iter().product();
-    let flat = zeros(&[count, r, c], per_index.dtype())?;
+    let flat = zeros(&[count, s[s.len() - 2], s[s.len() - 1]], per_index.dtype())?;
     let summed = scatter(
         &flat,
         std::slice::from_ref(index),
