@@ -352,3 +352,47 @@ fn vmap_over_x_and_weights() {
     let f = |a: &[Array]| Ok(quantize(&a[0], 64, 4)?.1);
     check_vmap("quantize", &f, &[w2], vec![Some(2)], 0);
 }
+
+#[test]
+fn quantized_matmul_few_rows_every_packing() {
+    // The decode-step kernel: every bit width and group size it takes, 1 to 8 rows of x,
+    // scales in each float dtype, depths with and without whole 8-word chunks, against
+    // the dequantized product.
+    for (bits, gs) in [2i32, 4, 8]
+        .into_iter()
+        .flat_map(|b| [(b, 32i32), (b, 64), (b, 128)])
+    {
+        for k in [128usize, 96, 384] {
+            if k % gs as usize != 0 {
+                continue;
+            }
+            let w = lazulite::random::normal(&[24, k], DType::Float32, None, None, None).unwrap();
+            for dtype in [DType::Float32, DType::BFloat16, DType::Float16] {
+                let w = astype(&w, dtype).unwrap();
+                let (w_q, s, b) = quantize(&w, gs, bits).unwrap();
+                // W as the kernel sees it: levels times float32 scales plus biases.
+                let (s32, b32) = (
+                    astype(&s, DType::Float32).unwrap(),
+                    astype(&b, DType::Float32).unwrap(),
+                );
+                let dense = dequantize(&w_q, &s32, &b32, gs, bits, None).unwrap();
+                for m in [1, 2, 3, 5, 8] {
+                    let x = lazulite::random::normal(&[m, k], DType::Float32, None, None, None)
+                        .unwrap();
+                    let x = astype(&x, dtype).unwrap();
+                    let out = quantized_matmul(&x, &w_q, &s, &b, true, gs, bits).unwrap();
+                    assert_eq!(out.dtype(), dtype);
+                    let x32 = astype(&x, DType::Float32).unwrap();
+                    let expected = matmul(&x32, &matrix_transpose(&dense).unwrap()).unwrap();
+                    let out = astype(&out, DType::Float32).unwrap();
+                    let tol = if dtype == DType::Float32 { 1e-4 } else { 2e-2 };
+                    let close = lazulite::allclose(&out, &expected, tol, tol, false).unwrap();
+                    assert!(
+                        close.item::<bool>().unwrap(),
+                        "bits={bits} gs={gs} k={k} m={m} {dtype}"
+                    );
+                }
+            }
+        }
+    }
+}

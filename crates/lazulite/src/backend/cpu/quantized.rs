@@ -11,6 +11,8 @@
 //! Float16 and bfloat16 compute in float32 (as MLX does), float32 in float32 and float64
 //! in float64: [`Real::Acc`].
 
+mod rows;
+
 use super::elementwise::{cast, map1};
 use super::simd::vectorised;
 use crate::backend::Tensor;
@@ -455,8 +457,21 @@ pub fn quantized_matmul(
     out_shape: &[usize],
 ) -> Result<Tensor> {
     let dtype = x.dtype;
+    let w = with_matrices_contiguous(w)?;
     let out = match dtype {
         DType::Float64 => qmm_typed::<f64>(x, w, scales, biases, packing, product, out_shape)?,
+        _ if rows::applies(packing, product, FUSED_MAX_ROWS) => {
+            let x = widened::<f32>(x)?;
+            match dtype {
+                DType::Float16 => {
+                    few_rows::<f16>(x, w, scales, biases, packing, product, out_shape)?
+                }
+                DType::BFloat16 => {
+                    few_rows::<bf16>(x, w, scales, biases, packing, product, out_shape)?
+                }
+                _ => few_rows::<f32>(x, w, scales, biases, packing, product, out_shape)?,
+            }
+        }
         _ => qmm_typed::<f32>(x, w, scales, biases, packing, product, out_shape)?,
     };
     if out.dtype == dtype {
@@ -464,6 +479,32 @@ pub fn quantized_matmul(
     } else {
         with_real!(dtype, T => cast::<f32, T>(out))
     }
+}
+
+/// `w` with its last two dimensions contiguous (batch dimensions may stay broadcast).
+fn with_matrices_contiguous(w: Tensor) -> Result<Tensor> {
+    let nd = w.ndim();
+    let inner_contiguous = (w.shape[nd - 1] <= 1 || w.strides[nd - 1] == 1)
+        && (w.shape[nd - 2] <= 1 || w.strides[nd - 2] == w.shape[nd - 1] as isize);
+    if inner_contiguous {
+        Ok(w)
+    } else {
+        map1::<u32, u32>(w, |v| v)
+    }
+}
+
+/// [`rows::product`] with the scales and biases in their own dtype `T`, made contiguous.
+fn few_rows<T: Real<Acc = f32>>(
+    x: Tensor,
+    w: Tensor,
+    scales: Tensor,
+    biases: Tensor,
+    packing: Packing,
+    product: Product,
+    out_shape: &[usize],
+) -> Result<Tensor> {
+    let (scales, biases) = (contiguous::<T>(scales)?, contiguous::<T>(biases)?);
+    rows::product::<T>(&x, &w, &scales, &biases, packing, product, out_shape)
 }
 
 /// Raw pointers handed to worker threads, which write disjoint parts of the result.
@@ -493,14 +534,6 @@ fn qmm_typed<A: Acc>(
     let x = widened::<A>(x)?;
     let scales = widened::<A>(scales)?;
     let biases = widened::<A>(biases)?;
-    let nd = w.ndim();
-    let inner_contiguous = (w.shape[nd - 1] <= 1 || w.strides[nd - 1] == 1)
-        && (w.shape[nd - 2] <= 1 || w.strides[nd - 2] == w.shape[nd - 1] as isize);
-    let w = if inner_contiguous {
-        w
-    } else {
-        map1::<u32, u32>(w, |v| v)?
-    };
     let mut out = Tensor::uninit(A::DTYPE, out_shape)?;
     if out.size() == 0 {
         return Ok(out);
