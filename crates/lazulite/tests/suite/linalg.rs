@@ -510,3 +510,69 @@ fn gather_mm_rejects_bad_operands() {
         ErrorKind::Value
     );
 }
+
+#[test]
+fn few_row_products_match_float64_in_every_layout() {
+    // Products with up to 8 rows on the left (one decode step of a language model) stream
+    // the right operand in its own dtype and layout; checked against float64 products of
+    // the same values, for both unit-stride layouts, batches, broadcasts, gathers and addmm.
+    let normal = |shape: &[usize]| {
+        lazulite::random::normal(shape, DType::Float32, None, None, None).unwrap()
+    };
+    let f64_of = |a: &Array| a.astype(DType::Float64).unwrap();
+    let check = |got: &Array, want: &Array, dtype: DType, what: &str| {
+        assert_eq!(got.dtype(), dtype, "{what}");
+        assert_eq!(got.shape(), want.shape(), "{what}");
+        let tol = if dtype == DType::Float32 { 1e-5 } else { 1e-2 };
+        let close = lazulite::allclose(&f64_of(got), want, tol, tol, false).unwrap();
+        assert!(close.item::<bool>().unwrap(), "{what}");
+    };
+    for dtype in [DType::Float32, DType::BFloat16, DType::Float16] {
+        for (m, k, n) in [
+            (1, 1, 5),
+            (1, 300, 33),
+            (2, 64, 1),
+            (3, 7, 40),
+            (5, 129, 17),
+            (8, 64, 600),
+        ] {
+            let what = format!("{dtype} m={m} k={k} n={n}");
+            let x = normal(&[m, k]).astype(dtype).unwrap();
+            // Row-major (k, n), and the transpose of a row-major (n, k).
+            let b_rows = normal(&[k, n]).astype(dtype).unwrap();
+            let b_cols = normal(&[n, k])
+                .astype(dtype)
+                .unwrap()
+                .transpose(&[1, 0])
+                .unwrap();
+            for b in [&b_rows, &b_cols] {
+                let want = matmul(&f64_of(&x), &f64_of(b)).unwrap();
+                check(&matmul(&x, b).unwrap(), &want, dtype, &what);
+                let c = normal(&[m, n]).astype(dtype).unwrap();
+                let want_addmm = addmm(&f64_of(&c), &f64_of(&x), &f64_of(b), 0.5, 2.0).unwrap();
+                check(
+                    &addmm(&c, &x, b, 0.5, 2.0).unwrap(),
+                    &want_addmm,
+                    dtype,
+                    &what,
+                );
+            }
+            // A batch of left operands against one broadcast right operand, and a batch
+            // of right operands.
+            let xs = normal(&[3, m, k]).astype(dtype).unwrap();
+            let want = matmul(&f64_of(&xs), &f64_of(&b_cols)).unwrap();
+            check(&matmul(&xs, &b_cols).unwrap(), &want, dtype, &what);
+            let bs = normal(&[3, n, k])
+                .astype(dtype)
+                .unwrap()
+                .transpose(&[0, 2, 1])
+                .unwrap();
+            let want = matmul(&f64_of(&x), &f64_of(&bs)).unwrap();
+            check(&matmul(&x, &bs).unwrap(), &want, dtype, &what);
+            let rhs = Array::from_slice(&[2u32, 0, 2], &[3]).unwrap();
+            let got = lazulite::gather_mm(&x, &bs, None, Some(&rhs)).unwrap();
+            let want = lazulite::gather_mm(&f64_of(&x), &f64_of(&bs), None, Some(&rhs)).unwrap();
+            check(&got, &want, dtype, &what);
+        }
+    }
+}

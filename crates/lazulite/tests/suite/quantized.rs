@@ -382,9 +382,10 @@ fn quantized_matmul_few_rows_every_packing() {
                     let x = astype(&x, dtype).unwrap();
                     let out = quantized_matmul(&x, &w_q, &s, &b, true, gs, bits).unwrap();
                     assert_eq!(out.dtype(), dtype);
-                    let x32 = astype(&x, DType::Float32).unwrap();
-                    let expected = matmul(&x32, &matrix_transpose(&dense).unwrap()).unwrap();
-                    let out = astype(&out, DType::Float32).unwrap();
+                    let x64 = astype(&x, DType::Float64).unwrap();
+                    let dense64 = astype(&dense, DType::Float64).unwrap();
+                    let expected = matmul(&x64, &matrix_transpose(&dense64).unwrap()).unwrap();
+                    let out = astype(&out, DType::Float64).unwrap();
                     let tol = if dtype == DType::Float32 { 1e-4 } else { 2e-2 };
                     let close = lazulite::allclose(&out, &expected, tol, tol, false).unwrap();
                     assert!(

@@ -6,6 +6,8 @@
 //! made contiguous only when neither of its matrix strides is 1, where gemm's packing
 //! would gather element by element.
 
+mod rows;
+
 use super::elementwise::{cast, map1};
 use crate::backend::Tensor;
 use crate::dtype::DType;
@@ -83,6 +85,10 @@ fn batched_product(
     shape: &[usize],
     pairs: Pairs,
 ) -> Result<Tensor> {
+    let (m, k) = (shape[shape.len() - 2], a.shape[a.ndim() - 1]);
+    if rows::applies(&a, &b, m, k) {
+        return rows::product(a, b, addend, shape, pairs);
+    }
     match a.dtype {
         DType::Float32 => run::<f32, f32>(a, b, addend, shape, pairs, |v| v as f32),
         DType::Float64 => run::<f64, f64>(a, b, addend, shape, pairs, |v| v),

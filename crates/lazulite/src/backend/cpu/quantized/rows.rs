@@ -26,7 +26,7 @@ pub(super) fn applies(packing: Packing, p: Product, max_rows: usize) -> bool {
         && p.k > 0
         && p.m <= max_rows
         && matches!(packing.bits, 2 | 4 | 8)
-        && words_per_row % LANES == 0
+        && words_per_row.is_multiple_of(LANES)
 }
 
 /// The product for `x` contiguous float32 `(batch, m, k)`, `w` with contiguous last two

@@ -1,0 +1,323 @@
+//! Products with a few rows on the left (`(m, k) @ (k, n)`, `m` at most [`MAX_ROWS`]): the
+//! decode step of a language model, one token against every weight matrix. Such a product
+//! reads each element of the right operand once, so it runs at memory speed only if it
+//! streams that operand in its own layout and dtype: float16 and bfloat16 elements are
+//! widened in registers-sized pieces, never copied whole into float32, and both layouts
+//! with a unit stride (`x @ W.T` with `W` row-major, and `x @ W`) are walked along it.
+
+use super::super::elementwise::cast;
+use super::super::simd::vectorised;
+use super::{Operand, Pairs, SendPtr};
+use crate::backend::Tensor;
+use crate::dtype::DType;
+use crate::element::Element;
+use crate::error::Result;
+use gemm::f16;
+use half::bf16;
+use rayon::prelude::*;
+
+/// The most rows of the left operand this path takes; gemm's packed kernels win above.
+pub(super) const MAX_ROWS: usize = 8;
+
+/// Elements of the right operand one parallel task reads.
+const TASK_ELEMENTS: usize = 1 << 15;
+
+/// Columns of the result one pass over the rows of a `(k, n)` right operand accumulates.
+const COLUMN_BLOCK: usize = 512;
+
+/// Float elements that widen to float32 a slice at a time.
+trait Widen: Element {
+    /// Writes `src` as float32 into `dst` (of the same length).
+    fn widen_into(src: &[Self], dst: &mut [f32]);
+
+    /// `src` as float32: in `buf` (widened there), or `src` itself for float32.
+    #[inline(always)]
+    fn as_f32<'a>(src: &'a [Self], buf: &'a mut [f32]) -> &'a [f32] {
+        let buf = &mut buf[..src.len()];
+        Self::widen_into(src, buf);
+        buf
+    }
+}
+
+impl Widen for f32 {
+    #[inline(always)]
+    fn widen_into(src: &[f32], dst: &mut [f32]) {
+        dst.copy_from_slice(src);
+    }
+
+    #[inline(always)]
+    fn as_f32<'a>(src: &'a [f32], _: &'a mut [f32]) -> &'a [f32] {
+        src
+    }
+}
+
+impl Widen for bf16 {
+    #[inline(always)]
+    fn widen_into(src: &[bf16], dst: &mut [f32]) {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = f32::from_bits((s.to_bits() as u32) << 16);
+        }
+    }
+}
+
+impl Widen for f16 {
+    #[inline(always)]
+    fn widen_into(src: &[f16], dst: &mut [f32]) {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = f16_to_f32(s.to_bits());
+        }
+    }
+}
+
+/// Exact float16 to float32 in integer and float operations only (no table, no branch the
+/// vectoriser cannot turn into a select): the exponent is rebiased; infinities and NaNs
+/// get the float32 maximum exponent (NaNs quiet); subnormals are normalised by one float subtraction.
+#[inline(always)]
+fn f16_to_f32(h: u16) -> f32 {
+    const SHIFTED_EXPONENT: u32 = 0x7c00 << 13;
+    let h = h as u32;
+    let magnitude = (h & 0x7fff) << 13;
+    let exponent = magnitude & SHIFTED_EXPONENT;
+    let rebiased = magnitude + ((127 - 15) << 23);
+    let bits = if exponent == SHIFTED_EXPONENT {
+        // Infinity, or a NaN made quiet (as the hardware conversion does).
+        let special = rebiased + ((128 - 16) << 23);
+        if special & 0x7f_ffff != 0 {
+            special | 0x40_0000
+        } else {
+            special
+        }
+    } else if exponent == 0 {
+        // 2^-14 * mantissa / 1024: built as (1 + mantissa / 1024) * 2^-14 minus 2^-14.
+        (f32::from_bits(rebiased + (1 << 23)) - f32::from_bits(113 << 23)).to_bits()
+    } else {
+        rebiased
+    };
+    f32::from_bits(bits | ((h & 0x8000) << 16))
+}
+
+/// Whether [`product`] takes `a @ b`: float32, float16 or bfloat16, at most [`MAX_ROWS`]
+/// rows on the left, a nonzero depth, and a unit stride in one of `b`'s matrix dimensions.
+pub(super) fn applies(a: &Tensor, b: &Tensor, m: usize, k: usize) -> bool {
+    let nd = b.ndim();
+    let unit = |d: usize| b.shape[d] == 1 || b.strides[d] == 1;
+    matches!(a.dtype, DType::Float32 | DType::Float16 | DType::BFloat16)
+        && m <= MAX_ROWS
+        && k > 0
+        && (unit(nd - 1) || unit(nd - 2))
+}
+
+/// `a @ b` (matrices paired by `pairs`) into a new contiguous tensor of `shape` and `a`'s
+/// dtype, accumulated in float32; `alpha * (a @ b) + beta * c` with `addend`.
+pub(super) fn product(
+    a: Tensor,
+    b: Tensor,
+    addend: Option<(Tensor, f64, f64)>,
+    shape: &[usize],
+    pairs: Pairs,
+) -> Result<Tensor> {
+    let dtype = a.dtype;
+    let a = widened(a)?;
+    let mut out = match dtype {
+        DType::Float16 => typed::<f16>(&a, b, shape, pairs)?,
+        DType::BFloat16 => typed::<bf16>(&a, b, shape, pairs)?,
+        _ => typed::<f32>(&a, b, shape, pairs)?,
+    };
+    match addend {
+        // As in BLAS, a zero beta ignores `c` (NaNs in it included).
+        Some((_, alpha, 0.0)) => {
+            out.slice_mut::<f32>()
+                .iter_mut()
+                .for_each(|o| *o *= alpha as f32);
+        }
+        Some((c, alpha, beta)) => {
+            let c = widened(c)?;
+            let (alpha, beta) = (alpha as f32, beta as f32);
+            for (o, &c) in out.slice_mut::<f32>().iter_mut().zip(c.slice::<f32>()) {
+                *o = alpha * *o + beta * c;
+            }
+        }
+        None => {}
+    }
+    match dtype {
+        DType::Float16 => cast::<f32, f16>(out),
+        DType::BFloat16 => cast::<f32, bf16>(out),
+        _ => Ok(out),
+    }
+}
+
+/// A contiguous float32 copy (a few rows: cheap next to the right operand).
+fn widened(t: Tensor) -> Result<Tensor> {
+    match t.dtype {
+        DType::Float16 => cast::<f16, f32>(t),
+        DType::BFloat16 => cast::<bf16, f32>(t),
+        _ => cast::<f32, f32>(t),
+    }
+}
+
+/// The product with the right operand read as `E`; `a` is contiguous float32.
+fn typed<E: Widen>(a: &Tensor, b: Tensor, shape: &[usize], pairs: Pairs) -> Result<Tensor> {
+    let nd = shape.len();
+    let (m, n, k) = (shape[nd - 2], shape[nd - 1], a.shape[a.ndim() - 1]);
+    let batches: usize = shape[..nd - 2].iter().product();
+    let mut out = Tensor::uninit(DType::Float32, shape)?;
+    if out.size() == 0 {
+        return Ok(out);
+    }
+    let rhs = Operand::new::<E>(b)?;
+    // `b` is (k, n): along the depth its stride is `row_stride`, along the columns `col_stride`.
+    let depth_contiguous = rhs.row_stride == 1 || k == 1;
+    let base = SendPtr(rhs.tensor.buf.as_ptr() as *mut E);
+    let xs = a.slice::<f32>();
+    let dst = SendPtr(out.slice_mut::<f32>().as_mut_ptr());
+    let columns_per_task = if depth_contiguous {
+        (TASK_ELEMENTS / k).max(1)
+    } else {
+        COLUMN_BLOCK
+    };
+    let blocks = n.div_ceil(columns_per_task);
+    let task = |t: usize| {
+        // Whole wrappers captured (not their pointer fields), so the closure is Sync.
+        let (base, dst) = (base, dst);
+        let (batch, block) = (t / blocks, t % blocks);
+        let (batch_a, batch_b) = pairs.get(batch);
+        let x = &xs[batch_a * m * k..][..m * k];
+        let columns = block * columns_per_task..((block + 1) * columns_per_task).min(n);
+        // SAFETY: the offset addresses matrix `batch_b` inside b's buffer.
+        let b = unsafe { base.0.offset(rhs.batch_offset(batch_b)) } as *const E;
+        let out = dst.0.wrapping_add(batch * m * n);
+        vectorised(
+            #[inline(always)]
+            || {
+                if depth_contiguous {
+                    dots::<E>(x, b, rhs.col_stride, k, n, columns, out)
+                } else {
+                    axpys::<E>(x, b, rhs.row_stride, k, n, columns, out)
+                }
+            },
+        )
+    };
+    let tasks = batches * blocks;
+    if tasks > 1 && batches * m * n * k >= TASK_ELEMENTS {
+        (0..tasks).into_par_iter().for_each(task);
+    } else {
+        (0..tasks).for_each(task);
+    }
+    Ok(out)
+}
+
+/// `out[r, j] = x[r] . b[:, j]` for `j` in `columns`, where column `j` of `b` is the `k`
+/// contiguous elements at `b + j * column_stride`.
+#[inline(always)]
+fn dots<E: Widen>(
+    x: &[f32],
+    b: *const E,
+    column_stride: isize,
+    k: usize,
+    n: usize,
+    columns: std::ops::Range<usize>,
+    out: *mut f32,
+) {
+    let mut buf = vec![0.0f32; k];
+    for j in columns {
+        // SAFETY: column j of the matrix holds k elements from here, inside b's buffer.
+        let column = unsafe { std::slice::from_raw_parts(b.offset(j as isize * column_stride), k) };
+        let column = E::as_f32(column, &mut buf);
+        for (r, x) in x.chunks_exact(k).enumerate() {
+            // SAFETY: (r, j) is inside this m x n result matrix; this task alone writes j.
+            unsafe { *out.add(r * n + j) = dot(x, column) };
+        }
+    }
+}
+
+/// Rows of `b` one pass over the accumulators adds (fewer loads and stores of them).
+const DEPTH_BLOCK: usize = 4;
+
+/// `out[r, columns] = sum_i x[r, i] * b[i, columns]`, where row `i` of `b` starts at
+/// `b + i * row_stride` and is contiguous.
+#[inline(always)]
+fn axpys<E: Widen>(
+    x: &[f32],
+    b: *const E,
+    row_stride: isize,
+    k: usize,
+    n: usize,
+    columns: std::ops::Range<usize>,
+    out: *mut f32,
+) {
+    let width = columns.len();
+    let rows = x.len() / k;
+    let mut buf = vec![0.0f32; DEPTH_BLOCK * width];
+    let mut acc = vec![0.0f32; rows * width];
+    for i0 in (0..k).step_by(DEPTH_BLOCK) {
+        let depth = DEPTH_BLOCK.min(k - i0);
+        for (d, buf) in buf.chunks_exact_mut(width).take(depth).enumerate() {
+            // SAFETY: row i0 + d of the matrix holds n elements from its start, inside
+            // b's buffer.
+            let row = unsafe {
+                let start = b.offset((i0 + d) as isize * row_stride).add(columns.start);
+                std::slice::from_raw_parts(start, width)
+            };
+            E::widen_into(row, buf);
+        }
+        for (r, acc) in acc.chunks_exact_mut(width).enumerate() {
+            let scales = &x[r * k + i0..][..depth];
+            if depth == DEPTH_BLOCK {
+                let (b0, rest) = buf.split_at(width);
+                let (b1, rest) = rest.split_at(width);
+                let (b2, b3) = rest.split_at(width);
+                for c in 0..width {
+                    let s = scales[0].mul_add(b0[c], scales[1] * b1[c]);
+                    let t = scales[2].mul_add(b2[c], scales[3] * b3[c]);
+                    acc[c] += s + t;
+                }
+            } else {
+                for (&scale, row) in scales.iter().zip(buf.chunks_exact(width)) {
+                    for (a, &v) in acc.iter_mut().zip(row) {
+                        *a = scale.mul_add(v, *a);
+                    }
+                }
+            }
+        }
+    }
+    for (r, acc) in acc.chunks_exact(width).enumerate() {
+        // SAFETY: row r, columns `columns` lie inside this m x n result matrix, written by
+        // this task alone.
+        let dst = unsafe { std::slice::from_raw_parts_mut(out.add(r * n + columns.start), width) };
+        dst.copy_from_slice(acc);
+    }
+}
+
+/// A dot product over 32 independent lanes, so that it vectorises with several chains.
+#[inline(always)]
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    const LANES: usize = 32;
+    let mut lanes = [0.0f32; LANES];
+    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for l in 0..LANES {
+            lanes[l] = x[l].mul_add(y[l], lanes[l]);
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float16_widens_exactly() {
+        for h in 0..=u16::MAX {
+            let expected = f16::from_bits(h).to_f32();
+            let got = f16_to_f32(h);
+            assert_eq!(got.to_bits(), expected.to_bits(), "float16 bits {h:#06x}");
+        }
+    }
+}
