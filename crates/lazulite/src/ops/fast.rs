@@ -3,18 +3,25 @@
 //!
 //! Each is a composite of primitives (so gradients, vmap and compile come from their
 //! rules), computed in float32 for half-precision inputs as MLX does, and rounded once.
+//! RMS normalisation and rotary encoding of float32, float16 and bfloat16 inputs record
+//! one fused node instead (a language model calls them a few dozen times per token, and
+//! their compositions are 7 and 25 ops long); its transforms are the composition's.
 
 use super::cast::astype;
 use super::view::slice_axis;
 use crate::array::Array;
+use crate::backend::cpu::elementwise::converted;
+use crate::backend::cpu::fast::{self as kernels, Rotation};
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
 use crate::ops::operand::{to_arrays, Operand};
 use crate::shape::shape_text;
+use crate::transforms::Fused;
 use crate::{
     add, arange, broadcast_to, concatenate, cos, expand_dims, greater_equal, matmul, mean,
     multiply, reshape, rsqrt, sin, softmax, square, stack, subtract, swapaxes, var, where_,
 };
+use std::sync::Arc;
 
 /// The dtype a half-precision input computes in.
 fn compute_dtype(dtype: DType) -> DType {
@@ -78,6 +85,29 @@ pub fn rms_norm(x: &Array, weight: Option<&Array>, eps: f32) -> Result<Array> {
     check_affine("rms_norm", "(*weight)", x, weight)?;
     let out = weight.map_or(x.dtype(), |w| promote_types(x.dtype(), w.dtype()));
     check_floating("rms_norm", out)?;
+    if compute_dtype(out) != DType::Float32 {
+        return rms_norm_composed(x, weight, eps);
+    }
+    let composed = Arc::new(move |inputs: &[Array]| {
+        Ok(vec![rms_norm_composed(&inputs[0], inputs.get(1), eps)?])
+    });
+    let fused = Fused {
+        name: "rms_norm",
+        params: format!("eps={eps}"),
+        kernel: Box::new(move |mut inputs| {
+            let weight = (inputs.len() == 2).then(|| inputs.pop()).flatten();
+            let x = inputs.pop().expect("rms_norm has an input");
+            kernels::rms_norm(x, weight, eps, out)
+        }),
+        composed,
+    };
+    let inputs = std::iter::once(x).chain(weight).cloned().collect();
+    Ok(fused.record(inputs, x.shape().to_vec(), out))
+}
+
+/// [`rms_norm`] as a composition of primitives (checked arguments).
+fn rms_norm_composed(x: &Array, weight: Option<&Array>, eps: f32) -> Result<Array> {
+    let out = weight.map_or(x.dtype(), |w| promote_types(x.dtype(), w.dtype()));
     let xf = astype(x, compute_dtype(out))?;
     let scale = rsqrt(&add(&mean(&square(&xf)?, -1, true)?, eps)?)?;
     let mut y = multiply(&xf, &scale)?;
@@ -175,21 +205,14 @@ pub fn rope(
     }
     check_floating("rope", a.dtype())?;
     let half = dims / 2;
-    let inv_freq = match frequencies {
-        RopeFrequencies::Base(base) => {
-            let exponents = arange(0.0, half as f64, 1.0, DType::Float32)?;
-            crate::power(base, &multiply(&exponents, -2.0 / dims as f64)?)?
+    if let RopeFrequencies::Freqs(f) = &frequencies {
+        if f.shape() != [half] {
+            return Err(Error::value(format!(
+                "[rope] freqs must be one dimensional with size {half} but got shape {:?}.",
+                f.shape()
+            )));
         }
-        RopeFrequencies::Freqs(f) => {
-            if f.shape() != [half] {
-                return Err(Error::value(format!(
-                    "[rope] freqs must be one dimensional with size {half} but got shape {:?}.",
-                    f.shape()
-                )));
-            }
-            crate::reciprocal(&astype(&f, DType::Float32)?)?
-        }
-    };
+    }
     let (offset, _) = to_arrays("rope", &[offset.into()])?;
     let offset = &offset[0];
     if !offset.dtype().is_integer() || offset.ndim() > 1 {
@@ -207,6 +230,85 @@ pub fn rope(
             offset.shape()[0]
         )));
     }
+    let base = match &frequencies {
+        RopeFrequencies::Base(base) => Some(*base),
+        RopeFrequencies::Freqs(_) => None,
+    };
+    // The inputs of the node: a, offset, and the frequencies when given as an array.
+    let mut inputs = vec![a.clone(), offset.clone()];
+    if let RopeFrequencies::Freqs(f) = frequencies {
+        inputs.push(f);
+    }
+    let composed = move |inputs: &[Array]| {
+        let frequencies = match base {
+            Some(base) => RopeFrequencies::Base(base),
+            None => RopeFrequencies::Freqs(inputs[2].clone()),
+        };
+        rope_composed(
+            &inputs[0],
+            dims,
+            traditional,
+            frequencies,
+            scale,
+            &inputs[1],
+        )
+    };
+    if compute_dtype(a.dtype()) != DType::Float32 {
+        return composed(&inputs);
+    }
+    let (shape, dtype) = (a.shape().to_vec(), a.dtype());
+    let rows_per_batch = shape[1..ndim - 1].iter().product();
+    let steps = shape[ndim - 2];
+    let fused = Fused {
+        name: "rope",
+        params: format!("dims={dims}, traditional={traditional}, scale={scale}"),
+        kernel: Box::new(move |mut inputs| {
+            let frequencies: Vec<f32> = match base {
+                Some(base) => (0..half)
+                    .map(|i| base.powf(i as f32 * (-2.0 / dims as f32)))
+                    .collect(),
+                None => {
+                    let f = converted(inputs.pop().expect("rope frequencies"), DType::Float32)?;
+                    f.slice::<f32>().iter().map(|f| 1.0 / f).collect()
+                }
+            };
+            let offsets = converted(inputs.pop().expect("rope offset"), DType::Float32)?;
+            let rotation = Rotation {
+                dims,
+                traditional,
+                frequencies: &frequencies,
+                scale,
+                offsets: offsets.slice::<f32>(),
+                rows_per_batch,
+                steps,
+            };
+            kernels::rope(inputs.pop().expect("rope input"), &rotation, dtype)
+        }),
+        composed: Arc::new(move |inputs: &[Array]| Ok(vec![composed(inputs)?])),
+    };
+    Ok(fused.record(inputs, shape, dtype))
+}
+
+/// [`rope`] as a composition of primitives (checked arguments; `offset` an integer scalar
+/// or vector).
+fn rope_composed(
+    a: &Array,
+    dims: usize,
+    traditional: bool,
+    frequencies: RopeFrequencies,
+    scale: f32,
+    offset: &Array,
+) -> Result<Array> {
+    let ndim = a.ndim();
+    let features = a.shape()[ndim - 1];
+    let half = dims / 2;
+    let inv_freq = match frequencies {
+        RopeFrequencies::Base(base) => {
+            let exponents = arange(0.0, half as f64, 1.0, DType::Float32)?;
+            crate::power(base, &multiply(&exponents, -2.0 / dims as f64)?)?
+        }
+        RopeFrequencies::Freqs(f) => crate::reciprocal(&astype(&f, DType::Float32)?)?,
+    };
     // Positions shaped to broadcast against (B, ..., T, 1): one row per batch element
     // when offsets are per element.
     let steps = a.shape()[ndim - 2];

@@ -14,6 +14,9 @@
 //! A rule the user did not supply falls back to the transform of the wrapped function:
 //! `vjp`/`jvp`/`vmap` of `f` itself. Under `vmap`, the batched result is the vmap rule's
 //! output, so a custom vjp applies to unbatched calls only (as in MLX).
+//!
+//! [`Fused`] is the same idea inside the library: an op computed by a fused kernel whose
+//! transforms are those of the composition of ordinary ops it stands for.
 
 use super::jvp::jvp;
 use super::vjp::vjp_argnums;
@@ -25,7 +28,7 @@ use crate::ops::zeros_like;
 use crate::primitive::{OutputSpec, Primitive};
 use std::sync::{Arc, Mutex};
 
-type Forward = dyn Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync;
+pub(crate) type Forward = dyn Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync;
 type VjpRule = dyn Fn(&[Array], &[Array], &[Array]) -> Result<Vec<Array>> + Send + Sync;
 type JvpRule = dyn Fn(&[Array], &[Array]) -> Result<Vec<Array>> + Send + Sync;
 type VmapRule =
@@ -247,28 +250,17 @@ impl Primitive for Custom {
                 .map(|&i| grads[i].astype(inputs[i].dtype()))
                 .collect();
         }
-        let forward = self.rules.forward.clone();
-        let (_, grads) = vjp_argnums(|x| forward(x), inputs, argnums, |_| Ok(cotangents.to_vec()))?;
-        Ok(grads)
+        composed_vjp(&self.rules.forward, inputs, cotangents, argnums)
     }
 
     fn jvp(&self, inputs: &[Array], tangents: &[Array], argnums: &[usize]) -> Result<Vec<Array>> {
-        let full = (0..inputs.len())
-            .map(|i| match argnums.iter().position(|&a| a == i) {
-                Some(k) => Ok(tangents[k].clone()),
-                None => zeros_like(&inputs[i]),
-            })
-            .collect::<Result<Vec<_>>>()?;
         match &self.rules.jvp {
             Some(rule) => {
-                let out = rule(inputs, &full)?;
+                let out = rule(inputs, &all_tangents(inputs, tangents, argnums)?)?;
                 Custom::check("jvp", &out, &self.outputs)?;
                 Ok(out)
             }
-            None => {
-                let forward = self.rules.forward.clone();
-                Ok(jvp(|x| forward(x), inputs, &full)?.1)
-            }
+            None => composed_jvp(&self.rules.forward, inputs, tangents, argnums),
         }
     }
 
@@ -288,11 +280,109 @@ impl Primitive for Custom {
             }
             return Ok((outs, out_axes));
         }
-        let forward = self.rules.forward.clone();
-        let in_axes = axes.iter().map(|a| a.map(|a| a as i32)).collect();
-        let outs = vmap(move |x| forward(x), in_axes, vec![Some(0)])(inputs)?;
-        let out_axes = vec![Some(0); outs.len()];
-        Ok((outs, out_axes))
+        composed_vmap(&self.rules.forward, inputs, axes)
+    }
+}
+
+/// A tangent for every input: those listed in `argnums`, zeros for the others.
+fn all_tangents(inputs: &[Array], tangents: &[Array], argnums: &[usize]) -> Result<Vec<Array>> {
+    (0..inputs.len())
+        .map(|i| match argnums.iter().position(|&a| a == i) {
+            Some(k) => Ok(tangents[k].clone()),
+            None => zeros_like(&inputs[i]),
+        })
+        .collect()
+}
+
+/// The vjp rule of a node that stands for `forward`: the vjp of `forward` itself.
+fn composed_vjp(
+    forward: &Arc<Forward>,
+    inputs: &[Array],
+    cotangents: &[Array],
+    argnums: &[usize],
+) -> Result<Vec<Array>> {
+    let (_, grads) = vjp_argnums(|x| forward(x), inputs, argnums, |_| Ok(cotangents.to_vec()))?;
+    Ok(grads)
+}
+
+/// The jvp rule of a node that stands for `forward`: the jvp of `forward` itself.
+fn composed_jvp(
+    forward: &Arc<Forward>,
+    inputs: &[Array],
+    tangents: &[Array],
+    argnums: &[usize],
+) -> Result<Vec<Array>> {
+    let full = all_tangents(inputs, tangents, argnums)?;
+    Ok(jvp(|x| forward(x), inputs, &full)?.1)
+}
+
+/// The vmap rule of a node that stands for `forward`: `forward` batched, outputs along 0.
+fn composed_vmap(
+    forward: &Arc<Forward>,
+    inputs: &[Array],
+    axes: &[Option<usize>],
+) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+    let forward = forward.clone();
+    let in_axes = axes.iter().map(|a| a.map(|a| a as i32)).collect();
+    let outs = vmap(move |x| forward(x), in_axes, vec![Some(0)])(inputs)?;
+    let out_axes = vec![Some(0); outs.len()];
+    Ok((outs, out_axes))
+}
+
+/// The kernel of a [`Fused`] node: its evaluated inputs to its one output.
+pub(crate) type FusedKernel = dyn Fn(Vec<Tensor>) -> Result<Tensor> + Send + Sync;
+
+/// A node computed by one fused kernel that stands for `composed`, a function of ordinary
+/// ops with the same inputs and output: evaluation runs the kernel, and the transforms
+/// differentiate and batch `composed`, so a fused op needs no rules of its own and cannot
+/// disagree with its composition about them.
+pub(crate) struct Fused {
+    pub name: &'static str,
+    pub params: String,
+    pub kernel: Box<FusedKernel>,
+    pub composed: Arc<Forward>,
+}
+
+impl Fused {
+    /// Records the node on `inputs` with the output of `composed`'s shape and dtype.
+    pub fn record(self, inputs: Vec<Array>, shape: Vec<usize>, dtype: crate::DType) -> Array {
+        Array::from_op(self, inputs, shape, dtype)
+    }
+}
+
+impl Primitive for Fused {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn params(&self) -> String {
+        self.params.clone()
+    }
+
+    fn eval(&self, inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        Ok(vec![(self.kernel)(inputs)?])
+    }
+
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        _: &[Array],
+        cotangents: &[Array],
+        argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        composed_vjp(&self.composed, inputs, cotangents, argnums)
+    }
+
+    fn jvp(&self, inputs: &[Array], tangents: &[Array], argnums: &[usize]) -> Result<Vec<Array>> {
+        composed_jvp(&self.composed, inputs, tangents, argnums)
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        composed_vmap(&self.composed, inputs, axes)
     }
 }
 

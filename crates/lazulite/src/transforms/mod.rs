@@ -12,6 +12,7 @@ mod vjp;
 mod vmap;
 
 pub use compile::{compile, set_compile_enabled, Compiled};
+pub(crate) use custom::Fused;
 pub use custom::{checkpoint, custom_function, CustomFunction};
 pub use jvp::jvp;
 pub use tree::Tree;

@@ -26,15 +26,9 @@ class LayerNorm(Module):
         return f"{self.dims}, eps={self.eps}, affine={'weight' in self}"
 
     def __call__(self, x):
-        mean = mx.mean(x, axis=-1, keepdims=True)
-        centred = x - mean
-        variance = mx.mean(mx.square(centred), axis=-1, keepdims=True)
-        y = centred * mx.rsqrt(variance + self.eps)
-        if "weight" in self:
-            y = y * self["weight"]
-        if "bias" in self:
-            y = y + self["bias"]
-        return y
+        weight = self["weight"] if "weight" in self else None
+        bias = self["bias"] if "bias" in self else None
+        return mx.fast.layer_norm(x, weight, bias, self.eps)
 
 
 class RMSNorm(Module):
@@ -51,8 +45,7 @@ class RMSNorm(Module):
         return f"{self.weight.shape[0]}, eps={self.eps}"
 
     def __call__(self, x):
-        mean_square = mx.mean(mx.square(x), axis=-1, keepdims=True)
-        return x * mx.rsqrt(mean_square + self.eps) * self["weight"]
+        return mx.fast.rms_norm(x, self["weight"], self.eps)
 
 
 def _normalise(x, axes, eps):

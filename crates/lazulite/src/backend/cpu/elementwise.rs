@@ -9,7 +9,7 @@
 use super::strided::{par_for_each_run, Shared};
 use crate::backend::Tensor;
 use crate::dtype::DType;
-use crate::element::Element;
+use crate::element::{dispatch, Element};
 use crate::error::Result;
 use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
@@ -314,6 +314,15 @@ unsafe fn run3<
         let z = c0.unwrap_or_else(|| fetch::<C, MC>(pc, tc, i));
         d.add(i).write_unaligned(f(x, y, z).store());
     }
+}
+
+/// `x` as a contiguous tensor of `dtype`: `x` itself when it already is one, else a
+/// converted copy ([`cast`]).
+pub fn converted(x: Tensor, dtype: DType) -> Result<Tensor> {
+    if x.dtype == dtype && x.is_contiguous() {
+        return Ok(x);
+    }
+    dispatch!(x.dtype, I => dispatch!(dtype, O => cast::<I, O>(x)))
 }
 
 /// A contiguous copy of `x` converted to element type `O` (NumPy `astype` semantics).

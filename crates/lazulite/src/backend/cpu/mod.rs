@@ -8,6 +8,7 @@ pub mod dense;
 pub mod eig;
 pub mod eigh;
 pub mod elementwise;
+pub mod fast;
 pub mod fft;
 pub mod indexing;
 pub mod lu;

@@ -5,7 +5,7 @@
 //! widened in registers-sized pieces, never copied whole into float32, and both layouts
 //! with a unit stride (`x @ W.T` with `W` row-major, and `x @ W`) are walked along it.
 
-use super::super::elementwise::cast;
+use super::super::elementwise::converted;
 use super::super::simd::vectorised;
 use super::{Operand, Pairs, SendPtr};
 use crate::backend::Tensor;
@@ -117,7 +117,8 @@ pub(super) fn product(
     pairs: Pairs,
 ) -> Result<Tensor> {
     let dtype = a.dtype;
-    let a = widened(a)?;
+    // A few rows: converting them costs little next to reading the right operand.
+    let a = converted(a, DType::Float32)?;
     let mut out = match dtype {
         DType::Float16 => typed::<f16>(&a, b, shape, pairs)?,
         DType::BFloat16 => typed::<bf16>(&a, b, shape, pairs)?,
@@ -131,7 +132,7 @@ pub(super) fn product(
                 .for_each(|o| *o *= alpha as f32);
         }
         Some((c, alpha, beta)) => {
-            let c = widened(c)?;
+            let c = converted(c, DType::Float32)?;
             let (alpha, beta) = (alpha as f32, beta as f32);
             for (o, &c) in out.slice_mut::<f32>().iter_mut().zip(c.slice::<f32>()) {
                 *o = alpha * *o + beta * c;
@@ -139,20 +140,7 @@ pub(super) fn product(
         }
         None => {}
     }
-    match dtype {
-        DType::Float16 => cast::<f32, f16>(out),
-        DType::BFloat16 => cast::<f32, bf16>(out),
-        _ => Ok(out),
-    }
-}
-
-/// A contiguous float32 copy (a few rows: cheap next to the right operand).
-fn widened(t: Tensor) -> Result<Tensor> {
-    match t.dtype {
-        DType::Float16 => cast::<f16, f32>(t),
-        DType::BFloat16 => cast::<bf16, f32>(t),
-        _ => cast::<f32, f32>(t),
-    }
+    converted(out, dtype)
 }
 
 /// The product with the right operand read as `E`; `a` is contiguous float32.
