@@ -1,0 +1,224 @@
+"""Language-model inference with mlx-lm's own model code and generate loop: lazulite and MLX.
+
+A llama-family model of about 0.2B parameters (12 layers, hidden 1024, 16 heads with 4 key/value
+heads, MLP 2816, vocabulary 32000, untied output layer) with random weights, in float32,
+bfloat16, and 8-bit and 4-bit affine quantization (group 64, from bfloat16). For each
+precision it prints:
+
+- decode tokens/s through `mlx_lm.generate.generate_step` (the loop mlx-lm's `generate`
+  runs), against the weight-read limit: a decode step reads every weight but the embedding
+  table once, so tokens/s cannot exceed (bytes lazulite sums per second) / (bytes read);
+- prefill tokens/s for a 128-token prompt, against the matmul limit: the prompt costs
+  2 x parameters x tokens flops, done at most at the rate lazulite multiplies float32
+  matrices of the model's shapes.
+
+Each library runs in its own process (the benchmark venv holds the real MLX, so lazulite's
+process makes `mlx` name lazulite by hand; users install the `lazulite-mlx` package instead);
+lazulite's best of two runs is kept, MLX runs once (its CPU build takes minutes here).
+
+    bash bench/setup.sh
+    .venv-bench/bin/python bench/llm.py              # every precision
+    .venv-bench/bin/python bench/llm.py 4-bit        # precisions containing a word
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+CONFIG = {
+    "model_type": "llama",
+    "hidden_size": 1024,
+    "num_hidden_layers": 12,
+    "intermediate_size": 2816,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 4,
+    "rms_norm_eps": 1e-5,
+    "vocab_size": 32000,
+    "tie_word_embeddings": False,
+    "rope_theta": 10000.0,
+}
+PRECISIONS = ["float32", "bfloat16", "8-bit", "4-bit"]
+PROMPT = 128
+DECODE_PROMPT = 16
+ROUNDS = 2
+
+
+def alias_mlx_to_lazulite() -> None:
+    """Makes `import mlx...` give lazulite's modules (what the lazulite-mlx shim does)."""
+    import importlib
+    import pkgutil
+
+    import lazulite
+
+    for info in pkgutil.walk_packages(lazulite.__path__, "lazulite."):
+        importlib.import_module(info.name)
+    for name, module in list(sys.modules.items()):
+        if name == "lazulite" or name.startswith("lazulite."):
+            sys.modules["mlx" + name[len("lazulite") :]] = module
+
+
+def build(mx, nn, precision: str):
+    from mlx_lm.models import llama
+
+    mx.random.seed(0)
+    model = llama.Model(llama.ModelArgs.from_dict(CONFIG))
+    if precision != "float32":
+        model.set_dtype(mx.bfloat16)
+    if precision.endswith("-bit"):
+        nn.quantize(model, group_size=64, bits=int(precision.split("-")[0]))
+    mx.eval(model.parameters())
+    return model
+
+
+def weight_bytes(model) -> tuple[int, int]:
+    """Bytes of all parameters, and of those a decode step reads (all but the embedding)."""
+    from mlx.utils import tree_flatten
+
+    total = read = 0
+    for name, p in tree_flatten(model.parameters()):
+        total += p.nbytes
+        if not name.startswith("model.embed_tokens"):
+            read += p.nbytes
+    return total, read
+
+
+def best_seconds(fn, repeat: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def decode_tokens_per_second(mx, model, tokens: int) -> float:
+    from mlx_lm.generate import generate_step
+
+    prompt = mx.random.randint(0, CONFIG["vocab_size"], (DECODE_PROMPT,))
+    start = None
+    for i, (token, _) in enumerate(generate_step(prompt, model, max_tokens=tokens)):
+        if i == 0:
+            start = time.perf_counter()  # the first token ends the prefill
+    return (tokens - 1) / (time.perf_counter() - start)
+
+
+def prefill_tokens_per_second(mx, model) -> float:
+    from mlx_lm.models.cache import make_prompt_cache
+
+    prompt = mx.random.randint(0, CONFIG["vocab_size"], (1, PROMPT))
+
+    def run():
+        mx.eval(model(prompt, cache=make_prompt_cache(model)))
+
+    return PROMPT / best_seconds(run, 3)
+
+
+def matmul_parameters() -> int:
+    """Parameters that take part in a token's matrix products (all but the embedding)."""
+    c = CONFIG
+    h, f = c["hidden_size"], c["intermediate_size"]
+    kv = h // c["num_attention_heads"] * c["num_key_value_heads"]
+    return c["num_hidden_layers"] * (2 * h * h + 2 * h * kv + 3 * h * f) + c["vocab_size"] * h
+
+
+def limits(mx, read: int) -> dict:
+    """Tokens/s the machine allows, as lazulite measures it: decode by the rate of a sum over
+    `read` bytes, prefill by the rate of float32 products of the model's matrix shapes."""
+    data = mx.random.uniform(shape=(read // 4,))
+    mx.eval(data)
+    bandwidth = read / best_seconds(lambda: mx.eval(mx.sum(data)), 5)
+    h, f = CONFIG["hidden_size"], CONFIG["intermediate_size"]
+    pairs = [((PROMPT, h), (h, h)), ((PROMPT, h), (h, f)), ((PROMPT, f), (f, h))]
+    operands = [(mx.random.normal(a), mx.random.normal(b)) for a, b in pairs]
+    mx.eval(operands)
+    flops = sum(2 * a[0] * a[1] * b[1] for a, b in pairs)
+    rate = flops / best_seconds(lambda: mx.eval([a @ b for a, b in operands]), 5)
+    return {
+        "bandwidth": bandwidth,
+        "gflops": rate / 1e9,
+        "decode": bandwidth / read,
+        "prefill": rate / (2 * matmul_parameters()),
+    }
+
+
+def child(library: str, precisions: list[str]) -> None:
+    if library == "lazulite":
+        alias_mlx_to_lazulite()
+    import mlx.core as mx
+    import mlx.nn as nn
+
+    results = {}
+    for precision in precisions:
+        model = build(mx, nn, precision)
+        total, read = weight_bytes(model)
+        results[precision] = {
+            "total": total,
+            "read": read,
+            "decode": decode_tokens_per_second(mx, model, 64 if library == "lazulite" else 16),
+            "prefill": prefill_tokens_per_second(mx, model),
+        }
+        if library == "lazulite":
+            results[precision]["limits"] = limits(mx, read)
+    print(json.dumps(results))
+
+
+def run_child(library: str, precisions: list[str]) -> dict:
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", library, *precisions],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TOKENIZERS_PARALLELISM": "false"},
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1] == "--child":
+        child(sys.argv[2], sys.argv[3:])
+        return
+    words = sys.argv[1:]
+    precisions = [p for p in PRECISIONS if not words or any(w in p for w in words)]
+    best: dict[str, dict] = {"lazulite": {}, "mlx": {}}
+    # MLX's CPU build takes minutes per precision: one run of it, best of ROUNDS of ours.
+    for library in ["lazulite"] * ROUNDS + ["mlx"]:
+        for precision, row in run_child(library, precisions).items():
+            kept = best[library].setdefault(precision, row)
+            for key in ("decode", "prefill"):
+                kept[key] = max(kept[key], row[key])
+    print(table(best))
+
+
+def table(best: dict) -> str:
+    """The figures as a Markdown table: tokens/s, the limit, and the ratios."""
+    rows = [
+        "| weights | MB read per token | decode tok/s lazulite | MLX | limit | lazulite/limit "
+        "| lazulite/MLX | prefill tok/s lazulite | MLX | limit | lazulite/limit |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for precision, ours in best["lazulite"].items():
+        theirs, limit = best["mlx"][precision], ours["limits"]
+        rows.append(
+            f"| {precision} | {ours['read'] / 1e6:.0f} "
+            f"| {ours['decode']:.1f} | {theirs['decode']:.1f} | {limit['decode']:.0f} "
+            f"| {ours['decode'] / limit['decode']:.2f} | {ours['decode'] / theirs['decode']:.1f}x "
+            f"| {ours['prefill']:.0f} | {theirs['prefill']:.0f} | {limit['prefill']:.0f} "
+            f"| {ours['prefill'] / limit['prefill']:.2f} |"
+        )
+    bandwidth = max(r["limits"]["bandwidth"] for r in best["lazulite"].values())
+    gflops = max(r["limits"]["gflops"] for r in best["lazulite"].values())
+    rows.append("")
+    rows.append(
+        f"Limits measured in the same run: {bandwidth / 1e9:.1f} GB/s summing an array of the "
+        f"weights' size, {gflops:.0f} GFLOP/s multiplying float32 matrices of the model's shapes."
+    )
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    main()
