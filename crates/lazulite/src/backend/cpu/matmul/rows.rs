@@ -186,7 +186,8 @@ fn typed<E: Widen>(a: &Tensor, b: Tensor, shape: &[usize], pairs: Pairs) -> Resu
         )
     };
     let tasks = batches * blocks;
-    if tasks > 1 && batches * m * n * k >= TASK_ELEMENTS {
+    let work = batches.saturating_mul(m * n).saturating_mul(k);
+    if tasks > 1 && work >= TASK_ELEMENTS {
         (0..tasks).into_par_iter().for_each(task);
     } else {
         (0..tasks).for_each(task);
