@@ -576,3 +576,47 @@ fn few_row_products_match_float64_in_every_layout() {
         }
     }
 }
+
+#[test]
+fn products_with_a_depth_contiguous_right_operand_match_a_loop() {
+    // `x @ W.T` with W row-major (the right operand contiguous along the depth) and more
+    // rows than the few-row kernel takes: gemm computes the transposed product instead.
+    let (m, k, n) = (20, 33, 50);
+    let x = lazulite::random::normal(&[m, k], DType::Float64, None, None, None).unwrap();
+    let w = lazulite::random::normal(&[n, k], DType::Float64, None, None, None).unwrap();
+    let c = lazulite::random::normal(&[m, n], DType::Float64, None, None, None).unwrap();
+    let (xv, wv, cv) = (
+        x.to_vec::<f64>().unwrap(),
+        w.to_vec::<f64>().unwrap(),
+        c.to_vec::<f64>().unwrap(),
+    );
+    let dot = |i: usize, j: usize| (0..k).map(|t| xv[i * k + t] * wv[j * k + t]).sum::<f64>();
+    let product: Vec<f64> = (0..m * n).map(|e| dot(e / n, e % n)).collect();
+    let with_addend: Vec<f64> = (0..m * n).map(|e| 0.5 * product[e] + 2.0 * cv[e]).collect();
+    for dtype in [DType::Float64, DType::Float32, DType::Float16] {
+        let tol = match dtype {
+            DType::Float64 => 1e-12,
+            DType::Float32 => 1e-4,
+            _ => 5e-2,
+        };
+        let (x, w, c) = (
+            x.astype(dtype).unwrap(),
+            w.astype(dtype).unwrap(),
+            c.astype(dtype).unwrap(),
+        );
+        let wt = w.transpose(&[1, 0]).unwrap();
+        for (got, want) in [
+            (matmul(&x, &wt).unwrap(), &product),
+            (addmm(&c, &x, &wt, 0.5, 2.0).unwrap(), &with_addend),
+        ] {
+            assert_eq!((got.shape(), got.dtype()), (&[m, n][..], dtype));
+            let got = got.astype(DType::Float64).unwrap().to_vec::<f64>().unwrap();
+            for (g, e) in got.iter().zip(want.iter()) {
+                assert!(
+                    (g - e).abs() <= tol * (1.0 + e.abs()),
+                    "{dtype}: {g} vs {e}"
+                );
+            }
+        }
+    }
+}
