@@ -580,7 +580,7 @@ fn few_row_products_match_float64_in_every_layout() {
 #[test]
 fn products_with_a_depth_contiguous_right_operand_match_a_loop() {
     // `x @ W.T` with W row-major (the right operand contiguous along the depth) and more
-    // rows than the few-row kernel takes: gemm computes the transposed product instead.
+    // rows than the few-row kernel takes, so that gemm computes it.
     let (m, k, n) = (20, 33, 50);
     let x = lazulite::random::normal(&[m, k], DType::Float64, None, None, None).unwrap();
     let w = lazulite::random::normal(&[n, k], DType::Float64, None, None, None).unwrap();

@@ -200,67 +200,33 @@ fn run<E: Element, G: Copy + Send + Sync + 'static>(
     );
     let (pa, pb) = (SendPtr(pa as *mut G), SendPtr(pb as *mut G));
     let work = m.saturating_mul(n).saturating_mul(k.max(1));
-    let swapped = rhs.row_stride == 1 && rhs.col_stride != 1 && m < n;
     let product = |batch: usize, parallelism: Parallelism| {
         let (pa, pb, dst) = (pa, pb, dst);
         let (batch_a, batch_b) = pairs.get(batch);
-        let (a, b) = (
-            // SAFETY: offsets come from tensors addressing elements inside their buffers
-            // (gathered indices were checked against the batch sizes).
-            unsafe { pa.0.offset(lhs.batch_offset(batch_a)) },
-            unsafe { pb.0.offset(rhs.batch_offset(batch_b)) },
-        );
-        let c = dst.0.wrapping_add(batch * m * n);
-        // SAFETY: strides come from the same tensors; the output matrix `batch` is a
-        // disjoint contiguous block of `out`, addressed with its own strides either way.
+        // SAFETY: offsets and strides come from tensors addressing elements inside their
+        // buffers (gathered indices were checked against the batch sizes); the output matrix `batch` is a disjoint contiguous block of `out`.
         unsafe {
-            if swapped {
-                // C^T = B^T A^T: gemm packs its right operand slowly when that operand is
-                // contiguous along the depth, so the smaller factor takes that place.
-                gemm::gemm(
-                    n,
-                    m,
-                    k,
-                    c,
-                    n as isize,
-                    1,
-                    read_dst,
-                    b,
-                    rhs.row_stride,
-                    rhs.col_stride,
-                    a,
-                    lhs.row_stride,
-                    lhs.col_stride,
-                    alpha,
-                    beta,
-                    false,
-                    false,
-                    false,
-                    parallelism,
-                )
-            } else {
-                gemm::gemm(
-                    m,
-                    n,
-                    k,
-                    c,
-                    1,
-                    n as isize,
-                    read_dst,
-                    a,
-                    lhs.col_stride,
-                    lhs.row_stride,
-                    b,
-                    rhs.col_stride,
-                    rhs.row_stride,
-                    alpha,
-                    beta,
-                    false,
-                    false,
-                    false,
-                    parallelism,
-                )
-            }
+            gemm::gemm(
+                m,
+                n,
+                k,
+                dst.0.add(batch * m * n),
+                1,
+                n as isize,
+                read_dst,
+                pa.0.offset(lhs.batch_offset(batch_a)),
+                lhs.col_stride,
+                lhs.row_stride,
+                pb.0.offset(rhs.batch_offset(batch_b)),
+                rhs.col_stride,
+                rhs.row_stride,
+                alpha,
+                beta,
+                false,
+                false,
+                false,
+                parallelism,
+            )
         }
     };
     if work >= PARALLEL_WORK {
