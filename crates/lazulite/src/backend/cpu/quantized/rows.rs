@@ -10,7 +10,7 @@
 //! their own dtype (float32, float16 or bfloat16), never widened into a copy.
 
 use super::super::simd::vectorised;
-use super::{batch_offset, Packing, Product, Real, SendPtr, TASK_ELEMENTS};
+use super::{batch_offset, Packing, Product, Quantized, Real, SendPtr, TASK_ELEMENTS};
 use crate::backend::Tensor;
 use crate::error::Result;
 use rayon::prelude::*;
@@ -53,13 +53,13 @@ pub(super) fn product<T: Real<Acc = f32>>(
             std::slice::from_raw_parts(words.offset(batch_offset(w, b)), p.n * words_per_row)
         };
         let g = p.n * groups_per_row;
-        let matrix = Matrix {
+        let matrix = Quantized {
             words: wb,
             scales: &ss[b * g..][..g],
             biases: &bs[b * g..][..g],
             words_per_row,
             groups_per_row,
-            group_size: packing.group_size,
+            packing,
         };
         let x = &xs[b * p.m * p.k..][..p.m * p.k];
         let out = &mut dst[b * p.m * p.n..][..p.m * p.n];
@@ -70,16 +70,6 @@ pub(super) fn product<T: Real<Acc = f32>>(
         }
     }
     Ok(out)
-}
-
-/// One packed matrix `(n, k)` with its scales and biases.
-struct Matrix<'a, T> {
-    words: &'a [u32],
-    scales: &'a [T],
-    biases: &'a [T],
-    words_per_row: usize,
-    groups_per_row: usize,
-    group_size: usize,
 }
 
 /// A row of `x` in chunk order (see the module documentation), with its group sums.
@@ -105,13 +95,13 @@ fn permute<const BITS: usize>(x: &[f32], group_size: usize) -> PermutedRow {
 
 fn rows<T: Real<Acc = f32>, const BITS: usize>(
     x: &[f32],
-    w: &Matrix<'_, T>,
+    w: &Quantized<'_, T>,
     p: Product,
     out: &mut [f32],
 ) {
     let xs: Vec<PermutedRow> = x
         .chunks_exact(p.k)
-        .map(|row| permute::<BITS>(row, w.group_size))
+        .map(|row| permute::<BITS>(row, w.packing.group_size))
         .collect();
     let dst = SendPtr(out.as_mut_ptr());
     let rows_per_task = (TASK_ELEMENTS * 4 / p.k).max(1);
@@ -142,7 +132,7 @@ const CHAINS: usize = 4;
 /// `x . W[n]` for the permuted row `x`.
 #[inline(always)]
 fn row_dot<T: Real<Acc = f32>, const BITS: usize>(
-    w: &Matrix<'_, T>,
+    w: &Quantized<'_, T>,
     n: usize,
     x: &PermutedRow,
 ) -> f32 {
@@ -150,7 +140,7 @@ fn row_dot<T: Real<Acc = f32>, const BITS: usize>(
     let words = &w.words[n * w.words_per_row..][..w.words_per_row];
     let scales = &w.scales[n * w.groups_per_row..][..w.groups_per_row];
     let biases = &w.biases[n * w.groups_per_row..][..w.groups_per_row];
-    let words_per_group = w.group_size * BITS / 32;
+    let words_per_group = w.packing.group_size * BITS / 32;
     let chunk_of_x = |c: usize| &x.values[c * chunk_len..][..chunk_len];
     let mut acc = [0.0f32; LANES];
     if words_per_group >= LANES {
