@@ -619,4 +619,19 @@ fn products_with_a_depth_contiguous_right_operand_match_a_loop() {
             }
         }
     }
+    // A batch of inputs against one broadcast weight, with a broadcast bias row.
+    let xs = lazulite::random::normal(&[2, m, k], DType::Float64, None, None, None).unwrap();
+    let bias = lazulite::random::normal(&[n], DType::Float64, None, None, None).unwrap();
+    let (xsv, biasv) = (xs.to_vec::<f64>().unwrap(), bias.to_vec::<f64>().unwrap());
+    let got = addmm(&bias, &xs, &w.transpose(&[1, 0]).unwrap(), 1.0, 1.0).unwrap();
+    assert_eq!(got.shape(), &[2, m, n][..]);
+    for (e, g) in got.to_vec::<f64>().unwrap().into_iter().enumerate() {
+        let (b, i, j) = (e / (m * n), e / n % m, e % n);
+        let row = &xsv[(b * m + i) * k..][..k];
+        let want = biasv[j] + (0..k).map(|t| row[t] * wv[j * k + t]).sum::<f64>();
+        assert!(
+            (g - want).abs() <= 1e-12 * (1.0 + want.abs()),
+            "{g} vs {want}"
+        );
+    }
 }

@@ -173,26 +173,48 @@ fn run<E: Element, G: Copy + Send + Sync + 'static>(
     let nd = shape.len();
     let (m, n, k) = (shape[nd - 2], shape[nd - 1], a.shape[a.ndim() - 1]);
     let batches: usize = shape[..nd - 2].iter().product();
+    let dtype = a.dtype;
+    let lhs = Operand::new::<E>(a)?;
+    let rhs = Operand::new::<E>(b)?;
+    // gemm is twice as slow writing a row-major result with few rows when the right
+    // operand runs along the depth (`x @ W.T` in a prefill): it then computes into a
+    // column-major matrix, the layout it prefers there, transposed once at the end.
+    let transposed = rhs.row_stride == 1 && rhs.col_stride != 1 && m < n;
+    let mut work_shape = shape.to_vec();
+    if transposed {
+        work_shape.swap(nd - 2, nd - 1);
+    }
     let (mut out, read_dst, alpha, beta) = match addend {
         Some((c, alpha, beta)) => {
             // gemm computes `dst = alpha * dst + beta * lhs @ rhs`: the roles of the two
             // factors are swapped with respect to BLAS and to addmm.
             // A contiguous buffer nobody else holds: `c` itself when it is donated.
+            let c = if transposed { last_two_swapped(c) } else { c };
             let out = map1::<E, E>(c, |v| v)?;
             (out, beta != 0.0, from_f64(beta), from_f64(alpha))
         }
         None => (
-            Tensor::uninit(a.dtype, shape)?,
+            Tensor::uninit(dtype, &work_shape)?,
             false,
             from_f64(0.0),
             from_f64(1.0),
         ),
     };
+    let finish = |out: Tensor| {
+        if transposed {
+            map1::<E, E>(last_two_swapped(out), |v| v)
+        } else {
+            Ok(out)
+        }
+    };
     if out.size() == 0 {
-        return Ok(out);
+        return finish(out);
     }
-    let lhs = Operand::new::<E>(a)?;
-    let rhs = Operand::new::<E>(b)?;
+    let (dst_col_stride, dst_row_stride) = if transposed {
+        (m as isize, 1)
+    } else {
+        (1, n as isize)
+    };
     let dst = SendPtr(out.data_ptr_mut::<E>() as *mut G);
     let (pa, pb) = (
         lhs.tensor.buf.as_ptr() as *const G,
@@ -211,8 +233,8 @@ fn run<E: Element, G: Copy + Send + Sync + 'static>(
                 n,
                 k,
                 dst.0.add(batch * m * n),
-                1,
-                n as isize,
+                dst_col_stride,
+                dst_row_stride,
                 read_dst,
                 pa.0.offset(lhs.batch_offset(batch_a)),
                 lhs.col_stride,
@@ -238,5 +260,13 @@ fn run<E: Element, G: Copy + Send + Sync + 'static>(
     } else {
         (0..batches).for_each(|i| product(i, Parallelism::None));
     }
-    Ok(out)
+    finish(out)
+}
+
+/// A view of `t` with its last two axes exchanged.
+fn last_two_swapped(mut t: Tensor) -> Tensor {
+    let nd = t.ndim();
+    t.shape.swap(nd - 2, nd - 1);
+    t.strides.swap(nd - 2, nd - 1);
+    t
 }
