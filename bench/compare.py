@@ -219,7 +219,7 @@ def chained_adds(ns, x):
     return x
 
 
-# --- transforms (#4) and dataflow (#9) ---------------------------------------------
+# --- transforms and dataflow ---------------------------------------------------------
 # `ns` is mlx.core or lazulite.core (the same API), or jax.numpy, whose transforms live in
 # `jax`; JAX's workloads run under jax.jit like the others.
 
@@ -337,6 +337,71 @@ def conv2d_grads(ns, x, w):
     return need(ns, "grad")(lambda x, w: (ns.conv2d(x, w, padding=1) ** 2).sum(), argnums=(0, 1))(x, w)
 
 
+# --- a sentence encoder ---------------------------------------------------------------
+# all-MiniLM-L6-v2's shape with random weights, written with plain array operations as a
+# user would: weights stored (out, in) and applied as x @ W.T, erf GELU, mean/variance
+# layer norm, softmax attention over 12 heads.
+
+ENCODER_LAYERS, ENCODER_HIDDEN, ENCODER_HEADS, ENCODER_FFN = 6, 384, 12, 1536
+ENCODER_BATCH, ENCODER_TOKENS = 72, 128
+
+
+def encoder_inputs():
+    """x, then per layer: Wq, bq, Wk, bk, Wv, bv, Wo, bo, g1, b1, W1, c1, W2, c2, g2, b2."""
+    rng = np.random.default_rng(50)
+    h, f = ENCODER_HIDDEN, ENCODER_FFN
+    shapes = [(h, h), (h,)] * 4 + [(h,), (h,), (f, h), (f,), (h, f), (h,), (h,), (h,)]
+    out = [rng.normal(0.0, 1.0, (ENCODER_BATCH, ENCODER_TOKENS, h)).astype(np.float32)]
+    for _ in range(ENCODER_LAYERS):
+        for i, shape in enumerate(shapes):
+            gain = i in (8, 14)  # layer-norm scales sit around one
+            values = rng.normal(1.0 if gain else 0.0, 0.05 if len(shape) == 1 else 0.04, shape)
+            out.append(values.astype(np.float32))
+    return out
+
+
+def encoder(ns, x, *params):
+    """The encoder's forward pass; `ns` is NumPy, jax.numpy, mlx.core or lazulite.core."""
+    if ns is np:
+        from scipy.special import erf
+        softmax = lambda s: (lambda e: e / e.sum(-1, keepdims=True))(  # noqa: E731
+            np.exp(s - s.max(-1, keepdims=True)))
+    elif ns is jnp:
+        erf, softmax = jax.scipy.special.erf, lambda s: jax.nn.softmax(s, axis=-1)
+    else:
+        erf, softmax = ns.erf, lambda s: ns.softmax(s, axis=-1)
+
+    def layer_norm(v, gain, shift):
+        mean = ns.mean(v, axis=-1, keepdims=True)
+        var = ns.mean(ns.square(v - mean), axis=-1, keepdims=True)
+        return (v - mean) / ns.sqrt(var + 1e-12) * gain + shift
+
+    b, t, h = x.shape
+    heads, d = ENCODER_HEADS, h // ENCODER_HEADS
+
+    def split_heads(v):
+        return ns.transpose(v.reshape(b, t, heads, d), (0, 2, 1, 3))
+
+    for i in range(0, len(params), 16):
+        wq, bq, wk, bk, wv, bv, wo, bo, g1, s1, w1, c1, w2, c2, g2, s2 = params[i:i + 16]
+        q, k, v = (split_heads(x @ w.T + bias) for w, bias in ((wq, bq), (wk, bk), (wv, bv)))
+        scores = softmax((q @ ns.transpose(k, (0, 1, 3, 2))) * (1.0 / d ** 0.5))
+        context = ns.transpose(scores @ v, (0, 2, 1, 3)).reshape(b, t, h)
+        x = layer_norm(x + context @ wo.T + bo, g1, s1)
+        inner = x @ w1.T + c1
+        inner = 0.5 * inner * (1.0 + erf(inner * (1.0 / 2 ** 0.5)))
+        x = layer_norm(x + inner @ w2.T + c2, g2, s2)
+    return x
+
+
+def encoder_error() -> float:
+    """Largest difference between lazulite's encoder output and a float64 NumPy run."""
+    inputs = encoder_inputs()
+    want = encoder(np, *[a.astype(np.float64) for a in inputs])
+    got = encoder(lz, *[lz.array(a) for a in inputs])
+    return float(np.abs(np.array(got) - want).max())
+
+
 def transform_workloads() -> list[Workload]:
     return [
         Workload("guide vmap: naive loop add 4096x100", guide_vmap_inputs, naive_add, naive_add,
@@ -347,6 +412,9 @@ def transform_workloads() -> list[Workload]:
                  only=AUTODIFF),
         Workload("MLP 784-512-512-10 value_and_grad+SGD b256", mlp_inputs, mlp_step, mlp_step,
                  runs=21, only=AUTODIFF),
+        # MLX's CPU build needs about a minute a call here: left out to keep the run short.
+        Workload("encoder 6x384, 72x128 tokens (MiniLM shape)", encoder_inputs, encoder,
+                 encoder, runs=5, only=("lazulite", "numpy", "jax")),
         Workload("owl incremental 1000^2 f64: full eval", owl_inputs, owl_incremental,
                  owl_incremental, dtype="float64", runs=15, runner=owl_runner("full")),
         Workload("owl incremental 1000^2 f64: after new b", owl_inputs, owl_incremental,
@@ -518,6 +586,9 @@ def main() -> None:
         print(f"| {w.name} | " + " | ".join(cells) + f" | {ratio} |", flush=True)
         if ours is not None:
             ours_by_name[w.name] = ours
+    if "encoder 6x384, 72x128 tokens (MiniLM shape)" in ours_by_name:
+        print(f"# encoder: lazulite vs a float64 NumPy run, largest difference "
+              f"{encoder_error():.1e} (target 1e-4)")
     full, again = (ours_by_name.get(f"owl incremental 1000^2 f64: {step}")
                    for step in ("full eval", "after new b"))
     if full is not None and again is not None:

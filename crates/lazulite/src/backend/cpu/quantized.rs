@@ -458,18 +458,28 @@ pub fn quantized_matmul(
 ) -> Result<Tensor> {
     let dtype = x.dtype;
     let w = with_matrices_contiguous(w)?;
-    let out = match dtype {
-        DType::Float64 => qmm_typed::<f64>(x, w, scales, biases, packing, product, out_shape)?,
-        _ if rows::applies(packing, product, FUSED_MAX_ROWS) => {
+    let kernel = match dtype {
+        DType::Float64 => None,
+        _ => rows::kernel(packing, product, FUSED_MAX_ROWS),
+    };
+    let out = match (dtype, kernel) {
+        (DType::Float64, _) => qmm_typed::<f64>(x, w, scales, biases, packing, product, out_shape)?,
+        (_, Some(kernel)) => {
             let x = widened::<f32>(x)?;
+            let few_rows = rows::Operands {
+                x,
+                w,
+                scales,
+                biases,
+            };
             match dtype {
                 DType::Float16 => {
-                    few_rows::<f16>(x, w, scales, biases, packing, product, out_shape)?
+                    rows::product::<f16>(kernel, few_rows, packing, product, out_shape)?
                 }
                 DType::BFloat16 => {
-                    few_rows::<bf16>(x, w, scales, biases, packing, product, out_shape)?
+                    rows::product::<bf16>(kernel, few_rows, packing, product, out_shape)?
                 }
-                _ => few_rows::<f32>(x, w, scales, biases, packing, product, out_shape)?,
+                _ => rows::product::<f32>(kernel, few_rows, packing, product, out_shape)?,
             }
         }
         _ => qmm_typed::<f32>(x, w, scales, biases, packing, product, out_shape)?,
@@ -491,20 +501,6 @@ fn with_matrices_contiguous(w: Tensor) -> Result<Tensor> {
     } else {
         map1::<u32, u32>(w, |v| v)
     }
-}
-
-/// [`rows::product`] with the scales and biases in their own dtype `T`, made contiguous.
-fn few_rows<T: Real<Acc = f32>>(
-    x: Tensor,
-    w: Tensor,
-    scales: Tensor,
-    biases: Tensor,
-    packing: Packing,
-    product: Product,
-    out_shape: &[usize],
-) -> Result<Tensor> {
-    let (scales, biases) = (contiguous::<T>(scales)?, contiguous::<T>(biases)?);
-    rows::product::<T>(&x, &w, &scales, &biases, packing, product, out_shape)
 }
 
 /// Raw pointers handed to worker threads, which write disjoint parts of the result.

@@ -3,6 +3,7 @@
 //! The vector types are only created inside [`run`] and [`folds`], whose callers have checked that the CPU
 //! supports AVX2 and FMA; that is what makes the intrinsic calls below sound.
 
+use super::packed::{self, PackedRow};
 use super::vector::{Mask, Vector, Wide};
 use super::Function;
 use super::{fold, math};
@@ -49,6 +50,15 @@ pub(super) mod folds {
     pub unsafe fn min_row(acc: &mut [f32], row: &[f32]) {
         fold::extreme_row::<F32x8, false>(acc, row)
     }
+}
+
+/// [`packed::dots`] on this path.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[target_feature(enable = "avx2,fma")]
+pub(super) unsafe fn packed_dots(bits: usize, row: &PackedRow<'_>, xs: &[&[f32]], out: &mut [f32]) {
+    packed::dots::<F32x8>(bits, row, xs, out)
 }
 
 #[derive(Copy, Clone)]
@@ -109,6 +119,7 @@ impl Vector for F32x8 {
     const LANES: usize = 8;
     type Mask = Mask8;
     type Wide = F64x4;
+    type Words = __m256i;
 
     #[inline(always)]
     fn splat(v: f32) -> Self {
@@ -246,6 +257,36 @@ impl Vector for F32x8 {
                 F32x8(_mm256_castsi256_ps(mantissa)),
                 F32x8(_mm256_cvtepi32_ps(exponent)),
             )
+        }
+    }
+    #[inline(always)]
+    fn sum_lanes(self) -> f32 {
+        // SAFETY: see the module documentation.
+        unsafe {
+            let quad = _mm_add_ps(
+                _mm256_castps256_ps128(self.0),
+                _mm256_extractf128_ps::<1>(self.0),
+            );
+            let pair = _mm_add_ps(quad, _mm_movehl_ps(quad, quad));
+            _mm_cvtss_f32(_mm_add_ss(pair, _mm_movehdup_ps(pair)))
+        }
+    }
+    #[inline(always)]
+    fn permute(self, index: __m256i) -> Self {
+        // SAFETY: see the module documentation.
+        F32x8(unsafe { _mm256_permutevar8x32_ps(self.0, index) })
+    }
+    #[inline(always)]
+    unsafe fn load_words(ptr: *const u32) -> __m256i {
+        _mm256_loadu_si256(ptr as *const __m256i)
+    }
+    #[inline(always)]
+    fn levels(words: __m256i, shift: u32, mask: u32) -> Self {
+        // SAFETY: see the module documentation.
+        unsafe {
+            let shifted = _mm256_srl_epi32(words, _mm_cvtsi32_si128(shift as i32));
+            let level = _mm256_and_si256(shifted, _mm256_set1_epi32(mask as i32));
+            F32x8(_mm256_cvtepi32_ps(level))
         }
     }
     #[inline(always)]

@@ -3,6 +3,7 @@
 //! The vector types are only created inside [`run`] and [`folds`], whose callers have checked that the CPU
 //! supports AVX-512F; that is what makes the intrinsic calls below sound.
 
+use super::packed::{self, PackedRow};
 use super::vector::{Mask, Vector, Wide};
 use super::Function;
 use super::{fold, math};
@@ -49,6 +50,15 @@ pub(super) mod folds {
     pub unsafe fn min_row(acc: &mut [f32], row: &[f32]) {
         fold::extreme_row::<F32x16, false>(acc, row)
     }
+}
+
+/// [`packed::dots`] on this path.
+///
+/// # Safety
+/// The CPU must support AVX-512F.
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn packed_dots(bits: usize, row: &PackedRow<'_>, xs: &[&[f32]], out: &mut [f32]) {
+    packed::dots::<F32x16>(bits, row, xs, out)
 }
 
 #[derive(Copy, Clone)]
@@ -121,6 +131,7 @@ impl Vector for F32x16 {
     const LANES: usize = 16;
     type Mask = Mask16;
     type Wide = F64x8;
+    type Words = __m512i;
 
     #[inline(always)]
     fn splat(v: f32) -> Self {
@@ -253,6 +264,29 @@ impl Vector for F32x16 {
                 )),
                 F32x16(_mm512_getexp_ps(self.0)),
             )
+        }
+    }
+    #[inline(always)]
+    fn sum_lanes(self) -> f32 {
+        // SAFETY: see the module documentation.
+        unsafe { _mm512_reduce_add_ps(self.0) }
+    }
+    #[inline(always)]
+    fn permute(self, index: __m512i) -> Self {
+        // SAFETY: see the module documentation.
+        F32x16(unsafe { _mm512_permutexvar_ps(index, self.0) })
+    }
+    #[inline(always)]
+    unsafe fn load_words(ptr: *const u32) -> __m512i {
+        _mm512_loadu_si512(ptr as *const __m512i)
+    }
+    #[inline(always)]
+    fn levels(words: __m512i, shift: u32, mask: u32) -> Self {
+        // SAFETY: see the module documentation.
+        unsafe {
+            let shifted = _mm512_srl_epi32(words, _mm_cvtsi32_si128(shift as i32));
+            let level = _mm512_and_si512(shifted, _mm512_set1_epi32(mask as i32));
+            F32x16(_mm512_cvtepi32_ps(level))
         }
     }
     #[inline(always)]

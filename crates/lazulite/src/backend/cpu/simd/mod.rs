@@ -17,12 +17,14 @@ mod avx512;
 mod fold;
 #[cfg(target_arch = "x86_64")]
 mod math;
+mod packed;
 mod tensor;
 #[cfg(test)]
 mod tests;
 #[cfg(target_arch = "x86_64")]
 mod vector;
 
+pub use packed::{lay_out, PackedDots, PackedRow, MAX_VECTORS};
 pub use tensor::map;
 
 use super::math::Float;
@@ -196,6 +198,39 @@ pub fn folds_of(isa: Isa) -> Option<Folds> {
         match isa {
             Isa::Avx512 => return table!(avx512),
             Isa::Avx2 => return table!(avx2),
+            Isa::Scalar => {}
+        }
+    }
+    None
+}
+
+/// The packed dot products ([`PackedDots`]) of the active path, or `None` on the scalar
+/// path.
+pub fn packed_dots() -> Option<PackedDots> {
+    packed_dots_of(Isa::active())
+}
+
+/// The [`PackedDots`] of `isa`, or `None` for the scalar path or a path this CPU lacks.
+pub fn packed_dots_of(isa: Isa) -> Option<PackedDots> {
+    if isa > Isa::detected() {
+        return None;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY (both): the CPU supports the path (checked above).
+        match isa {
+            Isa::Avx512 => {
+                return Some(PackedDots {
+                    lanes: 16,
+                    dots: |bits, row, xs, out| unsafe { avx512::packed_dots(bits, row, xs, out) },
+                })
+            }
+            Isa::Avx2 => {
+                return Some(PackedDots {
+                    lanes: 8,
+                    dots: |bits, row, xs, out| unsafe { avx2::packed_dots(bits, row, xs, out) },
+                })
+            }
             Isa::Scalar => {}
         }
     }

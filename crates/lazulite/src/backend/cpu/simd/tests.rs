@@ -274,3 +274,73 @@ fn threaded_split_matches_one_pass() {
         assert!(same(&split) && same(&in_place), "{f:?}");
     }
 }
+
+#[test]
+fn packed_dots_on_every_path_match_unpacked_sums() {
+    use super::{lay_out, packed_dots_of, PackedRow};
+    // A small deterministic generator: words with every bit pattern, values in [-1, 1).
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for isa in paths() {
+        let Some(kernel) = packed_dots_of(isa) else {
+            assert_eq!(isa, Isa::Scalar, "a vector path without packed dots");
+            continue;
+        };
+        let lanes = kernel.lanes;
+        for bits in [2usize, 4, 8] {
+            let per = 32 / bits;
+            for words_per_group in [lanes / 4, lanes / 2, lanes, 2 * lanes] {
+                let words_len = 4 * lanes;
+                let words: Vec<u32> = (0..words_len).map(|_| next() as u32).collect();
+                let groups = words_len / words_per_group;
+                let scales: Vec<f32> = (0..groups + lanes)
+                    .map(|_| (next() % 1000) as f32 / 500.0 - 1.0)
+                    .collect();
+                let row = PackedRow {
+                    words: &words,
+                    scales: &scales,
+                    words_per_group,
+                };
+                for vectors in 1..=super::MAX_VECTORS {
+                    let xs: Vec<Vec<f32>> = (0..vectors)
+                        .map(|_| {
+                            (0..words_len * per)
+                                .map(|_| (next() % 2000) as f32 / 1000.0 - 1.0)
+                                .collect()
+                        })
+                        .collect();
+                    let laid_out: Vec<Vec<f32>> = xs
+                        .iter()
+                        .map(|x| {
+                            let mut out = vec![0.0; x.len()];
+                            lay_out(x, bits, lanes, &mut out);
+                            out
+                        })
+                        .collect();
+                    let refs: Vec<&[f32]> = laid_out.iter().map(|x| &x[..]).collect();
+                    let mut got = vec![0.0; vectors];
+                    (kernel.dots)(bits, &row, &refs, &mut got);
+                    for (x, g) in xs.iter().zip(&got) {
+                        // Element e is level e % per of word e / per.
+                        let want: f64 = (0..words_len * per)
+                            .map(|e| {
+                                let (w, j) = (e / per, e % per);
+                                let level = (words[w] >> (j * bits)) & ((1 << bits) - 1);
+                                scales[w / words_per_group] as f64 * level as f64 * x[e] as f64
+                            })
+                            .sum();
+                        assert!(
+                            (*g as f64 - want).abs() <= 1e-4 * (1.0 + want.abs()),
+                            "{isa:?} bits {bits} group {words_per_group} words: {g} vs {want}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,5 +1,5 @@
 //! The lane abstraction the math kernels are written against: a vector of f32 lanes, its
-//! comparison masks and a vector of f64 lanes holding half of it. Each instruction set
+//! comparison masks, a vector of f64 lanes holding half of it and one of as many u32 lanes. Each instruction set
 //! implements these traits with `#[inline(always)]` methods over its intrinsics, so a
 //! kernel written once compiles to that set's instructions when it is inlined into a
 //! function with the matching `#[target_feature]`.
@@ -22,6 +22,8 @@ pub(super) trait Vector:
     type Mask: Mask;
     /// Half of the lanes, widened to f64.
     type Wide: Wide;
+    /// As many u32 lanes.
+    type Words: Copy;
 
     fn splat(v: f32) -> Self;
     /// Reads `LANES` values; `ptr` needs no alignment.
@@ -71,6 +73,20 @@ pub(super) trait Vector:
     fn ldexp(self, n: Self) -> Self;
     /// For positive normal finite lanes: `(m, e)` with `self = m * 2^e`, `m` in [1, 2).
     fn frexp(self) -> (Self, Self);
+
+    /// The sum of the lanes.
+    fn sum_lanes(self) -> f32;
+    /// Lane `l` is lane `index[l]` of `self` (each index below `LANES`).
+    fn permute(self, index: Self::Words) -> Self;
+
+    /// Reads `LANES` words; `ptr` needs no alignment.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reading `LANES` u32 values.
+    unsafe fn load_words(ptr: *const u32) -> Self::Words;
+    /// Lane by lane, `(words >> shift) & mask` converted to f32 (`shift` below 32): the
+    /// levels at one position of packed words.
+    fn levels(words: Self::Words, shift: u32, mask: u32) -> Self;
 
     /// The low and the high half of the lanes as f64.
     fn widen(self) -> (Self::Wide, Self::Wide);

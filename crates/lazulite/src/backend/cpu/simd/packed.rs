@@ -1,0 +1,161 @@
+//! Dot products of a row of levels packed at 2, 4 or 8 bits into u32 words with a few f32
+//! vectors: the inner loop of a quantized language model's decode step, which must keep
+//! up with memory while it unpacks.
+//!
+//! A word holds `32 / BITS` consecutive levels, so level `j` of `LANES` adjacent words
+//! belongs to `LANES` elements `32 / BITS` apart. Rather than unpack words into consecutive
+//! floats (a shuffle per element), each vector is laid out once ([`lay_out`]) so that
+//! element `j` of word `w` of a chunk of `LANES` words sits at position
+//! `chunk * LANES * (32 / BITS) + j * LANES + w`: then one shift, mask and convert of a
+//! vector of words gives `LANES` levels that multiply `LANES` consecutive values. The
+//! levels of a chunk are unpacked once for all the vectors.
+
+#[cfg(target_arch = "x86_64")]
+use super::vector::Vector;
+
+/// Most vectors one pass over a packed row serves.
+pub const MAX_VECTORS: usize = 4;
+
+/// Independent accumulator chains per vector (hide the multiply-add latency).
+const CHAINS: usize = 4;
+
+/// One packed row with its group scales.
+pub struct PackedRow<'a> {
+    /// The row's words: whole chunks, and whole groups.
+    pub words: &'a [u32],
+    /// One scale per group of `words_per_group` words, then at least one chunk's worth
+    /// (`lanes`) of padding, which is read but does not count.
+    pub scales: &'a [f32],
+    /// Words per group of levels sharing a scale: a multiple or a divisor of `lanes`.
+    pub words_per_group: usize,
+}
+
+/// The packed dot products of one instruction set.
+#[derive(Copy, Clone)]
+pub struct PackedDots {
+    /// Words per chunk, the layout [`lay_out`] must prepare the vectors for.
+    pub lanes: usize,
+    /// `out[i] = row . xs[i]`, the levels times their group's scale, for 1 to
+    /// [`MAX_VECTORS`] laid-out vectors at `bits` 2, 4 or 8. Panics on lengths that do not
+    /// fit the row (an engine bug).
+    pub dots: fn(bits: usize, row: &PackedRow<'_>, xs: &[&[f32]], out: &mut [f32]),
+}
+
+/// Writes `x` (whole chunks of `lanes` words of `32 / bits` values) into `out` in the
+/// chunk layout of the module documentation.
+pub fn lay_out(x: &[f32], bits: usize, lanes: usize, out: &mut [f32]) {
+    let per = 32 / bits;
+    let chunk = lanes * per;
+    for (src, dst) in x.chunks_exact(chunk).zip(out.chunks_exact_mut(chunk)) {
+        for w in 0..lanes {
+            for j in 0..per {
+                dst[j * lanes + w] = src[w * per + j];
+            }
+        }
+    }
+}
+
+/// [`PackedDots::dots`] over the vector type `V`, for code compiled with its instruction set.
+///
+/// # Safety
+/// The CPU must support `V`'s instruction set.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) unsafe fn dots<V: Vector>(
+    bits: usize,
+    row: &PackedRow<'_>,
+    xs: &[&[f32]],
+    out: &mut [f32],
+) {
+    let (lanes, wpg, words) = (V::LANES, row.words_per_group, row.words.len());
+    let groups = words / wpg.max(1);
+    assert!(
+        matches!(bits, 2 | 4 | 8)
+            && words.is_multiple_of(lanes)
+            && wpg > 0
+            && words.is_multiple_of(wpg)
+            && (wpg.is_multiple_of(lanes) || lanes.is_multiple_of(wpg))
+            && row.scales.len() >= groups + lanes
+            && (1..=MAX_VECTORS).contains(&xs.len())
+            && out.len() == xs.len()
+            && xs.iter().all(|x| x.len() >= words * (32 / bits)),
+        "packed row and vectors do not fit"
+    );
+    macro_rules! with_vectors {
+        ($bits:literal) => {
+            match xs.len() {
+                1 => row_dots::<V, $bits, 1>(row, xs, out),
+                2 => row_dots::<V, $bits, 2>(row, xs, out),
+                3 => row_dots::<V, $bits, 3>(row, xs, out),
+                _ => row_dots::<V, $bits, 4>(row, xs, out),
+            }
+        };
+    }
+    match bits {
+        2 => with_vectors!(2),
+        4 => with_vectors!(4),
+        _ => with_vectors!(8),
+    }
+}
+
+/// # Safety
+/// As [`dots`], whose checks make every read below in bounds.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn row_dots<V: Vector, const BITS: usize, const M: usize>(
+    row: &PackedRow<'_>,
+    xs: &[&[f32]],
+    out: &mut [f32],
+) {
+    let lanes = V::LANES;
+    let per = 32 / BITS;
+    let mask = (1u32 << BITS) - 1;
+    let chunks = row.words.len() / lanes;
+    let xs: [*const f32; M] = std::array::from_fn(|i| xs[i].as_ptr());
+    let zero = V::splat(0.0);
+    // Adds the levels of chunk `c` times the vectors' values to `dots`.
+    let chunk = |c: usize, dots: &mut [[V; CHAINS]; M]| {
+        let words = V::load_words(row.words.as_ptr().add(c * lanes));
+        for j in 0..per {
+            let levels = V::levels(words, (j * BITS) as u32, mask);
+            for (d, x) in dots.iter_mut().zip(xs) {
+                let x = V::load(x.add((c * per + j) * lanes));
+                d[j % CHAINS] = levels.mul_add(x, d[j % CHAINS]);
+            }
+        }
+    };
+    let summed = |d: &[V; CHAINS]| (d[0] + d[1]) + (d[2] + d[3]);
+    let mut acc = [zero; M];
+    let wpg = row.words_per_group;
+    if wpg >= lanes {
+        // A group is whole chunks: one scale for all of their lanes.
+        let chunks_per_group = wpg / lanes;
+        for g in 0..chunks / chunks_per_group {
+            let mut dots = [[zero; CHAINS]; M];
+            for c in g * chunks_per_group..(g + 1) * chunks_per_group {
+                chunk(c, &mut dots);
+            }
+            let scale = V::splat(*row.scales.get_unchecked(g));
+            for (a, d) in acc.iter_mut().zip(&dots) {
+                *a = scale.mul_add(summed(d), *a);
+            }
+        }
+    } else {
+        // A chunk holds several groups: lane `l` takes the scale of group `l / wpg` of
+        // the chunk's groups.
+        let groups_per_chunk = lanes / wpg;
+        let lane_group: [u32; 16] = std::array::from_fn(|l| (l / wpg) as u32);
+        let lane_group = V::load_words(lane_group.as_ptr());
+        for c in 0..chunks {
+            let mut dots = [[zero; CHAINS]; M];
+            chunk(c, &mut dots);
+            let scales = V::load(row.scales.as_ptr().add(c * groups_per_chunk)).permute(lane_group);
+            for (a, d) in acc.iter_mut().zip(&dots) {
+                *a = scales.mul_add(summed(d), *a);
+            }
+        }
+    }
+    for (o, a) in out.iter_mut().zip(acc) {
+        *o = a.sum_lanes();
+    }
+}
