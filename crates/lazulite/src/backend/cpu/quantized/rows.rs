@@ -6,8 +6,10 @@
 //! [`simd::MAX_VECTORS`] rows of `x`. Scales and biases are read in their own dtype
 //! (float32, float16 or bfloat16) and widened one row of `W` at a time.
 
-use super::super::simd::{self, PackedDots, PackedRow};
-use super::{batch_offset, contiguous, Packing, Product, Quantized, Real, SendPtr, TASK_ELEMENTS};
+use super::super::simd::{self, vectorised, PackedDots, PackedRow};
+use super::{
+    batch_offset, contiguous, dot, Packing, Product, Quantized, Real, SendPtr, TASK_ELEMENTS,
+};
 use crate::backend::Tensor;
 use crate::error::Result;
 use rayon::prelude::*;
@@ -114,41 +116,48 @@ fn rows<T: Real<Acc = f32>>(
     (0..p.n.div_ceil(rows_per_task))
         .into_par_iter()
         .for_each(|task| {
-            // The row's scales as float32, padded as the kernel reads them.
+            // The row's scales and biases as float32, the scales padded as the kernel
+            // reads them.
             let mut scales = vec![0.0f32; w.groups_per_row + kernel.lanes];
+            let mut biases = vec![0.0f32; w.groups_per_row];
             let mut dots = [0.0f32; simd::MAX_VECTORS];
-            let end = ((task + 1) * rows_per_task).min(p.n);
-            for n in task * rows_per_task..end {
-                let groups = n * w.groups_per_row..(n + 1) * w.groups_per_row;
-                for (s, v) in scales.iter_mut().zip(&w.scales[groups.clone()]) {
-                    *s = v.widen();
-                }
-                let row = PackedRow {
-                    words: &w.words[n * w.words_per_row..][..w.words_per_row],
-                    scales: &scales,
-                    words_per_group,
-                };
-                let biases = &w.biases[groups];
-                // Row n of W stays in L1 while the rows of x pass over it, a few at a time.
-                for (block, first) in xs
-                    .chunks(simd::MAX_VECTORS)
-                    .zip((0..).step_by(simd::MAX_VECTORS))
-                {
-                    let values: [&[f32]; simd::MAX_VECTORS] =
-                        std::array::from_fn(|i| block.get(i).map_or(&[][..], |r| &r.values[..]));
-                    let dots = &mut dots[..block.len()];
-                    (kernel.dots)(bits, &row, &values[..block.len()], dots);
-                    for (i, (x, d)) in block.iter().zip(dots.iter()).enumerate() {
-                        let bias: f32 = biases
-                            .iter()
-                            .zip(&x.group_sums)
-                            .map(|(b, &s)| b.widen() * s)
-                            .sum();
-                        // SAFETY: (first + i, n) is inside the m x n result and this task
-                        // alone writes column n.
-                        unsafe { *dst.get().add((first + i) * p.n + n) = d + bias };
+            vectorised(
+                #[inline(always)]
+                || {
+                    let end = ((task + 1) * rows_per_task).min(p.n);
+                    for n in task * rows_per_task..end {
+                        let groups = n * w.groups_per_row..(n + 1) * w.groups_per_row;
+                        for (s, v) in scales.iter_mut().zip(&w.scales[groups.clone()]) {
+                            *s = v.widen();
+                        }
+                        for (b, v) in biases.iter_mut().zip(&w.biases[groups]) {
+                            *b = v.widen();
+                        }
+                        let row = PackedRow {
+                            words: &w.words[n * w.words_per_row..][..w.words_per_row],
+                            scales: &scales,
+                            words_per_group,
+                        };
+                        // Row n of W stays in L1 while the rows of x pass over it, a few
+                        // at a time.
+                        for (block, first) in xs
+                            .chunks(simd::MAX_VECTORS)
+                            .zip((0..).step_by(simd::MAX_VECTORS))
+                        {
+                            let values: [&[f32]; simd::MAX_VECTORS] = std::array::from_fn(|i| {
+                                block.get(i).map_or(&[][..], |r| &r.values[..])
+                            });
+                            let dots = &mut dots[..block.len()];
+                            (kernel.dots)(bits, &row, &values[..block.len()], dots);
+                            for (i, (x, d)) in block.iter().zip(dots.iter()).enumerate() {
+                                let bias = dot(&biases, &x.group_sums);
+                                // SAFETY: (first + i, n) is inside the m x n result and
+                                // this task alone writes column n.
+                                unsafe { *dst.get().add((first + i) * p.n + n) = d + bias };
+                            }
+                        }
                     }
-                }
-            }
+                },
+            )
         });
 }

@@ -108,23 +108,9 @@ unsafe fn row_dots<V: Vector, const BITS: usize, const M: usize>(
     out: &mut [f32],
 ) {
     let lanes = V::LANES;
-    let per = 32 / BITS;
-    let mask = (1u32 << BITS) - 1;
     let chunks = row.words.len() / lanes;
     let xs: [*const f32; M] = std::array::from_fn(|i| xs[i].as_ptr());
     let zero = V::splat(0.0);
-    // Adds the levels of chunk `c` times the vectors' values to `dots`.
-    let chunk = |c: usize, dots: &mut [[V; CHAINS]; M]| {
-        let words = V::load_words(row.words.as_ptr().add(c * lanes));
-        for j in 0..per {
-            let levels = V::levels(words, (j * BITS) as u32, mask);
-            for (d, x) in dots.iter_mut().zip(xs) {
-                let x = V::load(x.add((c * per + j) * lanes));
-                d[j % CHAINS] = levels.mul_add(x, d[j % CHAINS]);
-            }
-        }
-    };
-    let summed = |d: &[V; CHAINS]| (d[0] + d[1]) + (d[2] + d[3]);
     let mut acc = [zero; M];
     let wpg = row.words_per_group;
     if wpg >= lanes {
@@ -133,7 +119,7 @@ unsafe fn row_dots<V: Vector, const BITS: usize, const M: usize>(
         for g in 0..chunks / chunks_per_group {
             let mut dots = [[zero; CHAINS]; M];
             for c in g * chunks_per_group..(g + 1) * chunks_per_group {
-                chunk(c, &mut dots);
+                chunk::<V, BITS, M>(row.words, c, &xs, &mut dots);
             }
             let scale = V::splat(*row.scales.get_unchecked(g));
             for (a, d) in acc.iter_mut().zip(&dots) {
@@ -144,11 +130,20 @@ unsafe fn row_dots<V: Vector, const BITS: usize, const M: usize>(
         // A chunk holds several groups: lane `l` takes the scale of group `l / wpg` of
         // the chunk's groups.
         let groups_per_chunk = lanes / wpg;
-        let lane_group: [u32; 16] = std::array::from_fn(|l| (l / wpg) as u32);
+        // `l / wpg`, counted rather than divided: this runs once per row.
+        let mut lane_group = [0u32; 16];
+        let (mut group, mut left) = (0, wpg);
+        for g in lane_group.iter_mut() {
+            if left == 0 {
+                (group, left) = (group + 1, wpg);
+            }
+            *g = group;
+            left -= 1;
+        }
         let lane_group = V::load_words(lane_group.as_ptr());
         for c in 0..chunks {
             let mut dots = [[zero; CHAINS]; M];
-            chunk(c, &mut dots);
+            chunk::<V, BITS, M>(row.words, c, &xs, &mut dots);
             let scales = V::load(row.scales.as_ptr().add(c * groups_per_chunk)).permute(lane_group);
             for (a, d) in acc.iter_mut().zip(&dots) {
                 *a = scales.mul_add(summed(d), *a);
@@ -158,4 +153,36 @@ unsafe fn row_dots<V: Vector, const BITS: usize, const M: usize>(
     for (o, a) in out.iter_mut().zip(acc) {
         *o = a.sum_lanes();
     }
+}
+
+// The helpers below are functions, not closures: a closure does not inherit the target
+// features of the function it is inlined into, and its intrinsics would become calls.
+
+/// Adds the levels of chunk `c` of `words` times the vectors' values to `dots`.
+///
+/// # Safety
+/// As [`dots`]: chunk `c` and the vectors' matching values are in bounds.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn chunk<V: Vector, const BITS: usize, const M: usize>(
+    words: &[u32],
+    c: usize,
+    xs: &[*const f32; M],
+    dots: &mut [[V; CHAINS]; M],
+) {
+    let (lanes, per, mask) = (V::LANES, 32 / BITS, (1u32 << BITS) - 1);
+    let words = V::load_words(words.as_ptr().add(c * lanes));
+    for j in 0..per {
+        let levels = V::levels(words, (j * BITS) as u32, mask);
+        for (d, x) in dots.iter_mut().zip(xs) {
+            let x = V::load(x.add((c * per + j) * lanes));
+            d[j % CHAINS] = levels.mul_add(x, d[j % CHAINS]);
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn summed<V: Vector>(d: &[V; CHAINS]) -> V {
+    (d[0] + d[1]) + (d[2] + d[3])
 }
