@@ -20,6 +20,9 @@ class DtypeCategory:
     number: DtypeCategory
     generic: DtypeCategory
 
+class AxisError(ValueError, IndexError):
+    """An axis outside an array's dimensions; a ValueError and an IndexError alike."""
+
 class finfo:
     min: float
     max: float

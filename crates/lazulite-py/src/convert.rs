@@ -486,7 +486,8 @@ impl<'a, 'py> FromPyObject<'a, 'py> for AxesArg {
         ints(&obj, "axis")?
             .into_iter()
             .map(|a| {
-                i32::try_from(a).map_err(|_| PyValueError::new_err(format!("Invalid axis {a}.")))
+                i32::try_from(a)
+                    .map_err(|_| crate::errors::axis_error(format!("Invalid axis {a}.")))
             })
             .collect::<PyResult<Vec<_>>>()
             .map(AxesArg)
