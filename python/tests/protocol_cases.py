@@ -64,3 +64,17 @@ def nested_cases(mx):
 
 FINFO_DTYPES = ["float16", "bfloat16", "float32", "float64", "complex64"]
 IINFO_DTYPES = ["uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64"]
+
+
+def keyword_cases(mx):
+    """name -> call passing parameters by keyword that MLX documents as positional-only."""
+    a = mx.arange(6).reshape(2, 3)
+    return {
+        "roll_shift_axis": lambda: mx.roll(a, shift=1, axis=1),
+        "roll_axis": lambda: mx.roll(a, 1, axis=0),
+        "roll_a": lambda: mx.roll(a=a, shift=1),
+        "tile_reps": lambda: mx.tile(a, reps=2),
+        "where_x_y": lambda: mx.where(a > 2, x=a, y=0),
+        "matmul_b": lambda: mx.matmul(a, b=a.T),
+        "tensordot_b": lambda: mx.tensordot(a, b=a.T),
+    }

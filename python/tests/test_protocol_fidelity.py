@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from protocol_cases import FINFO_DTYPES, IINFO_DTYPES, inplace_cases, nested_cases
+from protocol_cases import FINFO_DTYPES, IINFO_DTYPES, inplace_cases, keyword_cases, nested_cases
 
 import lazulite.core as mx
 
@@ -209,3 +209,16 @@ def test_array_namespace():
     for kind in ("bool", "integral", "numeric", "real floating"):
         for dtype in mx.__array_namespace_info__().dtypes(kind=kind).values():
             assert mx.isdtype(dtype, kind)
+
+
+@pytest.mark.parametrize("case", sorted(keyword_cases(mx)))
+def test_keywords_accepted_where_mlx_accepts_them(case):
+    expected = FACTS["keywords"][case]
+    try:
+        a = keyword_cases(mx)[case]()
+    except TypeError:
+        assert expected == "TypeError"
+        return
+    assert isinstance(expected, dict), f"MLX raises {expected}"
+    assert name(a.dtype) == expected["dtype"] and list(a.shape) == expected["shape"]
+    np.testing.assert_array_equal(np.array(a.astype(mx.float32)), np.array(expected["values"], np.float32))

@@ -1,6 +1,7 @@
 """Writes python/tests/mlx_protocols.json: what real MLX does for the calls in
 python/tests/protocol_cases.py (in-place operators over dtypes and right operands,
-arrays built from lists holding arrays, NumPy arrays of ml_dtypes' bfloat16), every
+arrays built from lists holding arrays, NumPy arrays of ml_dtypes' bfloat16, keywords
+for parameters MLX documents as positional-only), every
 field and the printed form of `finfo` and `iinfo`, and `__array_namespace_info__()`. Run with a Python that has mlx (and
 ml_dtypes, for the bfloat16 facts):
 
@@ -18,7 +19,7 @@ OUT = Path(__file__).resolve().parents[2] / "python" / "tests" / "mlx_protocols.
 
 sys.path.insert(0, str(OUT.parent))
 from protocol_cases import (  # noqa: E402 - the table lives with the tests that use it
-    FINFO_DTYPES, IINFO_DTYPES, inplace_cases, nested_cases)
+    FINFO_DTYPES, IINFO_DTYPES, inplace_cases, keyword_cases, nested_cases)
 
 
 def name(dtype):
@@ -72,6 +73,7 @@ facts = {
     "namespace_info": namespace_info(),
     "inplace": {k: inplace(c) for k, c in inplace_cases(mx).items()},
     "nested": {k: built(c) for k, c in nested_cases(mx).items()},
+    "keywords": {k: built(c) for k, c in keyword_cases(mx).items()},
     "finfo": {d: finfo(d) for d in FINFO_DTYPES},
     "iinfo": {d: iinfo(d) for d in IINFO_DTYPES},
 }
