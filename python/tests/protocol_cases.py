@@ -78,3 +78,20 @@ def keyword_cases(mx):
         "matmul_b": lambda: mx.matmul(a, b=a.T),
         "tensordot_b": lambda: mx.tensordot(a, b=a.T),
     }
+
+
+ALL_DTYPES = ["bool_", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
+              "float16", "bfloat16", "float32", "float64", "complex64"]
+ISDTYPE_KINDS = ["bool", "signed integer", "unsigned integer", "integral", "real floating",
+                 "complex floating", "numeric", ("bool", "real floating"), "float32",
+                 ("int8", "complex floating"), "foo", 3]
+
+
+def isdtype_cases(mx):
+    """name -> call of mx.isdtype; kinds given as text name dtypes when they are dtypes."""
+    def kind(k):
+        if isinstance(k, tuple):
+            return tuple(kind(x) for x in k)
+        return getattr(mx, k) if isinstance(k, str) and k in ALL_DTYPES + ["float32"] else k
+    return {f"{d} {k!r}": (lambda d=d, k=k: mx.isdtype(getattr(mx, d), kind(k)))
+            for d in ALL_DTYPES for k in ISDTYPE_KINDS}

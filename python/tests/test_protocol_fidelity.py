@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from protocol_cases import FINFO_DTYPES, IINFO_DTYPES, inplace_cases, keyword_cases, nested_cases
+from protocol_cases import (FINFO_DTYPES, IINFO_DTYPES, inplace_cases, isdtype_cases,
+                            keyword_cases, nested_cases)
 
 import lazulite.core as mx
 
@@ -222,3 +223,13 @@ def test_keywords_accepted_where_mlx_accepts_them(case):
     assert isinstance(expected, dict), f"MLX raises {expected}"
     assert name(a.dtype) == expected["dtype"] and list(a.shape) == expected["shape"]
     np.testing.assert_array_equal(np.array(a.astype(mx.float32)), np.array(expected["values"], np.float32))
+
+
+def test_isdtype_as_mlx():
+    got = {}
+    for case, call in isdtype_cases(mx).items():
+        try:
+            got[case] = call()
+        except Exception as e:  # noqa: BLE001 - the exception type is the fact
+            got[case] = type(e).__name__
+    assert got == FACTS["isdtype"]

@@ -1,7 +1,7 @@
 """Writes python/tests/mlx_protocols.json: what real MLX does for the calls in
 python/tests/protocol_cases.py (in-place operators over dtypes and right operands,
 arrays built from lists holding arrays, NumPy arrays of ml_dtypes' bfloat16, keywords
-for parameters MLX documents as positional-only), every
+for parameters MLX documents as positional-only, `isdtype`), every
 field and the printed form of `finfo` and `iinfo`, and `__array_namespace_info__()`. Run with a Python that has mlx (and
 ml_dtypes, for the bfloat16 facts):
 
@@ -19,7 +19,7 @@ OUT = Path(__file__).resolve().parents[2] / "python" / "tests" / "mlx_protocols.
 
 sys.path.insert(0, str(OUT.parent))
 from protocol_cases import (  # noqa: E402 - the table lives with the tests that use it
-    FINFO_DTYPES, IINFO_DTYPES, inplace_cases, keyword_cases, nested_cases)
+    FINFO_DTYPES, IINFO_DTYPES, inplace_cases, isdtype_cases, keyword_cases, nested_cases)
 
 
 def name(dtype):
@@ -41,6 +41,13 @@ def built(call):
         a = call()
         return {"dtype": name(a.dtype), "shape": list(a.shape),
                 "values": np.array(a.astype(mx.float32)).tolist()}
+    except Exception as e:  # noqa: BLE001 - the exception type is the fact
+        return type(e).__name__
+
+
+def answer(call):
+    try:
+        return call()
     except Exception as e:  # noqa: BLE001 - the exception type is the fact
         return type(e).__name__
 
@@ -74,6 +81,7 @@ facts = {
     "inplace": {k: inplace(c) for k, c in inplace_cases(mx).items()},
     "nested": {k: built(c) for k, c in nested_cases(mx).items()},
     "keywords": {k: built(c) for k, c in keyword_cases(mx).items()},
+    "isdtype": {k: answer(c) for k, c in isdtype_cases(mx).items()},
     "finfo": {d: finfo(d) for d in FINFO_DTYPES},
     "iinfo": {d: iinfo(d) for d in IINFO_DTYPES},
 }
