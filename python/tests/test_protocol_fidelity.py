@@ -206,7 +206,11 @@ def test_array_namespace_info_as_mlx():
 
 def test_array_namespace():
     a = mx.ones(2)
-    assert a.__array_namespace__() is mx
+    assert a.__array_namespace__() is mx and a.__array_namespace__(None) is mx
+    # MLX refuses any explicit version; lazulite takes the published ones.
+    assert a.__array_namespace__("2023.12") is mx
+    with pytest.raises(ValueError, match="Unsupported array API version"):
+        a.__array_namespace__(api_version="1999.01")
     for kind in ("bool", "integral", "numeric", "real floating"):
         for dtype in mx.__array_namespace_info__().dtypes(kind=kind).values():
             assert mx.isdtype(dtype, kind)

@@ -571,14 +571,22 @@ impl PyArray {
         ))
     }
 
-    /// The array API namespace of these arrays: `lazulite.core`.
-    #[pyo3(signature = (*, api_version = None))]
+    /// The array API namespace of these arrays: `lazulite.core`, for any published version
+    /// of the standard (MLX refuses every explicit version; an unknown one is an error in
+    /// both).
+    #[pyo3(signature = (api_version = None))]
     fn __array_namespace__<'py>(
         &self,
         py: Python<'py>,
         api_version: Option<&str>,
     ) -> PyResult<Bound<'py, PyModule>> {
-        let _any_version = api_version;
+        const VERSIONS: [&str; 4] = ["2021.12", "2022.12", "2023.12", "2024.12"];
+        if let Some(v) = api_version.filter(|v| !VERSIONS.contains(v)) {
+            return Err(PyValueError::new_err(format!(
+                "Unsupported array API version {v:?}; supported: {}.",
+                VERSIONS.join(", ")
+            )));
+        }
         py.import("lazulite.core")
     }
 
