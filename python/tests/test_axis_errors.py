@@ -81,3 +81,11 @@ def test_real_mlx_raises_what_the_facts_say():
         except Exception as e:  # noqa: BLE001 - the exception type is the fact
             got = type(e).__name__
         assert got == FACTS[name], name
+
+
+@pytest.mark.parametrize("transform", ["compile", "grad", "vmap", "checkpoint"])
+def test_axis_error_keeps_its_class_through_transforms(transform):
+    a = mx.ones((2, 3))
+    f = getattr(mx, transform)(lambda x: mx.sum(mx.sum(x, axis=2)))
+    with pytest.raises(mx.AxisError):
+        f(a)
