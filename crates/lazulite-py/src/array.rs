@@ -114,12 +114,36 @@ fn not_operand(other: &Bound<'_, PyAny>, op: &str) -> PyErr {
     ))
 }
 
+/// The right operand of an in-place operator: `None` is refused with a TypeError (as
+/// for the other operators), anything else that is no array-like with a ValueError.
+fn inplace_operand(other: &Bound<'_, PyAny>, op: &str) -> PyResult<Operand> {
+    if other.is_none() {
+        return Err(PyTypeError::new_err(format!(
+            "Cannot perform inplace {op} on an mlx.core.array and NoneType"
+        )));
+    }
+    let inplace = format!("inplace {op}");
+    operand(other, &inplace)?.ok_or_else(|| not_operand(other, &inplace))
+}
+
+/// `/=` keeps the array's dtype class: MLX refuses it on integer and bool arrays, whose
+/// quotient would be a float.
+fn inexact_only(a: &Array) -> PyResult<()> {
+    if a.dtype().is_inexact() {
+        return Ok(());
+    }
+    Err(PyValueError::new_err(
+        "In place division cannot cast to non-floating point type.",
+    ))
+}
+
 type BinaryFn = fn(Operand, Operand) -> lazulite::Result<Array>;
 
 /// Defines `array` operators from lazulite's binary functions: `__op__`, `__rop__`
-/// and `__iop__`, and `__rop__` when named (rebinding the wrapped array, which may change its dtype).
+/// and `__iop__`, and `__rop__` when named. `__iop__` rebinds the wrapped array (the
+/// Python object stays the same, its dtype may change), after the row's check if any.
 macro_rules! operators {
-    ($($fun:path, $what:literal => $op:ident, $iop:ident $(, $rop:ident)?;)*) => {
+    ($($fun:path, $what:literal => $op:ident, $iop:ident $(if $check:ident)? $(, $rop:ident)?;)*) => {
         #[pymethods]
         impl PyArray {$(
             fn $op(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
@@ -131,7 +155,8 @@ macro_rules! operators {
                 }
             )?
             fn $iop(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
-                let b = operand(other, $what)?.ok_or_else(|| not_operand(other, $what))?;
+                let b = inplace_operand(other, $what)?;
+                $($check(&self.array())?;)?
                 let result = $fun(Operand::Array(self.array()), b).map_err(to_py_err)?;
                 self.rebind(result);
                 Ok(())
@@ -144,7 +169,7 @@ operators! {
     lazulite::add, "addition" => __add__, __iadd__, __radd__;
     lazulite::subtract, "subtraction" => __sub__, __isub__, __rsub__;
     lazulite::multiply, "multiplication" => __mul__, __imul__, __rmul__;
-    lazulite::divide, "division" => __truediv__, __itruediv__, __rtruediv__;
+    lazulite::divide, "division" => __truediv__, __itruediv__ if inexact_only, __rtruediv__;
     lazulite::floor_divide, "floor division" => __floordiv__, __ifloordiv__, __rfloordiv__;
     lazulite::remainder, "modulus" => __mod__, __imod__, __rmod__;
     lazulite::bitwise_and, "bitwise and" => __and__, __iand__;
@@ -210,7 +235,7 @@ impl PyArray {
         modulo: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         refuse_modulo(modulo)?;
-        let b = operand(other, "power")?.ok_or_else(|| not_operand(other, "power"))?;
+        let b = inplace_operand(other, "power")?;
         self.rebind(lazulite::power(Operand::Array(self.array()), b).map_err(to_py_err)?);
         Ok(())
     }
@@ -546,14 +571,22 @@ impl PyArray {
         ))
     }
 
-    /// The array API namespace of these arrays: `lazulite.core`.
-    #[pyo3(signature = (*, api_version = None))]
+    /// The array API namespace of these arrays: `lazulite.core`, for any published version
+    /// of the standard (MLX refuses every explicit version; an unknown one is an error in
+    /// both).
+    #[pyo3(signature = (api_version = None))]
     fn __array_namespace__<'py>(
         &self,
         py: Python<'py>,
         api_version: Option<&str>,
     ) -> PyResult<Bound<'py, PyModule>> {
-        let _any_version = api_version;
+        const VERSIONS: [&str; 4] = ["2021.12", "2022.12", "2023.12", "2024.12"];
+        if let Some(v) = api_version.filter(|v| !VERSIONS.contains(v)) {
+            return Err(PyValueError::new_err(format!(
+                "Unsupported array API version {v:?}; supported: {}.",
+                VERSIONS.join(", ")
+            )));
+        }
         py.import("lazulite.core")
     }
 

@@ -103,12 +103,25 @@ fn numpy_dtype(kind: u8, size: usize) -> Option<DType> {
 fn from_numpy(arr: &Bound<'_, PyUntypedArray>, dtype: Option<DType>) -> Res<Array> {
     let descr = arr.dtype();
     let (kind, size) = (descr.kind(), descr.itemsize());
-    let source = numpy_dtype(kind, size);
+    // ml_dtypes' bfloat16 is a NumPy extension dtype: kind 'V', 2 bytes, named "bfloat16".
+    let bfloat16 = kind == b'V'
+        && size == 2
+        && descr.getattr("name")?.extract::<String>().ok().as_deref() == Some("bfloat16");
+    let source = if bfloat16 {
+        Some(DType::BFloat16)
+    } else {
+        numpy_dtype(kind, size)
+    };
     let ready = source.is_some()
         && arr.is_c_contiguous()
         && arr.is_aligned()
         && descr.is_native_byteorder() != Some(false);
     let Some(source) = source.filter(|_| ready) else {
+        let np = numpy(arr.py())?;
+        if bfloat16 {
+            let copy = np.call_method1("ascontiguousarray", (arr,))?;
+            return from_numpy(copy.cast::<PyUntypedArray>().map_err(PyErr::from)?, dtype);
+        }
         let target = match (kind, size) {
             (b'c', _) => "complex64".to_string(),
             _ if source.is_some() => descr.getattr("name")?.extract::<String>()?,
@@ -120,7 +133,6 @@ fn from_numpy(arr: &Bound<'_, PyUntypedArray>, dtype: Option<DType>) -> Res<Arra
                 .into())
             }
         };
-        let np = numpy(arr.py())?;
         let copy = np.call_method1("ascontiguousarray", (arr, target))?;
         return from_numpy(copy.cast::<PyUntypedArray>().map_err(PyErr::from)?, dtype);
     };
@@ -204,46 +216,101 @@ fn is_sequence(obj: &Bound<'_, PyAny>) -> bool {
     obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>()
 }
 
-/// An array from nested lists/tuples of scalars or arrays, walked level by level (no
-/// recursion, whatever the nesting depth).
+/// One element of a nested list while it is walked: a list or tuple still to open, an
+/// array (opened along its first axis where lists sit beside it), or a Python scalar.
+enum Nested<'py> {
+    List(Bound<'py, PyAny>),
+    Array(Array),
+    Value(Scalar),
+}
+
+impl<'py> Nested<'py> {
+    fn of(obj: Bound<'py, PyAny>) -> Res<Nested<'py>> {
+        if is_sequence(&obj) {
+            return Ok(Nested::List(obj));
+        }
+        if let Some(s) = scalar_of(&obj)? {
+            return Ok(Nested::Value(s));
+        }
+        match array_from_non_list(&obj, None)? {
+            Some(a) => Ok(Nested::Array(a)),
+            None => Err(invalid_type(&obj).into()),
+        }
+    }
+
+    /// The length of the next level down, if this element has one.
+    fn len(&self) -> PyResult<Option<usize>> {
+        Ok(match self {
+            Nested::List(l) => Some(l.len()?),
+            Nested::Array(a) if a.ndim() > 0 => Some(a.shape()[0]),
+            _ => None,
+        })
+    }
+}
+
+/// An array from nested lists/tuples of scalars and arrays, walked level by level (no
+/// recursion, whatever the nesting depth). An array beside lists counts as the nested
+/// list of its rows, as in MLX (`mx.array([mx.array([1, 2]), [3, 4]])`).
 fn array_from_nested(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> Res<Array> {
     let mut shape = Vec::new();
-    let mut level = vec![obj.clone()];
-    loop {
-        let sequences = level.iter().filter(|o| is_sequence(o)).count();
-        if sequences == 0 {
-            break;
-        }
-        if sequences != level.len() {
-            let message = if is_sequence(&level[0]) {
-                "Initialization encountered non-uniform length."
-            } else {
-                "Initialization encountered extra dimension."
-            };
-            return Err(PyValueError::new_err(message).into());
-        }
-        let len = level[0].len()?;
-        let mut next = Vec::with_capacity(len * level.len());
-        for item in &level {
-            if item.len()? != len {
-                return Err(PyValueError::new_err(
-                    "Initialization encountered non-uniform length.",
-                )
-                .into());
+    let mut level = vec![Nested::List(obj.clone())];
+    while level.iter().any(|n| matches!(n, Nested::List(_))) {
+        let lens = level
+            .iter()
+            .map(Nested::len)
+            .collect::<PyResult<Vec<_>>>()?;
+        let len = match lens[0] {
+            Some(len) if lens.iter().all(|&l| l == Some(len)) => len,
+            first => {
+                let message = if first.is_some() {
+                    "Initialization encountered non-uniform length."
+                } else {
+                    "Initialization encountered extra dimension."
+                };
+                return Err(PyValueError::new_err(message).into());
             }
-            next.extend(item.try_iter()?.collect::<PyResult<Vec<_>>>()?);
+        };
+        let mut next = Vec::with_capacity(len * level.len());
+        for item in level {
+            match item {
+                Nested::List(l) => {
+                    for child in l.try_iter()? {
+                        next.push(Nested::of(child?)?);
+                    }
+                }
+                Nested::Array(a) => {
+                    next.extend(lazulite::unstack(&a, 0)?.into_iter().map(Nested::Array))
+                }
+                Nested::Value(_) => unreachable!("every element has a next level"),
+            }
         }
         shape.push(len);
         level = next;
     }
-    let scalars = level
+    let scalars: Vec<Scalar> = level
         .iter()
-        .map(scalar_of)
-        .collect::<PyResult<Option<Vec<Scalar>>>>()?;
-    match scalars {
-        Some(scalars) => array_from_scalars(&scalars, &shape, dtype),
-        None => array_from_leaves(&level, shape, dtype),
+        .filter_map(|n| match n {
+            Nested::Value(s) => Some(*s),
+            _ => None,
+        })
+        .collect();
+    if scalars.len() == level.len() {
+        return array_from_scalars(&scalars, &shape, dtype);
     }
+    // Python scalars beside (0-d) arrays take the dtype they would take alone.
+    let natural = match scalars.is_empty() {
+        true => None,
+        false => Some(array_from_scalars(&scalars, &[scalars.len()], None)?.dtype()),
+    };
+    let leaves = level
+        .into_iter()
+        .map(|n| match n {
+            Nested::Array(a) => Ok(a),
+            Nested::Value(s) => scalar_array(s, natural),
+            Nested::List(_) => unreachable!("lists are all opened"),
+        })
+        .collect::<Res<Vec<Array>>>()?;
+    array_from_leaves(&leaves, shape, dtype)
 }
 
 /// An array of `shape` from flat scalars: complex if any is complex, else float if any is
@@ -292,17 +359,9 @@ fn materialized(a: Array) -> Res<Array> {
     Ok(a)
 }
 
-/// An array from a (nested) list whose leaves include arrays: all leaves must have one
-/// shape, which is appended to the list's.
-fn array_from_leaves(
-    leaves: &[Bound<'_, PyAny>],
-    mut shape: Vec<usize>,
-    dtype: Option<DType>,
-) -> Res<Array> {
-    let arrays = leaves
-        .iter()
-        .map(|leaf| array_from_non_list(leaf, None)?.ok_or_else(|| invalid_type(leaf).into()))
-        .collect::<Res<Vec<Array>>>()?;
+/// An array from the arrays at the leaves of a (nested) list: all must have one shape,
+/// which is appended to the list's.
+fn array_from_leaves(arrays: &[Array], mut shape: Vec<usize>, dtype: Option<DType>) -> Res<Array> {
     let leaf_shape = arrays[0].shape().to_vec();
     if arrays.iter().any(|a| a.shape() != leaf_shape) {
         return Err(PyValueError::new_err("Initialization encountered non-uniform length.").into());
@@ -315,7 +374,7 @@ fn array_from_leaves(
             .expect("at least one leaf")
     });
     let mut bytes = Vec::new();
-    for a in &arrays {
+    for a in arrays {
         let raw = a.astype(dtype)?.raw_data_contiguous()?;
         let n = a.size() * dtype.size();
         if n > 0 {
@@ -486,7 +545,8 @@ impl<'a, 'py> FromPyObject<'a, 'py> for AxesArg {
         ints(&obj, "axis")?
             .into_iter()
             .map(|a| {
-                i32::try_from(a).map_err(|_| PyValueError::new_err(format!("Invalid axis {a}.")))
+                i32::try_from(a)
+                    .map_err(|_| crate::errors::axis_error(format!("Invalid axis {a}.")))
             })
             .collect::<PyResult<Vec<_>>>()
             .map(AxesArg)

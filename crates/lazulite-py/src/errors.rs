@@ -37,6 +37,7 @@ pub fn to_py_err(e: Error) -> PyErr {
     match e.kind() {
         ErrorKind::Value | ErrorKind::NotImplemented => PyValueError::new_err(message),
         ErrorKind::Index => PyIndexError::new_err(message),
+        ErrorKind::Axis => axis_error(message),
         ErrorKind::Type => PyTypeError::new_err(message),
         ErrorKind::NotFound => not_found(message),
         ErrorKind::OutOfMemory => PyMemoryError::new_err(message),
@@ -49,26 +50,66 @@ pub fn to_py_err(e: Error) -> PyErr {
 fn not_found(message: String) -> PyErr {
     static CLASS: PyOnceLock<Py<PyType>> = PyOnceLock::new();
     Python::attach(|py| {
-        let class = CLASS.get_or_try_init(py, || -> PyResult<Py<PyType>> {
-            let bases = PyTuple::new(
+        let class = CLASS.get_or_try_init(py, || {
+            two_base_class(
                 py,
-                [
-                    py.get_type::<PyFileNotFoundError>(),
-                    py.get_type::<PyRuntimeError>(),
-                ],
-            )?;
-            let namespace = PyDict::new(py);
-            namespace.set_item("__module__", "lazulite.core")?;
-            let class = py
-                .get_type::<PyType>()
-                .call1(("FileNotFoundError", bases, namespace))?;
-            Ok(class.cast_into::<PyType>()?.unbind())
+                "FileNotFoundError",
+                &py.get_type::<PyFileNotFoundError>(),
+                &py.get_type::<PyRuntimeError>(),
+                None,
+            )
         });
         match class {
             Ok(class) => PyErr::from_type(class.bind(py).clone(), message),
             Err(e) => e,
         }
     })
+}
+
+const AXIS_ERROR_DOC: &str = "An axis outside an array's dimensions.\n\n\
+A subclass of both ``ValueError`` and ``IndexError`` (as NumPy's ``AxisError``): MLX raises\n\
+one or the other depending on the operation, and code written for either catches this.";
+
+/// `lazulite.core.AxisError`, the exception of every axis out of range: a subclass of
+/// both `ValueError` and `IndexError`, since MLX raises one or the other depending on
+/// the operation.
+pub fn axis_error_class(py: Python<'_>) -> PyResult<&Py<PyType>> {
+    static CLASS: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    CLASS.get_or_try_init(py, || {
+        two_base_class(
+            py,
+            "AxisError",
+            &py.get_type::<PyValueError>(),
+            &py.get_type::<PyIndexError>(),
+            Some(AXIS_ERROR_DOC),
+        )
+    })
+}
+
+/// An axis error with `message`, for checks made in the binding itself.
+pub fn axis_error(message: String) -> PyErr {
+    Python::attach(|py| match axis_error_class(py) {
+        Ok(class) => PyErr::from_type(class.bind(py).clone(), message),
+        Err(e) => e,
+    })
+}
+
+/// A new exception class `lazulite.core.<name>` deriving from both `first` and `second`.
+fn two_base_class(
+    py: Python<'_>,
+    name: &str,
+    first: &Bound<'_, PyType>,
+    second: &Bound<'_, PyType>,
+    doc: Option<&str>,
+) -> PyResult<Py<PyType>> {
+    let bases = PyTuple::new(py, [first, second])?;
+    let namespace = PyDict::new(py);
+    namespace.set_item("__module__", "lazulite.core")?;
+    if let Some(doc) = doc {
+        namespace.set_item("__doc__", doc)?;
+    }
+    let class = py.get_type::<PyType>().call1((name, bases, namespace))?;
+    Ok(class.cast_into::<PyType>()?.unbind())
 }
 
 /// An error from either side, so that `?` works on lazulite and Python results alike in

@@ -80,6 +80,10 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<array::ArrayIterator>()?;
     m.add_function(wrap_pyfunction!(array::_array_from_bytes, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add(
+        "AxisError",
+        errors::axis_error_class(m.py())?.clone_ref(m.py()),
+    )?;
     dtype::register(m)?;
     ops::register(m)?;
     misc::register(m)?;

@@ -6,8 +6,9 @@ use crate::convert::{Arr, ContractAxes};
 use crate::errors::Res;
 use lazulite as lz;
 use lazulite::Array;
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyList, PyTuple};
 
 bind! {
     functions {
@@ -131,29 +132,43 @@ fn einsum(
     Ok(PyArray::from(lz::einsum(subscripts, &refs)?))
 }
 
-/// The other operand of `@`; `None` lets Python try the other side.
-fn matmul_operand(other: &Bound<'_, PyAny>) -> Option<Array> {
-    other.extract::<Arr>().ok().map(|a| a.0)
+/// The other operand of `@`: an array or array data (NumPy, buffer, DLPack); `None`
+/// for Python scalars and lists, which MLX refuses with a TypeError, and for anything
+/// else, so that Python tries the other side.
+fn matmul_operand(other: &Bound<'_, PyAny>) -> PyResult<Option<Array>> {
+    if other.is_instance_of::<PyList>()
+        || other.is_instance_of::<PyTuple>()
+        || crate::convert::scalar_of(other)?.is_some()
+    {
+        return Ok(None);
+    }
+    Ok(other.extract::<Arr>().ok().map(|a| a.0))
 }
 
 #[pymethods]
 impl PyArray {
     fn __matmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> Res<Py<PyAny>> {
-        let Some(b) = matmul_operand(other) else {
+        let Some(b) = matmul_operand(other)? else {
             return Ok(py.NotImplemented());
         };
         Ok(Py::new(py, PyArray::from(lz::matmul(&self.array(), &b)?))?.into_any())
     }
 
     fn __rmatmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> Res<Py<PyAny>> {
-        let Some(a) = matmul_operand(other) else {
+        let Some(a) = matmul_operand(other)? else {
             return Ok(py.NotImplemented());
         };
         Ok(Py::new(py, PyArray::from(lz::matmul(&a, &self.array())?))?.into_any())
     }
 
     fn __imatmul__(&self, other: &Bound<'_, PyAny>) -> Res<()> {
-        let b = other.extract::<Arr>()?.0;
+        let Some(b) = matmul_operand(other)? else {
+            let name = other.get_type().name()?.to_string();
+            return Err(PyTypeError::new_err(format!(
+                "unsupported operand type(s) for @=: 'array' and '{name}'"
+            ))
+            .into());
+        };
         self.rebind(lz::matmul(&self.array(), &b)?);
         Ok(())
     }

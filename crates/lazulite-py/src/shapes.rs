@@ -168,7 +168,7 @@ bind! {
         ///
         /// Returns:
         ///     array: The rolled array.
-        roll(a: Arr, shift: Ints, axis: Option<AxesArg> = None, /, *, stream) => lz::roll(&a.0, shift.0, axes(axis));
+        roll(a: Arr, /, shift: Ints, axis: Option<AxesArg> = None, *, stream) => lz::roll(&a.0, shift.0, axes(axis));
         /// Reverse the order of elements along axes.
         ///
         /// Args:

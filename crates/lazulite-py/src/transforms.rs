@@ -252,11 +252,7 @@ impl GradientFunction {
 fn rename(e: lz::Error, name: &str) -> lz::Error {
     if name == "grad" {
         let message = e.message().replace("[value_and_grad]", "[grad]");
-        return match e.kind() {
-            lz::ErrorKind::Index => lz::Error::index(message),
-            lz::ErrorKind::Type => lz::Error::type_error(message),
-            _ => lz::Error::value(message),
-        };
+        return lz::Error::new(e.kind(), message);
     }
     e
 }
@@ -390,7 +386,7 @@ impl VmapFunction {
             if let Some(ax) = *ax {
                 let n = x.ndim() as i32;
                 if ax < -n || ax >= n {
-                    return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                    return Err(crate::errors::axis_error(format!(
                         "[vmap] Invalid vectorization axis {ax} for array with shape {}",
                         shape_text(x.shape())
                     )));

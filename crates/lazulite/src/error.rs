@@ -6,11 +6,16 @@ use std::fmt;
 /// exception MLX raises for it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
-    /// A bad value: shapes that do not broadcast, an axis out of range, a bad size.
+    /// A bad value: shapes that do not broadcast, repeated axes, a bad size.
     /// Python: `ValueError`.
     Value,
     /// An index out of bounds. Python: `IndexError`.
     Index,
+    /// An axis outside the array's dimensions (or any axis for an array that has none).
+    /// Python: `lazulite.core.AxisError`, a subclass of both `ValueError` and
+    /// `IndexError` (NumPy's design), since MLX raises one or the other depending on the
+    /// operation.
+    Axis,
     /// An argument of the wrong type or dtype. Python: `TypeError`.
     Type,
     /// A file that does not exist. Python: `FileNotFoundError`.
@@ -53,6 +58,9 @@ impl Error {
     }
     pub fn index(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Index, message)
+    }
+    pub fn axis(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Axis, message)
     }
     pub fn type_error(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Type, message)

@@ -36,7 +36,7 @@ use crate::ops::{
     floor, less, log, log1p, matmul, max, maximum, minimum, multiply, negative, reshape,
     searchsorted, sign, slice, squeeze, subtract, swapaxes, take, Operand,
 };
-use crate::shape::{broadcast_shapes, checked_size, shape_text};
+use crate::shape::{axis_in_range, broadcast_shapes, checked_size, shape_text};
 use std::sync::Mutex;
 
 /// Threefry-2x32 with 20 rounds (Random123's `threefry2x32_20`): encrypts `counter`
@@ -555,14 +555,11 @@ pub fn laplace(
 
 /// `axis` of an array with `ndim` dimensions as an index, or MLX's error for `op`.
 fn axis_index(op: &str, what: &str, axis: i32, ndim: usize) -> Result<usize> {
-    let n = ndim as i64;
-    let a = axis as i64;
-    if a < -n || a >= n {
-        return Err(Error::index(format!(
+    axis_in_range(axis, ndim).ok_or_else(|| {
+        Error::axis(format!(
             "[{op}] Invalid axis {axis} for {what} with {ndim} dimensions."
-        )));
-    }
-    Ok(if a < 0 { (a + n) as usize } else { a as usize })
+        ))
+    })
 }
 
 /// Samples from the categorical distributions given by unnormalised log-probabilities

@@ -54,16 +54,25 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
     Ok(out)
 }
 
-/// Turns a possibly negative `axis` into an index below `ndim`.
-pub fn normalize_axis(op: &str, axis: i32, ndim: usize) -> Result<usize> {
+/// `axis` (negative counts from the end) as an index below `ndim`, or `None` when it is
+/// out of range. Operations report `None` as an [`ErrorKind::Axis`](crate::ErrorKind)
+/// error in their own words.
+pub fn axis_in_range(axis: i32, ndim: usize) -> Option<usize> {
     let n = ndim as i64;
     let a = axis as i64;
     if a < -n || a >= n {
-        return Err(Error::value(format!(
-            "[{op}] Axis {axis} is out of bounds for array with {ndim} dimensions."
-        )));
+        return None;
     }
-    Ok(if a < 0 { (a + n) as usize } else { a as usize })
+    Some(if a < 0 { (a + n) as usize } else { a as usize })
+}
+
+/// Turns a possibly negative `axis` into an index below `ndim`; an axis error otherwise.
+pub fn normalize_axis(op: &str, axis: i32, ndim: usize) -> Result<usize> {
+    axis_in_range(axis, ndim).ok_or_else(|| {
+        Error::axis(format!(
+            "[{op}] Axis {axis} is out of bounds for array with {ndim} dimensions."
+        ))
+    })
 }
 
 /// Normalises `axes`, rejecting duplicates; the result is sorted.

@@ -4,7 +4,7 @@
 use super::binary::{equal, less_equal, subtract};
 use super::cast::astype;
 use super::operand::{to_arrays, Operand};
-use super::shape::{axis_index, broadcast_arrays, expand_dims, pad, sized};
+use super::shape::{broadcast_arrays, expand_dims, pad, sized};
 use super::ternary::where_;
 use super::unary::logical_not;
 use super::view::{broadcast_to, reshape, transpose};
@@ -14,7 +14,7 @@ use crate::dtype::DType;
 use crate::element::{dispatch, Element, Scalar};
 use crate::error::{Error, Result};
 use crate::primitive::{OutputSpec, Primitive};
-use crate::shape::checked_size;
+use crate::shape::{axis_in_range, checked_size};
 use crate::transforms::batch_to_front;
 
 /// An array of `shape` filled with `value` (an array is broadcast). The dtype is `dtype`
@@ -478,8 +478,8 @@ pub fn diagonal(a: &Array, offset: i64, axis1: i32, axis2: i32) -> Result<Array>
         )));
     }
     let normalize = |name: &str, axis: i32| {
-        axis_index("diagonal", axis, ndim).map_err(|_| {
-            Error::index(format!(
+        axis_in_range(axis, ndim).ok_or_else(|| {
+            Error::axis(format!(
                 "[diagonal] Invalid {name} {axis} for array with {ndim} dimensions."
             ))
         })

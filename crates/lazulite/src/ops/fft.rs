@@ -7,7 +7,7 @@
 //! pads it with zeros first.
 
 use super::cast::astype;
-use super::shape::{axis_index, concatenate, pad, roll, sized};
+use super::shape::{concatenate, pad, roll, sized};
 use super::unary::real;
 use super::view::slice_axis;
 use crate::array::Array;
@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::ops::binary::multiply;
 use crate::ops::creation::arange;
 use crate::primitive::{OutputSpec, Primitive};
+use crate::shape::normalize_axis;
 use crate::transforms::batch_to_front;
 
 /// How the transforms are scaled, as NumPy's and MLX's `norm` argument: by `1/n` on the
@@ -212,7 +213,7 @@ fn transform_axes(
     }
     let resolved = axes
         .iter()
-        .map(|&ax| axis_index(op, ax, a.ndim()))
+        .map(|&ax| normalize_axis(op, ax, a.ndim()))
         .collect::<Result<Vec<usize>>>()?;
     let mut seen = vec![false; a.ndim()];
     for &ax in &resolved {
@@ -485,7 +486,7 @@ fn shift(op: &str, a: &Array, axes: Option<&[i32]>, shift: fn(i64) -> i64) -> Re
     };
     let mut out = a.clone();
     for &ax in &axes {
-        let axis = axis_index(op, ax, a.ndim())?;
+        let axis = normalize_axis(op, ax, a.ndim())?;
         let len = a.shape()[axis] as i64;
         if len > 0 {
             out = roll(&out, shift(len), axis as i32)?;

@@ -21,7 +21,7 @@ use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
 use crate::primitive::{OutputSpec, Primitive};
-use crate::shape::{broadcast_shapes, checked_size, shape_text};
+use crate::shape::{axis_in_range, broadcast_shapes, checked_size, shape_text};
 use crate::transforms::batch_to_front;
 use std::collections::BTreeMap;
 
@@ -393,14 +393,11 @@ impl<const N: usize> From<([i32; N], [i32; N])> for TensordotAxes {
 fn contraction_axes(axes: &[i32], ndim: usize) -> Result<Vec<usize>> {
     let mut out = Vec::with_capacity(axes.len());
     for &ax in axes {
-        let n = ndim as i64;
-        let a = ax as i64;
-        if a < -n || a >= n {
-            return Err(Error::index(format!(
+        let a = axis_in_range(ax, ndim).ok_or_else(|| {
+            Error::axis(format!(
                 "[tensordot] Invalid axis {ax} for array with {ndim} dimensions."
-            )));
-        }
-        let a = if a < 0 { a + n } else { a } as usize;
+            ))
+        })?;
         if out.contains(&a) {
             return Err(Error::value(format!(
                 "[tensordot] Repeated axes in {axes:?}."
@@ -494,14 +491,12 @@ pub fn vecdot(a: &Array, b: &Array, axis: i32) -> Result<Array> {
         return Err(Error::value("[vecdot] inputs must be at least 1D."));
     }
     let axis_in = |x: &Array| -> Result<usize> {
-        let n = x.ndim() as i64;
-        let ax = axis as i64;
-        if ax < -n || ax >= n {
-            return Err(Error::index(format!(
-                "[vecdot] axis {axis} is out of bounds for array with {n} dimensions."
-            )));
-        }
-        Ok(if ax < 0 { ax + n } else { ax } as usize)
+        axis_in_range(axis, x.ndim()).ok_or_else(|| {
+            Error::axis(format!(
+                "[vecdot] axis {axis} is out of bounds for array with {} dimensions.",
+                x.ndim()
+            ))
+        })
     };
     let (ia, ib) = (axis_in(a)?, axis_in(b)?);
     let k = a.shape()[ia];

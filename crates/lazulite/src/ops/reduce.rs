@@ -25,7 +25,7 @@ use crate::backend::{contiguous_strides, Tensor};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::primitive::{OutputSpec, Primitive};
-use crate::shape::Axes;
+use crate::shape::{axis_in_range, Axes};
 use crate::transforms::batch_to_front;
 use crate::{abs, divide, equal, multiply, sqrt, square, subtract};
 
@@ -300,16 +300,13 @@ fn record_median(rows: &Array, axis: usize) -> Array {
     )
 }
 
-/// Normalises one axis; out of range is an `IndexError` as in MLX.
+/// Normalises one axis; out of range is an axis error.
 fn resolve_axis(op: &str, axis: i32, ndim: usize) -> Result<usize> {
-    let n = ndim as i64;
-    let a = axis as i64;
-    if a < -n || a >= n {
-        return Err(Error::index(format!(
+    axis_in_range(axis, ndim).ok_or_else(|| {
+        Error::axis(format!(
             "[{op}] Invalid axis {axis} for array with {ndim} dimensions."
-        )));
-    }
-    Ok(if a < 0 { a + n } else { a } as usize)
+        ))
+    })
 }
 
 /// Normalised, sorted axes; duplicates (also after normalisation) are a `ValueError`.

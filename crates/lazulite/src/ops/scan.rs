@@ -12,7 +12,7 @@ use crate::array::Array;
 use crate::backend::cpu::scan::{scan as scan_kernel, ScanOp};
 use crate::backend::Tensor;
 use crate::dtype::{finfo, DType};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::primitive::{OutputSpec, Primitive};
 use crate::shape::normalize_axis;
 use crate::transforms::batch_to_front;
@@ -256,16 +256,11 @@ fn signed_log_terms(w: &Array) -> Result<(Array, Array)> {
     Ok((log(&maximum(w, 0.0)?)?, log(&maximum(&negative(w)?, 0.0)?)?))
 }
 
-/// `axis` as an index below `ndim`; out of range is an index error, as in MLX.
-pub(crate) fn checked_axis(op: &str, axis: i32, ndim: usize) -> Result<usize> {
-    normalize_axis(op, axis, ndim).map_err(|e| Error::index(e.message()))
-}
-
 /// The array and axis an op along `axis` works on: `None` flattens the array first.
 pub(crate) fn flatten_for_axis(op: &str, a: &Array, axis: Option<i32>) -> Result<(Array, usize)> {
     match axis {
         None => Ok((reshape(a, &[-1])?, 0)),
-        Some(ax) => Ok((a.clone(), checked_axis(op, ax, a.ndim())?)),
+        Some(ax) => Ok((a.clone(), normalize_axis(op, ax, a.ndim())?)),
     }
 }
 

@@ -16,21 +16,8 @@ use crate::dtype::{promote_types, DType};
 use crate::element::dispatch;
 use crate::error::{Error, Result};
 use crate::primitive::{OutputSpec, Primitive};
-use crate::shape::{broadcast_shapes, checked_size, Axes};
+use crate::shape::{axis_in_range, broadcast_shapes, checked_size, normalize_axis, Axes};
 use crate::transforms::batch_to_front;
-
-/// `axis` (negative counts from the end) as an index below `ndim`; an index error
-/// naming `op` otherwise, as MLX raises.
-pub(crate) fn axis_index(op: &str, axis: i32, ndim: usize) -> Result<usize> {
-    let n = ndim as i64;
-    let a = axis as i64;
-    if a < -n || a >= n {
-        return Err(Error::index(format!(
-            "[{op}] Axis {axis} is out of bounds for array with {ndim} dimensions."
-        )));
-    }
-    Ok(if a < 0 { (a + n) as usize } else { a as usize })
-}
 
 /// The number of elements of `shape`; an error naming `op` if it is too large.
 pub(crate) fn sized(op: &str, shape: &[usize]) -> Result<usize> {
@@ -41,7 +28,7 @@ pub(crate) fn sized(op: &str, shape: &[usize]) -> Result<usize> {
 fn distinct_axes(op: &str, axes: &[i32], ndim: usize) -> Result<Vec<usize>> {
     let mut out = axes
         .iter()
-        .map(|&a| axis_index(op, a, ndim))
+        .map(|&a| normalize_axis(op, a, ndim))
         .collect::<Result<Vec<_>>>()?;
     out.sort_unstable();
     if out.windows(2).any(|w| w[0] == w[1]) {
@@ -72,8 +59,8 @@ pub fn flatten(a: &Array, start_axis: i32, end_axis: i32) -> Result<Array> {
     if a.ndim() == 0 {
         return reshape(a, &[1]);
     }
-    let start = axis_index("flatten", start_axis, a.ndim())?;
-    let end = axis_index("flatten", end_axis, a.ndim())?;
+    let start = normalize_axis("flatten", start_axis, a.ndim())?;
+    let end = normalize_axis("flatten", end_axis, a.ndim())?;
     if start > end {
         return Err(Error::value(
             "[flatten] start_axis must be less than or equal to end_axis",
@@ -94,7 +81,7 @@ pub fn flatten(a: &Array, start_axis: i32, end_axis: i32) -> Result<Array> {
 /// assert!(lazulite::unflatten(&a, 0, &[4, -1]).is_err());
 /// ```
 pub fn unflatten(a: &Array, axis: i32, shape: &[i64]) -> Result<Array> {
-    let ax = axis_index("unflatten", axis, a.ndim())?;
+    let ax = normalize_axis("unflatten", axis, a.ndim())?;
     if shape.is_empty() {
         return Err(Error::value(
             "[unflatten] Shape to unflatten to cannot be empty.",
@@ -158,8 +145,8 @@ pub fn permute_dims(a: &Array, axes: Option<&[i32]>) -> Result<Array> {
 }
 
 fn swap_or_move_axis(op: &str, axis: i32, ndim: usize) -> Result<usize> {
-    axis_index(op, axis, ndim).map_err(|_| {
-        Error::index(format!(
+    axis_in_range(axis, ndim).ok_or_else(|| {
+        Error::axis(format!(
             "[{op}] Invalid axis {axis} for array with {ndim} dimensions."
         ))
     })
@@ -426,7 +413,7 @@ pub fn concatenate(arrays: &[Array], axis: impl Into<Option<i32>>) -> Result<Arr
             other.ndim()
         )));
     }
-    let ax = axis_index("concatenate", axis, ndim)?;
+    let ax = normalize_axis("concatenate", axis, ndim)?;
     let mut shape = first.shape().to_vec();
     shape[ax] = 0;
     for a in arrays {
@@ -484,7 +471,7 @@ pub fn stack(arrays: &[Array], axis: i32) -> Result<Array> {
     if arrays.iter().any(|a| a.shape() != first.shape()) {
         return Err(Error::value("[stack] All arrays must have the same shape"));
     }
-    let ax = axis_index("stack", axis, first.ndim() + 1)? as i32;
+    let ax = normalize_axis("stack", axis, first.ndim() + 1)? as i32;
     let expanded = arrays
         .iter()
         .map(|a| expand_dims(a, ax))
@@ -554,7 +541,7 @@ pub fn split(
     indices_or_sections: impl Into<IndicesOrSections>,
     axis: i32,
 ) -> Result<Vec<Array>> {
-    let ax = axis_index("split", axis, a.ndim())?;
+    let ax = normalize_axis("split", axis, a.ndim())?;
     let dim = a.shape()[ax] as i64;
     let indices = match indices_or_sections.into() {
         IndicesOrSections::Indices(v) => v,
@@ -593,7 +580,7 @@ pub fn split(
 /// assert_eq!(cols[2].to_vec::<i32>().unwrap(), vec![2, 5]);
 /// ```
 pub fn unstack(a: &Array, axis: i32) -> Result<Vec<Array>> {
-    let ax = axis_index("unstack", axis, a.ndim())?;
+    let ax = normalize_axis("unstack", axis, a.ndim())?;
     (0..a.shape()[ax] as i64)
         .map(|i| squeeze(&slice_axis(a, ax, i, i + 1, 1)?, ax as i32))
         .collect()
@@ -784,7 +771,7 @@ pub fn repeat(a: &Array, repeats: i64, axis: impl Into<Option<i32>>) -> Result<A
     let Some(axis) = axis.into() else {
         return repeat(&reshape(a, &[-1])?, repeats, 0);
     };
-    let ax = axis_index("repeat", axis, a.ndim())?;
+    let ax = normalize_axis("repeat", axis, a.ndim())?;
     let mut target = a.shape().to_vec();
     target.insert(ax + 1, repeats as usize);
     sized("repeat", &target)?;
@@ -871,8 +858,8 @@ pub fn roll(a: &Array, shift: impl Into<Shifts>, axis: impl Into<Axes>) -> Resul
     };
     let mut per_axis = vec![0i64; a.ndim()];
     for (s, axis) in pairs {
-        let ax = axis_index("roll", axis, a.ndim()).map_err(|_| {
-            Error::index(format!(
+        let ax = axis_in_range(axis, a.ndim()).ok_or_else(|| {
+            Error::axis(format!(
                 "[roll] Invalid axis {axis} for array with {} dimensions.",
                 a.ndim()
             ))
@@ -909,7 +896,7 @@ pub fn flip(a: &Array, axes: impl Into<Axes>) -> Result<Array> {
         Axes::All => (0..ndim).collect(),
         Axes::List(axes) => axes
             .iter()
-            .map(|&x| axis_index("flip", x, ndim))
+            .map(|&x| normalize_axis("flip", x, ndim))
             .collect::<Result<_>>()?,
     };
     if flipped.is_empty() {

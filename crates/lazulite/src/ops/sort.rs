@@ -8,7 +8,7 @@ use super::binary::subtract;
 use super::cast::astype;
 use super::creation::{zeros, zeros_like};
 use super::indexing::{scatter_add_along_axis, take_along_axis};
-use super::scan::{checked_axis, flatten_for_axis};
+use super::scan::flatten_for_axis;
 use super::view::slice_axis;
 use crate::array::Array;
 use crate::backend::cpu::sort::{
@@ -18,7 +18,7 @@ use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
 use crate::primitive::{OutputSpec, Primitive};
-use crate::shape::shape_text;
+use crate::shape::{normalize_axis, shape_text};
 use crate::transforms::batch_to_front;
 
 /// Sorts, argsorts or partitions every line along `axis`.
@@ -331,7 +331,7 @@ pub fn searchsorted(sorted_sequence: &Array, values: &Array, side: &str) -> Resu
 /// assert_eq!(diff(&a, 2, 0).unwrap().to_vec::<i32>().unwrap(), [2, 2]);
 /// ```
 pub fn diff(a: &Array, n: i64, axis: i32) -> Result<Array> {
-    let ax = checked_axis("diff", axis, a.ndim())?;
+    let ax = normalize_axis("diff", axis, a.ndim())?;
     if n < 0 {
         return Err(Error::value(format!(
             "[diff] Order `n` must be non-negative but got {n}."

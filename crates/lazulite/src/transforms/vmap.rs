@@ -6,7 +6,7 @@ use super::tracer::vmap_input;
 use crate::array::{Array, Node};
 use crate::error::{Error, Result};
 use crate::ops::{broadcast_to, reshape, transpose};
-use crate::shape::normalize_axis;
+use crate::shape::{axis_in_range, normalize_axis};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -81,8 +81,8 @@ fn vmap_call(
         let ax = match ax {
             None => None,
             Some(ax) => {
-                let ax = normalize_axis("vmap", *ax, x.ndim()).map_err(|_| {
-                    Error::value(format!(
+                let ax = axis_in_range(*ax, x.ndim()).ok_or_else(|| {
+                    Error::axis(format!(
                         "[vmap] Axis {ax} is out of bounds for an input with {} dimensions.",
                         x.ndim()
                     ))

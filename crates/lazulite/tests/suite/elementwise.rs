@@ -640,7 +640,10 @@ fn view_errors() {
     value_err(lazulite::reshape(&a, &[i64::MAX, 3]), "[reshape]");
     value_err(lazulite::transpose(&a, &[0]), "[transpose]");
     value_err(lazulite::transpose(&a, &[0, 0]), "[transpose]");
-    value_err(lazulite::transpose(&a, &[0, 2]), "[transpose]");
+    assert_eq!(
+        lazulite::transpose(&a, &[0, 2]).unwrap_err().kind(),
+        ErrorKind::Axis
+    );
     value_err(lazulite::broadcast_to(&a, &[3, 3]), "[broadcast_to]");
     value_err(lazulite::broadcast_to(&a, &[3]), "[broadcast_to]");
     value_err(lazulite::slice(&a, &[0, 0], &[1, 1], &[1, 0]), "[slice]");

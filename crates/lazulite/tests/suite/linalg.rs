@@ -302,7 +302,7 @@ fn tensordot_errors() {
     );
     assert_error(
         tensordot(&a, &b, ([5], [1])),
-        ErrorKind::Index,
+        ErrorKind::Axis,
         "[tensordot] Invalid axis 5 for array with 3 dimensions.",
     );
     assert_error(
@@ -327,7 +327,7 @@ fn vecdot_errors() {
     );
     assert_error(
         vecdot(&zeros(&[2, 3]), &zeros(&[2, 3]), 5),
-        ErrorKind::Index,
+        ErrorKind::Axis,
         "[vecdot] axis 5 is out of bounds",
     );
     assert_error(

@@ -264,7 +264,7 @@ fn argument_errors_are_typed() {
         linalg::norm(&wide, None, Some(&[5]), false)
             .unwrap_err()
             .kind(),
-        ErrorKind::Index
+        ErrorKind::Axis
     );
     assert_eq!(
         linalg::norm(&ints, None, None, false).unwrap().dtype(),

@@ -1097,14 +1097,14 @@ fn categorical_permutation_multivariate_errors() {
     let cov = Array::from_slice(&[1.0f32, 0.5, 0.5, 2.0], &[2, 2]).unwrap();
     let scalar = Array::scalar(1.0f32);
     let cases: Vec<(&str, lazulite::Result<Array>, ErrorKind, &str)> = vec![
-        ("axis", random::categorical(&logits, 2, None, None, kr), ErrorKind::Index, "[categorical] Invalid axis 2 for logits with 2 dimensions."),
-        ("scalar logits", random::categorical(&scalar, -1, None, None, kr), ErrorKind::Index, "[categorical] Invalid axis -1 for logits with 0 dimensions."),
+        ("axis", random::categorical(&logits, 2, None, None, kr), ErrorKind::Axis, "[categorical] Invalid axis 2 for logits with 2 dimensions."),
+        ("scalar logits", random::categorical(&scalar, -1, None, None, kr), ErrorKind::Axis, "[categorical] Invalid axis -1 for logits with 0 dimensions."),
         ("both", random::categorical(&logits, -1, Some(&[2]), Some(3), kr), ErrorKind::Value, "[categorical] At most one of shape or num_samples can be specified."),
         ("shape", random::categorical(&logits, -1, Some(&[]), None, kr), ErrorKind::Value, "[categorical] Requested shape () is not broadcast compatible with reduced logits shape(2)."),
         ("empty", random::categorical(&Array::from_slice(&[0.0f32; 0], &[2, 0]).unwrap(), -1, None, None, kr), ErrorKind::Value, "[argmax] Cannot argmax reduce zero size array."),
         ("no samples", random::categorical(&logits, -1, None, Some(0), kr), ErrorKind::Value, "[argmax] Cannot argmax reduce zero size array."),
-        ("permutation axis", random::permutation_along(&logits, 2, kr), ErrorKind::Index, "[permutation] Invalid axis 2 for array with 2 dimensions."),
-        ("permutation scalar", random::permutation_along(&scalar, 0, kr), ErrorKind::Index, "[permutation] Invalid axis 0 for array with 0 dimensions."),
+        ("permutation axis", random::permutation_along(&logits, 2, kr), ErrorKind::Axis, "[permutation] Invalid axis 2 for array with 2 dimensions."),
+        ("permutation scalar", random::permutation_along(&scalar, 0, kr), ErrorKind::Axis, "[permutation] Invalid axis 0 for array with 0 dimensions."),
         ("mvn mean 0-d", random::multivariate_normal(&scalar, &cov, &[], DType::Float32, kr), ErrorKind::Value, "[multivariate_normal] mean must have at least one dimension."),
         ("mvn cov 1-d", random::multivariate_normal(&mean, &mean, &[], DType::Float32, kr), ErrorKind::Value, "[multivariate_normal] cov must have at least two dimensions."),
         ("mvn cov not square", random::multivariate_normal(&mean, &logits, &[], DType::Float32, kr), ErrorKind::Value, "[multivariate_normal] last two dimensions of cov must be equal."),

@@ -137,79 +137,69 @@ fn assert_error(result: lazulite::Result<Array>, kind: ErrorKind, needle: &str, 
 }
 
 #[test]
-fn axes_out_of_range_are_index_errors() {
+fn axes_out_of_range_are_axis_errors() {
     let a = matrix();
     assert_error(
         lazulite::sum(&a, 2, false),
-        ErrorKind::Index,
+        ErrorKind::Axis,
         "[sum] Invalid axis 2",
         &a,
     );
     assert_error(
         lazulite::max(&a, -3, false),
-        ErrorKind::Index,
+        ErrorKind::Axis,
         "[max] Invalid axis -3",
         &a,
     );
     assert_error(
         lazulite::mean(&a, [0, 5], false),
-        ErrorKind::Index,
+        ErrorKind::Axis,
         "[mean]",
         &a,
     );
-    assert_error(
-        lazulite::var(&a, 9, false, 0),
-        ErrorKind::Index,
-        "[var]",
-        &a,
-    );
-    assert_error(
-        lazulite::std(&a, 9, false, 0),
-        ErrorKind::Index,
-        "[std]",
-        &a,
-    );
+    assert_error(lazulite::var(&a, 9, false, 0), ErrorKind::Axis, "[var]", &a);
+    assert_error(lazulite::std(&a, 9, false, 0), ErrorKind::Axis, "[std]", &a);
     assert_error(
         lazulite::argmax(&a, Some(2), false),
-        ErrorKind::Index,
+        ErrorKind::Axis,
         "[argmax]",
         &a,
     );
     assert_error(
         lazulite::argmin(&a, Some(-3), false),
-        ErrorKind::Index,
+        ErrorKind::Axis,
         "[argmin]",
         &a,
     );
     assert_error(
         lazulite::logsumexp(&a, 2, false),
-        ErrorKind::Index,
+        ErrorKind::Axis,
         "[logsumexp]",
         &a,
     );
     assert_error(
         lazulite::softmax(&a, 2, false),
-        ErrorKind::Index,
+        ErrorKind::Axis,
         "[softmax]",
         &a,
     );
     assert_error(
         lazulite::median(&a, 2, false),
-        ErrorKind::Index,
+        ErrorKind::Axis,
         "[median]",
         &a,
     );
     assert_error(
         lazulite::count_nonzero(&a, 2, false),
-        ErrorKind::Index,
+        ErrorKind::Axis,
         "[count_nonzero]",
         &a,
     );
     let scalar = Array::scalar(1.0f32);
     let err = lazulite::sum(&scalar, 0, false).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Index);
+    assert_eq!(err.kind(), ErrorKind::Axis);
     let err = lazulite::argmax(&scalar, Some(0), false).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Index);
+    assert_eq!(err.kind(), ErrorKind::Axis);
 }
 
 #[test]

@@ -176,7 +176,7 @@ fn scan_errors_leave_inputs_intact() {
     let a = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap();
     for axis in [2, -3, i32::MIN, i32::MAX] {
         let err = cumsum(&a, Some(axis), false, true, None).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::Index);
+        assert_eq!(err.kind(), ErrorKind::Axis);
         assert!(
             err.message().starts_with("[cumsum] Axis"),
             "{}",
@@ -184,7 +184,7 @@ fn scan_errors_leave_inputs_intact() {
         );
         assert_eq!(
             cummax(&a, Some(axis), true, false).unwrap_err().kind(),
-            ErrorKind::Index
+            ErrorKind::Axis
         );
     }
     let scalar = Array::scalar(5i32);
@@ -421,17 +421,17 @@ fn sorts_of_empty_arrays() {
 fn sort_errors_leave_inputs_intact() {
     let a = Array::from_slice(&[5i32, 1, 4, 2, 3, 9, 0], &[7]).unwrap();
     let err = sort(&Array::scalar(1.0f32), Some(-1)).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Index);
+    assert_eq!(err.kind(), ErrorKind::Axis);
     assert_eq!(
         err.message(),
         "[sort] Axis -1 is out of bounds for array with 0 dimensions."
     );
-    assert_eq!(argsort(&a, Some(1)).unwrap_err().kind(), ErrorKind::Index);
+    assert_eq!(argsort(&a, Some(1)).unwrap_err().kind(), ErrorKind::Axis);
     assert_eq!(
         partition(&a, 0, Some(-2)).unwrap_err().kind(),
-        ErrorKind::Index
+        ErrorKind::Axis
     );
-    assert_eq!(topk(&a, 1, Some(3)).unwrap_err().kind(), ErrorKind::Index);
+    assert_eq!(topk(&a, 1, Some(3)).unwrap_err().kind(), ErrorKind::Axis);
     for kth in [7, -8, i64::MAX, i64::MIN] {
         let err = partition(&a, kth, Some(-1)).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Value);
@@ -588,11 +588,11 @@ fn diff_follows_mlx() {
         .message()
         .starts_with("[diff] Order `n` must be non-negative"));
     for axis in [1, -2] {
-        assert_eq!(diff(&a, 1, axis).unwrap_err().kind(), ErrorKind::Index);
+        assert_eq!(diff(&a, 1, axis).unwrap_err().kind(), ErrorKind::Axis);
     }
     assert_eq!(
         diff(&Array::scalar(5i32), 0, -1).unwrap_err().kind(),
-        ErrorKind::Index
+        ErrorKind::Axis
     );
     assert_eq!(a.to_vec::<i32>().unwrap(), [1, 4, 9, 16]);
 }

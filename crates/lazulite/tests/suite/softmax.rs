@@ -175,12 +175,12 @@ fn integers_compute_in_float32_and_empty_arrays_keep_their_shape() {
 }
 
 #[test]
-fn invalid_axis_is_an_index_error() {
+fn invalid_axis_is_an_axis_error() {
     let a = cube(DType::Float32);
     let before = a.to_vec::<f32>().unwrap();
     for axis in [3, -4] {
         let err = lazulite::softmax(&a, axis, false).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::Index);
+        assert_eq!(err.kind(), ErrorKind::Axis);
         assert!(err.to_string().contains("[softmax]"), "{err}");
     }
     assert_eq!(a.to_vec::<f32>().unwrap(), before);

@@ -11,7 +11,7 @@ use crate::ops::reduce::{max, min, sum};
 use crate::ops::shape::{concatenate, expand_dims, moveaxis, squeeze};
 use crate::ops::unary::{abs, sqrt};
 use crate::ops::view::{broadcast_to, slice, transpose};
-use crate::shape::broadcast_shapes;
+use crate::shape::{axis_in_range, broadcast_shapes};
 
 /// The `ord` of [`norm`]: a number (`p` of a vector norm, or `±1`, `±2`, `±inf` of a
 /// matrix norm) or a name (`"fro"`, `"nuc"`: matrix norms).
@@ -128,14 +128,11 @@ pub fn norm(
 fn resolve_axes(axes: &[i32], ndim: usize) -> Result<Vec<i32>> {
     let mut out = Vec::with_capacity(axes.len());
     for &axis in axes {
-        let n = ndim as i64;
-        let a = axis as i64;
-        if a < -n || a >= n {
-            return Err(Error::index(format!(
+        let a = axis_in_range(axis, ndim).ok_or_else(|| {
+            Error::axis(format!(
                 "Invalid axis {axis} for array with {ndim} dimensions."
-            )));
-        }
-        let a = (if a < 0 { a + n } else { a }) as i32;
+            ))
+        })? as i32;
         if out.contains(&a) {
             return Err(Error::value("Duplicate axes detected in reduction."));
         }
