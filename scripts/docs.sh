@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the guide and the Python API reference into site/ with MkDocs in strict mode: a
-# broken link, a missing page or an unresolvable reference fails the build. Reuses the
+# Builds the guide and the Python API reference into site/ with MkDocs in strict mode (a
+# broken link, a missing page or an unresolvable reference fails the build), then the
+# Rust API reference with rustdoc, warnings denied. Reuses the
 # .venv of setup-python.sh (the API pages are read from the built extension) and installs
 # the documentation tools into it. The pages' examples are tests: see python/tests/test_docs.py.
 set -euo pipefail
@@ -25,3 +26,8 @@ if grep -rIl --include='*.html' -E '(href|src)="(https?:)?//' site >/dev/null; t
   exit 1
 fi
 echo "docs: built site/ ($(find site -name '*.html' | wc -l) pages)"
+
+# The Rust API reference, with every public item documented (missing_docs) and every
+# intra-doc link resolved: a warning fails the build.
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p lazulite --quiet
+echo "docs: built target/doc/lazulite/index.html"

@@ -15,6 +15,8 @@
 //! Layers, bottom up: [`dtype`] and [`shape`] → `backend` (buffers, memory, CPU kernels)
 //! → `primitive` → [`Array`] and the graph → [`eval`] → ops (one module per family).
 
+#![warn(missing_docs)]
+
 pub mod dtype;
 pub mod element;
 pub mod error;
