@@ -8,6 +8,10 @@ The convention, for anyone writing a page:
 - If the next thing after a python block (blank lines aside) is a fenced ```text block,
   the python block's printed output must equal that text. A python block with no such
   block after it must print nothing.
+- Rust blocks are doctests of the crate (`crates/lazulite/src/lib.rs` includes the
+  pages). Rust cannot capture its own printing, so a Rust block followed by a text block
+  checks its output with hidden lines `# assert_eq!(..., "printed text");`; the string
+  literals of those assertions, each ending a line, must spell the text block.
 - A block that cannot run here (it needs several processes, say) is preceded by the line
   `<!-- not run: reason -->`; the reason is required.
 
@@ -55,18 +59,19 @@ def blocks(text):
     return found
 
 
-def examples(text):
-    """The python blocks of a page as (line, code, expected output or None, skipped)."""
+def examples(text, language="python"):
+    """The blocks of one language in a page as (line, code, expected output or None,
+    skipped): the expected output is the text block that follows, if any."""
     found = blocks(text)
     lines = text.split("\n")
     result = []
     for n, (lang, line, code, skipped) in enumerate(found):
-        if lang != "python":
+        if lang != language:
             continue
         expected = None
         if n + 1 < len(found) and found[n + 1][0] == "text":
-            # Only blank lines may stand between the python block's closing fence and
-            # the text block's opening one.
+            # Only blank lines may stand between the block's closing fence and the text
+            # block's opening one.
             close = line + code.count("\n") + 1  # 1-based line of the closing fence
             between = lines[close : found[n + 1][1] - 2]
             if all(not s.strip() for s in between):
@@ -173,3 +178,23 @@ def test_benchmark_chart_reads_the_latest_table():
     assert data["matmul float32 2048"][2] > 10  # MLX's CPU matmul is far slower
     assert data["matmul bfloat16 2048"][0] is None  # NumPy has no bfloat16
     assert (ROOT / "docs/images/benchmarks.svg").exists()
+
+
+HIDDEN_ASSERT = re.compile(r'^\s*# assert_eq!\(.*, "((?:[^"\\]|\\.)*)"\);\s*$')
+
+
+def test_rust_examples_assert_the_output_they_show():
+    for page in PAGES:
+        for line, code, expected, _ in examples(page.read_text(), "rust"):
+            if expected is None:
+                continue
+            asserted = ""
+            for source in code.split("\n"):
+                m = HIDDEN_ASSERT.match(source)
+                if m:
+                    literal = m.group(1).encode().decode("unicode_escape")
+                    asserted += literal if literal.endswith("\n") else literal + "\n"
+            assert asserted == expected, (
+                f"{page.relative_to(ROOT)}, Rust block at line {line}: its hidden assertions "
+                f"check\n{asserted}but the page shows\n{expected}"
+            )
