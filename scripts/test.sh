@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: the Rust workspace (unit, integration, doc tests), the Rust
 # distributed tests under mpirun, then the Python package's tests (multi-process ones
-# included) in a virtual environment this script creates and fills itself.
+# included, and the guide's examples) in a virtual environment this script creates and
+# fills itself, then builds the documentation site.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,4 +35,6 @@ if [ -f python/pyproject.toml ]; then
   echo "== Python tests"
   bash scripts/setup-python.sh
   .venv/bin/python -m pytest -q python/tests
+  echo "== Documentation site (strict: a broken link fails)"
+  bash scripts/docs.sh
 fi

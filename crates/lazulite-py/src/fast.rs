@@ -68,7 +68,7 @@ bind! {
         /// Args:
         ///     x (array): Input array.
         ///     weight (array, optional): A one-dimensional weight, the size of the last axis
-        ///       of ``x``, to scale the result by; ``None``: no scaling.
+        ///         of ``x``, to scale the result by; ``None``: no scaling.
         ///     eps (float): A small additive constant for numerical stability.
         ///
         /// Returns:
@@ -80,7 +80,7 @@ bind! {
         /// Args:
         ///     x (array): Input array.
         ///     weight (array, optional): A one-dimensional weight to scale the result by;
-        ///       ``None``: no scaling.
+        ///         ``None``: no scaling.
         ///     bias (array, optional): A one-dimensional offset to add; ``None``: none.
         ///     eps (float): A small additive constant for numerical stability.
         ///
@@ -94,12 +94,12 @@ bind! {
         ///     a (array): The input array.
         ///     dims (int): The feature dimensions to rotate; the rest are left unchanged.
         ///     traditional (bool): Rotate consecutive dimensions (pairs ``2i``, ``2i+1``)
-        ///       instead of the two halves.
+        ///         instead of the two halves.
         ///     base (float, optional): The base of the angular frequencies. Exactly one of
-        ///       ``base`` and ``freqs`` must be ``None``.
+        ///         ``base`` and ``freqs`` must be ``None``.
         ///     scale (float): The scale of the positions.
         ///     offset (int or array): The position offset to start at: a scalar, or a vector
-        ///       of ``B`` offsets, one per example.
+        ///         of ``B`` offsets, one per example.
         ///     freqs (array, optional): The frequencies to use instead of ``base``.
         ///
         /// Returns:
@@ -116,11 +116,11 @@ bind! {
         ///     v (array): Values with shape ``[B, N_kv, T_kv, D]``.
         ///     scale (float): Scale for queries (typically ``1.0 / sqrt(q.shape(-1))``).
         ///     mask (str or array, optional): ``"causal"`` (the last query aligns with the
-        ///       last key) or a boolean or additive mask broadcastable to
-        ///       ``[B, N, T_q, T_kv]``.
+        ///         last key) or a boolean or additive mask broadcastable to
+        ///         ``[B, N, T_q, T_kv]``.
         ///     sinks (array, optional): One attention-sink logit per query head.
         ///     force_fused (bool, optional): Accepted for compatibility; there is one
-        ///       implementation on the CPU.
+        ///         implementation on the CPU.
         ///
         /// Returns:
         ///     array: The output array.

@@ -469,15 +469,15 @@ bind! {
         /// Args:
         ///     a (array): Input array.
         ///     size (int, optional): The size of the output; ``None`` uses the number of
-        ///       unique elements (evaluating ``a``). Default: ``None``.
+        ///         unique elements (evaluating ``a``). Default: ``None``.
         ///     return_index (bool, optional): Also return the index in the flattened ``a``
-        ///       of the first occurrence of each unique element. Default: ``False``.
+        ///         of the first occurrence of each unique element. Default: ``False``.
         ///     return_inverse (bool, optional): Also return the indices of the unique
-        ///       array that rebuild ``a`` (``a``'s shape). Default: ``False``.
+        ///         array that rebuild ``a`` (``a``'s shape). Default: ``False``.
         ///     return_counts (bool, optional): Also return how often each unique element
-        ///       occurs. Default: ``False``.
+        ///         occurs. Default: ``False``.
         ///     fill_value (scalar or array, optional): The value of the entries past the
-        ///       last unique element; ``None`` uses the smallest element. Default: ``None``.
+        ///         last unique element; ``None`` uses the smallest element. Default: ``None``.
         ///
         /// Returns:
         ///     array or tuple(array, ...): The sorted unique elements; if any ``return_*``

@@ -42,11 +42,11 @@ bind! {
         ///     a (array): Input array (a 1-D input is a row vector).
         ///     b (array): Input array (a 1-D input is a column vector).
         ///     lhs_indices (array, optional): Integer indices of matrices of ``a``;
-        ///       ``None``: each in turn. Default: ``None``.
+        ///         ``None``: each in turn. Default: ``None``.
         ///     rhs_indices (array, optional): Integer indices of matrices of ``b``;
-        ///       ``None``: each in turn. Default: ``None``.
+        ///         ``None``: each in turn. Default: ``None``.
         ///     sorted_indices (bool, optional): Whether the indices are sorted, a hint
-        ///       that does not change the result. Default: ``False``.
+        ///         that does not change the result. Default: ``False``.
         ///
         /// Returns:
         ///     array: The products, shaped as the broadcast indices followed by the

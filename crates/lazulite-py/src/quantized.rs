@@ -136,12 +136,12 @@ bind! {
         ///
         /// Args:
         ///     w (array): Array to be quantized, with at least two dimensions and the last
-        ///       divisible by ``group_size``.
+        ///         divisible by ``group_size``.
         ///     group_size (int, optional): Elements sharing a scale and bias: 32, 64 or 128.
-        ///       Default: ``64``.
+        ///         Default: ``64``.
         ///     bits (int, optional): Bits per element: 1, 2, 3, 4, 5, 6 or 8. Default: ``4``.
         ///     mode (str, optional): The quantization mode; only ``"affine"``.
-        ///       Default: ``"affine"``.
+        ///         Default: ``"affine"``.
         ///     global_scale (array, optional): Only for ``"nvfp4"`` (unsupported).
         ///
         /// Returns:
@@ -160,7 +160,7 @@ bind! {
         ///     mode (str, optional): Only ``"affine"``. Default: ``"affine"``.
         ///     global_scale (array, optional): Only for ``"nvfp4"`` (unsupported).
         ///     dtype (Dtype, optional): The result's dtype. Default: that of the scales and
-        ///       biases.
+        ///         biases.
         ///
         /// Returns:
         ///     array: The dequantized version of ``w``.
@@ -174,7 +174,7 @@ bind! {
         ///     scales (array): The scales to use per ``group_size`` elements of ``w``.
         ///     biases (array): The biases to use per ``group_size`` elements of ``w``.
         ///     transpose (bool, optional): Multiply with ``w`` transposed (``x @ w.T``).
-        ///       Default: ``True``.
+        ///         Default: ``True``.
         ///     group_size (int, optional): Default: ``64``.
         ///     bits (int, optional): Default: ``4``.
         ///     mode (str, optional): Only ``"affine"``. Default: ``"affine"``.
@@ -194,13 +194,13 @@ bind! {
         ///     lhs_indices (array, optional): Integer indices of matrices of ``x``.
         ///     rhs_indices (array, optional): Integer indices of matrices of ``w``.
         ///     transpose (bool, optional): Multiply by the transpose of ``w``. Default:
-        ///       ``True``.
+        ///         ``True``.
         ///     group_size (int, optional): The quantization group size. Default: ``64``.
         ///     bits (int, optional): The bits per element of ``w``. Default: ``4``.
         ///     mode (str, optional): The quantization mode. Default: ``"affine"``.
         ///     global_scale (array, optional): Only with the ``"nvfp4"`` mode.
         ///     sorted_indices (bool, optional): Whether the indices are sorted, a hint
-        ///       that does not change the result. Default: ``False``.
+        ///         that does not change the result. Default: ``False``.
         ///
         /// Returns:
         ///     array: The products, shaped as the broadcast indices followed by the
@@ -223,7 +223,7 @@ bind! {
         /// Args:
         ///     x (array): The uint8 array.
         ///     dtype (Dtype, optional): Real floating-point type of the result; ``None``:
-        ///       ``bfloat16``. Default: ``None``.
+        ///         ``bfloat16``. Default: ``None``.
         ///
         /// Returns:
         ///     array: The decoded array.

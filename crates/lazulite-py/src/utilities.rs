@@ -34,9 +34,9 @@ bind! {
         /// Args:
         ///     a (array): Input array.
         ///     axis (int or list(int), optional): Axis or axes to reduce over. If
-        ///       unspecified, reduce over the entire array.
+        ///         unspecified, reduce over the entire array.
         ///     keepdims (bool, optional): Keep reduced axes as singleton dimensions.
-        ///       Default: ``False``.
+        ///         Default: ``False``.
         ///
         /// Returns:
         ///     tuple(array, array): The minimum and maximum arrays, in that order.
@@ -46,9 +46,9 @@ bind! {
         ///
         /// Args:
         ///     a (array): Input array; its last axis has length ``m * 2**k`` with ``m`` in
-        ///       (1, 12, 20, 28). Non-floating inputs are computed in float32.
+        ///         (1, 12, 20, 28). Non-floating inputs are computed in float32.
         ///     scale (float, optional): Factor applied to the result. Default:
-        ///       ``1/sqrt(n)``, which makes the transform orthonormal.
+        ///         ``1/sqrt(n)``, which makes the transform orthonormal.
         ///
         /// Returns:
         ///     array: The transformed array.
@@ -206,9 +206,9 @@ fn matches_kind(dtype: DType, kind: &Bound<'_, PyAny>, nested: bool) -> PyResult
 /// Args:
 ///     dtype (Dtype): The dtype to test.
 ///     kind (Dtype, str, or tuple): A dtype, a kind string, or a tuple of dtypes and kind
-///       strings. Supported kind strings are ``"bool"``, ``"signed integer"``,
-///       ``"unsigned integer"``, ``"integral"``, ``"real floating"``,
-///       ``"complex floating"``, and ``"numeric"``.
+///         strings. Supported kind strings are ``"bool"``, ``"signed integer"``,
+///         ``"unsigned integer"``, ``"integral"``, ``"real floating"``,
+///         ``"complex floating"``, and ``"numeric"``.
 ///
 /// Returns:
 ///     bool: ``True`` if ``dtype`` matches any of the given kinds.
@@ -225,7 +225,7 @@ fn isdtype(dtype: Dt, kind: &Bound<'_, PyAny>) -> PyResult<bool> {
 ///
 /// Args:
 ///     *args (arrays or trees of arrays): Each argument can be a single array or a tree of
-///       arrays. Leaves which are not arrays are ignored.
+///         arrays. Leaves which are not arrays are ignored.
 ///
 /// Returns:
 ///     int: The size of the unique buffers in bytes.
@@ -258,7 +258,7 @@ fn copy_needed(obj: &Bound<'_, PyAny>) -> PyErr {
 ///     a: Input data.
 ///     dtype (Dtype, optional): The desired data-type for the array.
 ///     copy (bool, optional): Whether to copy the input. If ``True`` or ``None``, the
-///       data is copied (as MLX does on the CPU); ``False`` raises, as a copy is required.
+///         data is copied (as MLX does on the CPU); ``False`` raises, as a copy is required.
 ///
 /// Returns:
 ///     array: An array interpretation of the input.
@@ -283,7 +283,7 @@ fn asarray(
 /// Args:
 ///     x: Input object implementing ``__dlpack__`` and ``__dlpack_device__``.
 ///     copy (bool, optional): Whether to copy the input. If ``True`` or ``None``, the data
-///       is copied (as MLX does on the CPU); ``False`` raises, as a copy is required.
+///         is copied (as MLX does on the CPU); ``False`` raises, as a copy is required.
 ///
 /// Returns:
 ///     array: An array containing the input data.
@@ -333,7 +333,7 @@ fn arrays_of(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<(Vec<Array>, bool)>
 /// Args:
 ///     inputs (array or Sequence[array]): The input array or arrays.
 ///     dependencies (array or Sequence[array]): The array or arrays to insert
-///       dependencies on.
+///         dependencies on.
 ///
 /// Returns:
 ///     array or Sequence[array]: The outputs which depend on dependencies.

@@ -304,14 +304,17 @@ impl Array {
         &self.node.outputs[self.index]
     }
 
+    /// The array's shape (dimensions, outermost first).
     pub fn shape(&self) -> &[usize] {
         &self.spec().shape
     }
 
+    /// The array's element type.
     pub fn dtype(&self) -> DType {
         self.spec().dtype
     }
 
+    /// Number of dimensions.
     pub fn ndim(&self) -> usize {
         self.shape().len()
     }
@@ -321,10 +324,12 @@ impl Array {
         self.shape().iter().product()
     }
 
+    /// Bytes per element.
     pub fn itemsize(&self) -> usize {
         self.dtype().size()
     }
 
+    /// Bytes of all the elements (size times itemsize).
     pub fn nbytes(&self) -> usize {
         self.size() * self.itemsize()
     }

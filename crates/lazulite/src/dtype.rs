@@ -11,32 +11,54 @@ use std::fmt;
 /// ```
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
 pub enum DType {
+    /// Booleans, one byte each.
     Bool,
+    /// 8-bit unsigned integers.
     UInt8,
+    /// 16-bit unsigned integers.
     UInt16,
+    /// 32-bit unsigned integers.
     UInt32,
+    /// 64-bit unsigned integers.
     UInt64,
+    /// 8-bit signed integers.
     Int8,
+    /// 16-bit signed integers.
     Int16,
+    /// 32-bit signed integers (the default integer dtype).
     Int32,
+    /// 64-bit signed integers.
     Int64,
+    /// IEEE half precision.
     Float16,
+    /// bfloat16: float32's exponent range with an 8-bit significand.
     BFloat16,
+    /// IEEE single precision (the default floating dtype).
     Float32,
+    /// IEEE double precision.
     Float64,
+    /// Complex numbers of two float32 (real, imaginary).
     Complex64,
 }
 
 /// Abstract dtype categories, for [`issubdtype`] (MLX: `mx.floating`, `mx.integer`, ...).
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub enum Category {
+    /// Complex dtypes (`mx.complexfloating`).
     ComplexFloating,
+    /// Real floating dtypes (`mx.floating`).
     Floating,
+    /// Floating and complex dtypes (`mx.inexact`).
     Inexact,
+    /// Signed integer dtypes (`mx.signedinteger`).
     SignedInteger,
+    /// Unsigned integer dtypes (`mx.unsignedinteger`).
     UnsignedInteger,
+    /// Integer dtypes, signed or not (`mx.integer`).
     Integer,
+    /// Every numeric dtype (`mx.number`).
     Number,
+    /// Every dtype, bool included (`mx.generic`).
     Generic,
 }
 
@@ -96,13 +118,16 @@ impl DType {
         DType::ALL.into_iter().find(|d| d.name() == name)
     }
 
+    /// Whether this is `Bool`.
     pub fn is_bool(self) -> bool {
         self == DType::Bool
     }
+    /// Whether this is an unsigned integer dtype.
     pub fn is_unsigned(self) -> bool {
         use DType::*;
         matches!(self, UInt8 | UInt16 | UInt32 | UInt64)
     }
+    /// Whether this is a signed integer dtype.
     pub fn is_signed_integer(self) -> bool {
         use DType::*;
         matches!(self, Int8 | Int16 | Int32 | Int64)
@@ -116,6 +141,7 @@ impl DType {
         use DType::*;
         matches!(self, Float16 | BFloat16 | Float32 | Float64)
     }
+    /// Whether this is `Complex64`.
     pub fn is_complex(self) -> bool {
         self == DType::Complex64
     }
@@ -258,9 +284,13 @@ pub fn can_cast(from: DType, to: DType) -> bool {
 /// Machine limits of a floating dtype (MLX's `finfo`).
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct FInfo {
+    /// The dtype described.
     pub dtype: DType,
+    /// The lowest finite value.
     pub min: f64,
+    /// The largest finite value.
     pub max: f64,
+    /// The difference between 1 and the next larger representable value.
     pub eps: f64,
     /// The smallest positive normal value.
     pub smallest_normal: f64,
@@ -306,8 +336,11 @@ pub fn finfo(dtype: DType) -> Option<FInfo> {
 /// Limits of an integer dtype (MLX's `iinfo`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct IInfo {
+    /// The dtype described.
     pub dtype: DType,
+    /// The smallest value.
     pub min: i128,
+    /// The largest value.
     pub max: i128,
 }
 

@@ -8,7 +8,9 @@ use std::fmt::Debug;
 #[repr(C)]
 #[derive(Copy, Clone, Default, PartialEq, Debug)]
 pub struct Complex {
+    /// The real part.
     pub re: f32,
+    /// The imaginary part.
     pub im: f32,
 }
 
@@ -17,6 +19,7 @@ unsafe impl bytemuck::Zeroable for Complex {}
 unsafe impl bytemuck::Pod for Complex {}
 
 impl Complex {
+    /// The complex number `re + im i`.
     pub fn new(re: f32, im: f32) -> Complex {
         Complex { re, im }
     }
@@ -34,10 +37,13 @@ impl Complex {
 /// assert!(bool::from_elem(2u8));
 /// ```
 pub trait Element: Copy + Send + Sync + Default + PartialEq + Debug + 'static {
+    /// The dtype of arrays of this element type.
     const DTYPE: DType;
     /// How the element is laid out in a buffer.
     type Storage: bytemuck::Pod + Send + Sync;
+    /// The element from its buffer representation.
     fn load(s: Self::Storage) -> Self;
+    /// The buffer representation of the element.
     fn store(self) -> Self::Storage;
     /// Real value as f64 (bool: 0 or 1; complex: the real part).
     fn to_f64(self) -> f64;
@@ -45,8 +51,12 @@ pub trait Element: Copy + Send + Sync + Default + PartialEq + Debug + 'static {
     fn to_i64(self) -> i64;
     /// Unsigned value, wrapping like a C cast for negative integers.
     fn to_u64(self) -> u64;
+    /// Truth value: nonzero is true (complex: either part nonzero).
     fn to_bool(self) -> bool;
+    /// The value as a complex number (imaginary part 0 for real types).
     fn to_complex(self) -> Complex;
+    /// The element for `v`: integer types truncate toward zero (then wrap to their
+    /// width), floating types round to the nearest value, bool is `v != 0`.
     fn from_f64(v: f64) -> Self;
     /// Converts any element to this type with NumPy's `astype` semantics.
     fn from_elem<T: Element>(x: T) -> Self;
@@ -413,9 +423,13 @@ pub(crate) use dispatch;
 /// ```
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum Scalar {
+    /// A Python-style `bool`.
     Bool(bool),
+    /// A Python-style `int`.
     Int(i64),
+    /// A Python-style `float`.
     Float(f64),
+    /// A Python-style `complex`: real and imaginary parts.
     Complex(f64, f64),
 }
 
@@ -446,6 +460,7 @@ impl Scalar {
         }
     }
 
+    /// The value as an `f64` (bool: 0 or 1; complex: the real part).
     pub fn to_f64(self) -> f64 {
         match self {
             Scalar::Bool(b) => b as u8 as f64,

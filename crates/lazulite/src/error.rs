@@ -47,33 +47,42 @@ pub struct Error {
 }
 
 impl Error {
+    /// An error of the given kind with its message.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
         Error {
             kind,
             message: message.into(),
         }
     }
+    /// A `ValueError`: a wrong shape, dtype or argument value.
     pub fn value(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Value, message)
     }
+    /// An `IndexError`: an index out of bounds or too many indices.
     pub fn index(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Index, message)
     }
+    /// An axis out of range for an array: both a `ValueError` and an `IndexError` in Python.
     pub fn axis(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Axis, message)
     }
+    /// A `TypeError`: an argument of the wrong type.
     pub fn type_error(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Type, message)
     }
+    /// A failure found while evaluating that fits no other kind (Python: `RuntimeError`).
     pub fn runtime(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Runtime, message)
     }
+    /// A transform rule or feature that does not exist for an operation.
     pub fn not_implemented(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::NotImplemented, message)
     }
+    /// What kind of error this is (the exception type Python raises for it).
     pub fn kind(&self) -> ErrorKind {
         self.kind
     }
+    /// The message, which names the operation and the values involved.
     pub fn message(&self) -> &str {
         &self.message
     }

@@ -15,6 +15,8 @@
 //! Layers, bottom up: [`dtype`] and [`shape`] → `backend` (buffers, memory, CPU kernels)
 //! → `primitive` → [`Array`] and the graph → [`eval`] → ops (one module per family).
 
+#![warn(missing_docs)]
+
 pub mod dtype;
 pub mod element;
 pub mod error;
@@ -32,6 +34,31 @@ mod print;
 pub mod random;
 mod raw;
 mod transforms;
+
+/// The Rust examples of the guide (`docs/*.md`) and of the README, compiled and run as
+/// doctests; their printed lines are checked by hidden assertions. Every page with a
+/// Rust example is listed (python/tests/test_docs.py checks that).
+#[cfg(doctest)]
+mod guide {
+    #[doc = include_str!("../../../README.md")]
+    mod readme {}
+    #[doc = include_str!("../../../docs/quickstart.md")]
+    mod quickstart {}
+    #[doc = include_str!("../../../docs/lazy-evaluation.md")]
+    mod lazy_evaluation {}
+    #[doc = include_str!("../../../docs/transforms.md")]
+    mod transforms {}
+    #[doc = include_str!("../../../docs/compile.md")]
+    mod compile {}
+    #[doc = include_str!("../../../docs/indexing.md")]
+    mod indexing {}
+    #[doc = include_str!("../../../docs/interop.md")]
+    mod interop {}
+    #[doc = include_str!("../../../docs/saving-loading.md")]
+    mod saving_loading {}
+    #[doc = include_str!("../../../docs/dataflow.md")]
+    mod dataflow {}
+}
 
 pub use array::Array;
 pub use backend::memory::{

@@ -48,10 +48,12 @@ impl RawData {
         self.tensor.buf.as_ptr().wrapping_add(offset) as *mut u8
     }
 
+    /// The element type of the data.
     pub fn dtype(&self) -> DType {
         self.tensor.dtype
     }
 
+    /// The shape of the data.
     pub fn shape(&self) -> &[usize] {
         &self.tensor.shape
     }

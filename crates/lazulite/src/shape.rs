@@ -101,7 +101,9 @@ pub fn normalize_axes(op: &str, axes: &[i32], ndim: usize) -> Result<Vec<usize>>
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Axes {
+    /// Every axis.
     All,
+    /// These axes; negative ones count from the end.
     List(Vec<i32>),
 }
 

@@ -49,8 +49,11 @@ use std::sync::Arc;
 /// lists (bool, the integer types, float32 and float64).
 #[derive(Clone, Debug)]
 pub enum MetadataValue {
+    /// A string value.
     String(String),
+    /// A list of strings.
     Strings(Vec<String>),
+    /// A number (0-d array) or a list of numbers (1-d array).
     Array(Array),
 }
 
@@ -58,8 +61,11 @@ pub enum MetadataValue {
 /// the file's metadata too when asked for.
 #[derive(Clone, Debug)]
 pub enum Loaded {
+    /// The one array of a `.npy` file.
     Array(Array),
+    /// The named arrays of a `.npz`, `.safetensors` or `.gguf` file.
     Arrays(BTreeMap<String, Array>),
+    /// Named arrays and the file's metadata (with `return_metadata`).
     WithMetadata(BTreeMap<String, Array>, BTreeMap<String, MetadataValue>),
 }
 
@@ -99,8 +105,9 @@ impl Loaded {
     }
 }
 
-/// Loads the array(s) of a `.npy`, `.npz`, `.safetensors` or `.gguf` file, lazily (see
-/// the [module docs](self)). The format comes from the extension unless `format` names
+/// Loads the array(s) of a `.npy`, `.npz`, `.safetensors` or `.gguf` file, lazily: the
+/// file is memory-mapped, its headers are checked now, and each array reads its bytes
+/// when evaluated. The format comes from the extension unless `format` names
 /// it (`"npy"`, `"npz"`, `"safetensors"`, `"gguf"`). `return_metadata` asks for the
 /// metadata of `.safetensors` and `.gguf` files (an error for the NumPy formats, as in
 /// MLX). GGUF tensors quantized as Q4_0, Q4_1 or Q8_0 are dequantized to float32.

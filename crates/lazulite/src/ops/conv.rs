@@ -1,7 +1,7 @@
 //! Convolutions over channels-last arrays, as in MLX: `conv1d`, `conv2d`, `conv3d`,
 //! `conv_general` and the transposed `conv_transpose1d/2d/3d`.
 //!
-//! Everything records one [`Convolution`] primitive: input `(N, spatial..., C_in)`,
+//! Everything records one `Convolution` primitive: input `(N, spatial..., C_in)`,
 //! weight `(C_out, kernel..., C_in / groups)`, output `(N, out..., C_out)`. Its CPU kernel
 //! is im2col + gemm (`backend/cpu/conv.rs`). Its derivative and batching rules are
 //! convolutions again: the input cotangent convolves the output cotangent (dilated by

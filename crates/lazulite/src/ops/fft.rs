@@ -27,8 +27,11 @@ use crate::transforms::batch_to_front;
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum FftNorm {
     #[default]
+    /// No scaling forward, `1/n` on the inverse.
     Backward,
+    /// `1/sqrt(n)` on both.
     Ortho,
+    /// `1/n` forward, no scaling on the inverse.
     Forward,
 }
 

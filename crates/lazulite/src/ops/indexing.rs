@@ -1,5 +1,5 @@
-//! NumPy-style indexing: the [`Gather`] and [`Scatter`] primitives, [`take`],
-//! [`take_along_axis`], [`put_along_axis`], the [`Index`] expression (with the [`idx!`]
+//! NumPy-style indexing: the `Gather` and `Scatter` primitives, [`take`],
+//! [`take_along_axis`], [`put_along_axis`], the [`Index`] expression (with the [`idx!`](crate::idx!)
 //! macro), [`index`], [`index_put`] and [`at`], and the data-dependent ops on masks
 //! ([`nonzero`], [`argwhere`], [`unique`]).
 //!
@@ -421,7 +421,7 @@ impl ScatterProduct {
 /// One entry of a NumPy-style index expression (see [`index`]).
 ///
 /// Build entries with `From` (`3`, `-1`, `..`, `1..5`, `..=4`, an integer [`Array`], a
-/// bool [`Array`] as a mask), [`Index::slice`] for steps, or all at once with [`idx!`].
+/// bool [`Array`] as a mask), [`Index::slice`] for steps, or all at once with [`idx!`](crate::idx!).
 ///
 /// ```
 /// use lazulite::{Array, Index};
@@ -434,8 +434,11 @@ pub enum Index {
     Int(i64),
     /// `start:stop:step` with Python's defaults and clamping; keeps the axis (a view).
     Slice {
+        /// First position (default: the start, or the end for a negative step).
         start: Option<i64>,
+        /// Position to stop before (default: past the last position).
         stop: Option<i64>,
+        /// Stride between positions (default 1; negative walks backwards).
         step: Option<i64>,
     },
     /// A new axis of length 1 (`None` / `np.newaxis`).
@@ -461,7 +464,7 @@ impl Index {
         Index::Slice { start, stop, step }
     }
 
-    /// This entry (a range or full slice) with a step; for [`idx!`]'s `range;step`.
+    /// This entry (a range or full slice) with a step; for [`idx!`](crate::idx!)'s `range;step`.
     ///
     /// ```
     /// use lazulite::Index;
@@ -1357,9 +1360,13 @@ pub fn unique(a: &Array) -> Result<Array> {
 /// first occurrence in the flattened input (uint32), the position in `values` of every
 /// input element (uint32, the input's shape) and how often each value occurs (int32).
 pub struct Unique {
+    /// The sorted distinct values.
     pub values: Array,
+    /// For each value, the flat index of its first occurrence in the input.
     pub index: Array,
+    /// For each input element, the position of its value in `values`.
     pub inverse: Array,
+    /// How many times each value occurs.
     pub counts: Array,
 }
 

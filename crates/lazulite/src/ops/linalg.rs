@@ -363,7 +363,9 @@ pub fn outer(a: &Array, b: &Array) -> Result<Array> {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TensordotAxes {
+    /// Contract the last `n` axes of `a` with the first `n` of `b`.
     Count(i64),
+    /// Contract these axes of `a` with these axes of `b`, pairwise.
     Pairs(Vec<i32>, Vec<i32>),
 }
 

@@ -136,7 +136,7 @@ impl Array {
         diag(self, k)
     }
 
-    /// Method form of [`view`](crate::view).
+    /// Method form of [`view`](crate::view()).
     pub fn view(&self, dtype: DType) -> Result<Array> {
         view(self, dtype)
     }
@@ -218,7 +218,7 @@ impl Array {
         argmin(self, axis, keepdims)
     }
 
-    /// Method form of [`softmax`](crate::softmax).
+    /// Method form of [`softmax`](crate::softmax()).
     pub fn softmax(&self, axes: impl Into<crate::Axes>, precise: bool) -> Result<Array> {
         softmax(self, axes, precise)
     }

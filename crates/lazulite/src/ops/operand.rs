@@ -18,7 +18,9 @@ use crate::error::{Error, Result};
 /// ```
 #[derive(Clone, Debug)]
 pub enum Operand {
+    /// An array.
     Array(Array),
+    /// A scalar, typed as MLX types Python numbers next to an array.
     Scalar(Scalar),
 }
 

@@ -489,7 +489,9 @@ pub fn stack(arrays: &[Array], axis: i32) -> Result<Array> {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum IndicesOrSections {
+    /// Split into this many equal parts.
     Sections(i64),
+    /// Split before each of these positions.
     Indices(Vec<i64>),
 }
 

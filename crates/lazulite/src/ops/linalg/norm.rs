@@ -24,7 +24,9 @@ use crate::shape::{axis_in_range, broadcast_shapes};
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum NormOrd {
+    /// A numeric order (`2.0`, `f64::INFINITY`, `-1.0`, ...).
     Number(f64),
+    /// A named matrix norm: `"fro"` or `"nuc"`.
     Name(String),
 }
 
