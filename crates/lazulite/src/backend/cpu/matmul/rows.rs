@@ -6,7 +6,7 @@
 //! with a unit stride (`x @ W.T` with `W` row-major, and `x @ W`) are walked along it.
 
 use super::super::elementwise::converted;
-use super::super::simd::vectorised;
+use super::super::simd::{self, vectorised};
 use super::{Operand, Pairs, SendPtr};
 use crate::backend::Tensor;
 use crate::dtype::DType;
@@ -208,6 +208,10 @@ fn dots<E: Widen>(
     out: *mut f32,
 ) {
     let mut buf = vec![0.0f32; k];
+    // Explicit vector code where there is some: LLVM sums the lanes of its own
+    // vectorisation in order, which costs more than the products at short depths
+    // (attention over 64-wide heads).
+    let dot = simd::folds().map_or(dot as fn(&[f32], &[f32]) -> f32, |folds| folds.dot);
     for j in columns {
         // SAFETY: column j of the matrix holds k elements from here, inside b's buffer.
         let column = unsafe { std::slice::from_raw_parts(b.offset(j as isize * column_stride), k) };

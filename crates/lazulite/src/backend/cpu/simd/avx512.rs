@@ -31,6 +31,10 @@ pub(super) mod folds {
         fold::sum::<F32x16>(data)
     }
     #[target_feature(enable = "avx512f")]
+    pub unsafe fn dot(a: &[f32], b: &[f32]) -> f32 {
+        fold::dot::<F32x16>(a, b)
+    }
+    #[target_feature(enable = "avx512f")]
     pub unsafe fn max(data: &[f32]) -> f32 {
         fold::extreme::<F32x16, true>(data)
     }

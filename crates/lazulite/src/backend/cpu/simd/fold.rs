@@ -1,5 +1,6 @@
-//! f32 reductions written over the lane types: the sum (accumulated in f64) and the
-//! NaN-propagating max and min, of a run and of rows added into a row of accumulators.
+//! f32 reductions written over the lane types: the sum (accumulated in f64), the
+//! NaN-propagating max and min, of a run and of rows added into a row of accumulators, and
+//! the dot product of two runs.
 //!
 //! `backend::cpu::reduce` has generic folds for every dtype, written with independent
 //! accumulators for LLVM to vectorise; whether it did depended on inlining choices that
@@ -32,6 +33,36 @@ pub(super) unsafe fn sum<V: Vector>(data: &[f32]) -> f64 {
         .remainder()
         .iter()
         .fold(vectors.sum(), |s, &v| s + v as f64)
+}
+
+/// The dot product of `a` and `b` over the shorter length, accumulated in f32.
+///
+/// # Safety
+/// The CPU must support `V`'s instructions.
+#[inline(always)]
+pub(super) unsafe fn dot<V: Vector>(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (a, b) = (a.as_ptr(), b.as_ptr());
+    let mut acc = [V::splat(0.0); UNROLL];
+    let mut i = 0;
+    while i + V::LANES * UNROLL <= n {
+        for (u, acc) in acc.iter_mut().enumerate() {
+            let p = i + u * V::LANES;
+            *acc = V::load(a.add(p)).mul_add(V::load(b.add(p)), *acc);
+        }
+        i += V::LANES * UNROLL;
+    }
+    let mut vectors = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    while i + V::LANES <= n {
+        vectors = V::load(a.add(i)).mul_add(V::load(b.add(i)), vectors);
+        i += V::LANES;
+    }
+    let mut total = vectors.sum_lanes();
+    while i < n {
+        total = (*a.add(i)).mul_add(*b.add(i), total);
+        i += 1;
+    }
+    total
 }
 
 /// The largest (`MAX`) or smallest value of `data`: NaN if any value is NaN, -inf (+inf)
@@ -175,6 +206,19 @@ mod tests {
                 let min = data.iter().copied().fold(f32::INFINITY, pick(false));
                 assert_eq!((f.max)(&data), max, "{isa:?} max of {n}");
                 assert_eq!((f.min)(&data), min, "{isa:?} min of {n}");
+                let other = values(n + 3, 7 * n as u64 + 1);
+                let exact: f64 = data
+                    .iter()
+                    .zip(&other)
+                    .map(|(&a, &b)| a as f64 * b as f64)
+                    .sum();
+                let scale: f64 = data
+                    .iter()
+                    .zip(&other)
+                    .map(|(&a, &b)| (a * b).abs() as f64)
+                    .sum();
+                let dot = (f.dot)(&data, &other) as f64;
+                assert!((dot - exact).abs() <= 1e-5 * scale, "{isa:?} dot of {n}");
             }
         }
     }

@@ -150,12 +150,14 @@ impl Isa {
     }
 }
 
-/// The f32 reductions written over the lane types ([`fold`]): whole runs and rows added
-/// into a row of accumulators. Sums accumulate in f64; max and min propagate NaN.
+/// The f32 reductions written over the lane types ([`fold`]): whole runs, rows added
+/// into a row of accumulators, dot products. Sums accumulate in f64; max and min propagate NaN.
 #[derive(Copy, Clone)]
 pub struct Folds {
     /// The sum of a run.
     pub sum: fn(&[f32]) -> f64,
+    /// The dot product of two runs (over the shorter length), accumulated in f32.
+    pub dot: fn(&[f32], &[f32]) -> f32,
     /// The largest value of a run (-inf if empty).
     pub max: fn(&[f32]) -> f32,
     /// The smallest value of a run (+inf if empty).
@@ -187,6 +189,7 @@ pub fn folds_of(isa: Isa) -> Option<Folds> {
                 // supports that path (checked above).
                 Some(Folds {
                     sum: |d| unsafe { $path::folds::sum(d) },
+                    dot: |a, b| unsafe { $path::folds::dot(a, b) },
                     max: |d| unsafe { $path::folds::max(d) },
                     min: |d| unsafe { $path::folds::min(d) },
                     add_row: |a, r| unsafe { $path::folds::add_row(a, r) },
