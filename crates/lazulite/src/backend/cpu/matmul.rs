@@ -21,6 +21,10 @@ use rayon::prelude::*;
 /// smaller ones cost less than waking the thread pool.
 const PARALLEL_WORK: usize = 1 << 17;
 
+/// Below this many multiply-adds per product, a batch of many products is split across
+/// threads by product rather than within each product.
+const BATCH_SPLIT_WORK: usize = 1 << 22;
+
 /// `a @ b`, or `alpha * (a @ b) + beta * c` when `addend` is `Some((c, alpha, beta))`
 /// with `c` of the output's shape. All operands have the same dtype, one of float16,
 /// bfloat16, float32, float64 and complex64; the result is a new contiguous tensor.
@@ -251,7 +255,10 @@ fn run<E: Element, G: Copy + Send + Sync + 'static>(
             )
         }
     };
-    if work >= PARALLEL_WORK {
+    // Many products of moderate size (attention heads) split best by product: each
+    // thread runs whole products with no synchronisation inside them.
+    let by_product = batches >= 4 * rayon::current_num_threads() && work < BATCH_SPLIT_WORK;
+    if work >= PARALLEL_WORK && !by_product {
         (0..batches).for_each(|i| product(i, Parallelism::Rayon(0)));
     } else if batches > 1 && work.saturating_mul(batches) >= PARALLEL_WORK {
         (0..batches)
