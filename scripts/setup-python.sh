@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-requirements="maturin==1.16.0 numpy==2.4.6 pytest==9.2.0 hypothesis==6.170.15 safetensors==0.8.0 gguf==0.19.0 jax[cpu]==0.10.2"
+requirements="maturin==1.16.0 numpy==2.4.6 pytest==9.2.0 ruff==0.14.0 hypothesis==6.170.15 safetensors==0.8.0 gguf==0.19.0 jax[cpu]==0.10.2"
 stamp=.venv/.lazulite-requirements
 
 if [ ! -x .venv/bin/python ]; then

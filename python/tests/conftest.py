@@ -25,19 +25,3 @@ def default_printoptions():
     yield
     mx.set_printoptions(-1)
 
-
-def needs_core_rules(test):
-    """Skips `test` (with the reason) while the Rust core lacks a derivative or batching
-    rule it needs ("Primitive's vjp not implemented: sum."); it runs once the rule exists."""
-    import functools
-
-    @functools.wraps(test)
-    def run(*args, **kwargs):
-        try:
-            return test(*args, **kwargs)
-        except ValueError as e:
-            if "Primitive's" in str(e) and "not implemented" in str(e):
-                pytest.skip(f"core rule missing: {e}")
-            raise
-
-    return run

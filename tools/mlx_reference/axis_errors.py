@@ -2,7 +2,7 @@
 axis out of range, one per op taking an axis) the exception class real MLX raises, or
 "OK" where MLX accepts the call. Run with a Python that has mlx:
 
-    /work/mlxvenv/bin/python tools/mlx_reference/axis_errors.py
+    python tools/mlx_reference/axis_errors.py
 """
 
 import json

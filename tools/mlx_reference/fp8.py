@@ -3,7 +3,7 @@ float32 values (every E4M3 value, the midpoints between neighbours, both signs, 
 magnitudes across the range and beyond, specials) and its decoding (`from_fp8`) of all
 256 bytes. Run with a Python that has mlx:
 
-    /work/mlxvenv/bin/python tools/mlx_reference/fp8.py
+    python tools/mlx_reference/fp8.py
 """
 
 import json

@@ -3,7 +3,7 @@ Hadamard matrices that MLX's `hadamard_transform` uses for lengths m * 2^k, m in
 (12, 20, 28), read off real MLX (the transform of the identity, unscaled), one row of
 '+'/'-' per line. Run with a Python that has mlx:
 
-    /work/mlxvenv/bin/python tools/mlx_reference/hadamard.py
+    python tools/mlx_reference/hadamard.py
 """
 
 import json

@@ -2,7 +2,7 @@
 sort, shape, ternary and linalg families and each input dtype, the result dtype real MLX
 gives (or the exception it raises). Run with a Python that has mlx:
 
-    /tmp/mlxenv/bin/python tools/mlx_reference/op_dtypes.py
+    python tools/mlx_reference/op_dtypes.py
 """
 
 import json

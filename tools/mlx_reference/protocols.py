@@ -5,7 +5,7 @@ for parameters MLX documents as positional-only, `isdtype`), every
 field and the printed form of `finfo` and `iinfo`, and `__array_namespace_info__()`. Run with a Python that has mlx (and
 ml_dtypes, for the bfloat16 facts):
 
-    /work/mlxvenv/bin/python tools/mlx_reference/protocols.py
+    python tools/mlx_reference/protocols.py
 """
 
 import json

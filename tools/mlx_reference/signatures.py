@@ -1,7 +1,7 @@
 """Writes python/tests/mlx_signatures.json: the signature line of each MLX function and
 array method lazulite binds, as real MLX documents it. Run with a Python that has mlx:
 
-    /tmp/mlxenv/bin/python tools/mlx_reference/signatures.py
+    python tools/mlx_reference/signatures.py
 """
 
 import json

@@ -104,7 +104,7 @@ bind! {
         ///     a (array): Input array.
         ///
         /// Returns:
-        ///     array: The ``exp(a) - 1``, accurate for small ``a`` of ``a``.
+        ///     array: ``exp(a) - 1``.
         expm1(a: Arr, /, *, stream) => lz::expm1(&a.0);
         /// Elementwise natural logarithm.
         ///
@@ -120,7 +120,7 @@ bind! {
         ///     a (array): Input array.
         ///
         /// Returns:
-        ///     array: The ``log(1 + a)``, accurate for small ``a`` of ``a``.
+        ///     array: ``log(1 + a)``.
         log1p(a: Arr, /, *, stream) => lz::log1p(&a.0);
         /// Elementwise base-2 logarithm.
         ///
@@ -288,7 +288,7 @@ bind! {
         ///     a (array): Input array.
         ///
         /// Returns:
-        ///     array: The logistic sigmoid ``1 / of ``a``.
+        ///     array: The logistic sigmoid of ``a``.
         sigmoid(a: Arr, /, *, stream) => lz::sigmoid(&a.0);
         /// Elementwise error function.
         ///
@@ -497,7 +497,7 @@ bind! {
         /// Returns:
         ///     array: ``a // b``.
         floor_divide(a: Opd, b: Opd, stream) => lz::floor_divide(a.0, b.0);
-        /// Elementwise remainder of floor division, with the sign of ``b`` of ``a`` and ``b``, with broadcasting.
+        /// Elementwise remainder of ``a`` floor-divided by ``b`` (with the sign of ``b``), with broadcasting.
         ///
         /// Args:
         ///     a (array or scalar): Input array or scalar.
@@ -515,7 +515,7 @@ bind! {
         /// Returns:
         ///     list(array): ``[a // b, a % b]``.
         divmod(a: Opd, b: Opd, stream) => quotient_and_remainder(a.0, b.0);
-        /// Elementwise power of ``a`` and ``b``, with broadcasting.
+        /// Elementwise ``a`` to the power ``b``, with broadcasting.
         ///
         /// Args:
         ///     a (array or scalar): Input array or scalar.
@@ -524,7 +524,7 @@ bind! {
         /// Returns:
         ///     array: ``a ** b``.
         power(a: Opd, b: Opd, /, *, stream) => lz::power(a.0, b.0);
-        /// Elementwise power (alias of ``power``) of ``a`` and ``b``, with broadcasting.
+        /// Elementwise ``a`` to the power ``b`` (alias of ``power``), with broadcasting.
         ///
         /// Args:
         ///     a (array or scalar): Input array or scalar.
@@ -533,7 +533,7 @@ bind! {
         /// Returns:
         ///     array: ``a ** b``.
         pow(a: Opd, b: Opd, /, *, stream) => lz::power(a.0, b.0);
-        /// Elementwise maximum; NaN propagates of ``a`` and ``b``, with broadcasting.
+        /// Elementwise maximum of ``a`` and ``b``, with broadcasting; NaN propagates.
         ///
         /// Args:
         ///     a (array or scalar): Input array or scalar.
@@ -542,7 +542,7 @@ bind! {
         /// Returns:
         ///     array: ``max(a, b)``.
         maximum(a: Opd, b: Opd, /, *, stream) => lz::maximum(a.0, b.0);
-        /// Elementwise minimum; NaN propagates of ``a`` and ``b``, with broadcasting.
+        /// Elementwise minimum of ``a`` and ``b``, with broadcasting; NaN propagates.
         ///
         /// Args:
         ///     a (array or scalar): Input array or scalar.
@@ -551,7 +551,7 @@ bind! {
         /// Returns:
         ///     array: ``min(a, b)``.
         minimum(a: Opd, b: Opd, /, *, stream) => lz::minimum(a.0, b.0);
-        /// Elementwise inverse tangent of ``a / b``, using the signs of both to pick the quadrant of ``a`` and ``b``, with broadcasting.
+        /// Elementwise inverse tangent of ``a / b``, with the signs of both picking the quadrant, with broadcasting.
         ///
         /// Args:
         ///     a (array or scalar): Input array or scalar.
@@ -560,7 +560,7 @@ bind! {
         /// Returns:
         ///     array: ``atan2(a, b)``.
         arctan2(a: Opd, b: Opd, /, *, stream) => lz::arctan2(a.0, b.0);
-        /// Elementwise inverse tangent of ``a / b`` (alias of ``arctan2``) of ``a`` and ``b``, with broadcasting.
+        /// Elementwise inverse tangent of ``a / b`` (alias of ``arctan2``), with broadcasting.
         ///
         /// Args:
         ///     a (array or scalar): Input array or scalar.
@@ -569,7 +569,7 @@ bind! {
         /// Returns:
         ///     array: ``atan2(a, b)``.
         atan2(a: Opd, b: Opd, /, *, stream) => lz::arctan2(a.0, b.0);
-        /// Elementwise ``log(exp(a) + exp(b))``, computed without overflow of ``a`` and ``b``, with broadcasting.
+        /// Elementwise ``log(exp(a) + exp(b))``, computed without overflow, with broadcasting.
         ///
         /// Args:
         ///     a (array or scalar): Input array or scalar.
@@ -677,7 +677,7 @@ bind! {
         /// Returns:
         ///     array: ``a ^ b``.
         bitwise_xor(a: Opd, b: Opd, stream) => lz::bitwise_xor(a.0, b.0);
-        /// Elementwise left shift of ``a`` and ``b``, with broadcasting.
+        /// Elementwise ``a`` shifted left by ``b`` bits, with broadcasting.
         ///
         /// Args:
         ///     a (array or scalar): Input array or scalar.
@@ -686,7 +686,7 @@ bind! {
         /// Returns:
         ///     array: ``a << b``.
         left_shift(a: Opd, b: Opd, stream) => lz::left_shift(a.0, b.0);
-        /// Elementwise right shift of ``a`` and ``b``, with broadcasting.
+        /// Elementwise ``a`` shifted right by ``b`` bits, with broadcasting.
         ///
         /// Args:
         ///     a (array or scalar): Input array or scalar.
@@ -695,7 +695,7 @@ bind! {
         /// Returns:
         ///     array: ``a >> b``.
         right_shift(a: Opd, b: Opd, stream) => lz::right_shift(a.0, b.0);
-        /// Elementwise left shift (alias of ``left_shift``) of ``a`` and ``b``, with broadcasting.
+        /// Elementwise ``a`` shifted left by ``b`` bits (alias of ``left_shift``), with broadcasting.
         ///
         /// Args:
         ///     a (array or scalar): Input array or scalar.
@@ -704,7 +704,7 @@ bind! {
         /// Returns:
         ///     array: ``a << b``.
         bitwise_left_shift(a: Opd, b: Opd, stream) => lz::left_shift(a.0, b.0);
-        /// Elementwise right shift (alias of ``right_shift``) of ``a`` and ``b``, with broadcasting.
+        /// Elementwise ``a`` shifted right by ``b`` bits (alias of ``right_shift``), with broadcasting.
         ///
         /// Args:
         ///     a (array or scalar): Input array or scalar.

@@ -1,3 +1,4 @@
+"""Prints real MLX's results for edge cases of many ops; run through run_isolated.py."""
 import mlx.core as mx
 def t(label,f):
     print(">>> "+label, flush=True)

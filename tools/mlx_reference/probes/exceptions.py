@@ -1,3 +1,4 @@
+"""Prints what real MLX does (result or exception) for bad arguments; run through run_isolated.py."""
 import mlx.core as mx
 def t(label,f):
     print(label, flush=True)

@@ -1,3 +1,4 @@
+"""More edge cases of real MLX, printed; run through run_isolated.py."""
 import mlx.core as mx
 def t(label,f):
     print(">>> "+label, flush=True)

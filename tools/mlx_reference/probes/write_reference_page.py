@@ -1,12 +1,19 @@
+"""Writes docs/mlx-reference.md from the outputs of the other probes in this folder. Run,
+in this folder, with a Python that has mlx:
+
+    for p in promotion weak_scalars signatures printing print_options; do python $p.py > $p.out; done
+    for p in exceptions semantics more_semantics; do python run_isolated.py $p.py > $p.out; done
+    python write_reference_page.py
+"""
 import re
-P=open('a_promo.out').read().split('diffs vs numpy')[0]
+P=open('promotion.out').read().split('diffs vs numpy')[0]
 mat=P.split('\n',2)[2].rstrip()  # skip first 2 lines
-W=open('b_weak.out').read()
+W=open('weak_scalars.out').read()
 wtab='\n'.join(W.splitlines()[:15]); wextra='\n'.join(W.splitlines()[15:])
-E=open('e_sig.out').read()
+E=open('signatures.out').read()
 Esig=E.split('--- mx.metal ---')[0]
 Emetal='--- mx.metal ---'+E.split('--- mx.metal ---')[1]
-C=open('c_print.out').read()
+C=open('printing.out').read()
 # compact printing: collapse identical repr/str
 blocks=[]
 for b in C.strip().split('### ')[1:]:
@@ -18,18 +25,18 @@ for b in C.strip().split('### ')[1:]:
     r=r.strip()
     blocks.append(f"# {lab}: {r}" if '\n' not in r else f"# {lab}\n{r}")
 Cc='\n'.join(blocks)
-C2=open('c2_print.out').read()
+C2=open('print_options.out').read()
 C2prec='\n'.join(l for l in C2.splitlines() if l.startswith('precision=') or l.startswith('ctx') or l.startswith('after ctx'))
 C2sum=C2.split('get_printoptions()')[0].strip()
-D=open('d_exc.out').read()
-F=open('f_sem.out').read()
-G=open('g_extra.out').read()
+D=open('exceptions.out').read()
+F=open('semantics.out').read()
+G=open('more_semantics.out').read()
 out=f"""# MLX reference facts (mlx 0.32.4, Linux CPU, Python 3.11)
 
 Install: `python3 -m venv /tmp/mlxenv && /tmp/mlxenv/bin/pip install mlx-cpu mlx numpy` worked as-is
 -> `mlx-0.32.4 mlx-cpu-0.32.4 numpy-2.4.6`. `mx.default_device()` = `Device(cpu, 0)`;
 `mx.metal.is_available()` = False, `mx.cuda.is_available()` = False.
-Scripts + raw outputs: /tmp/mlxref/*.py, *.out (`runiso.py` runs each test in its own process since some crash).
+Probes: `tools/mlx_reference/probes/*.py` (`run_isolated.py` runs each probe line in its own process, since some crash MLX).
 
 Dtype names: `str(mx.float32)` == `repr(mx.float32)` == `'mlx.core.float32'`; bool dtype is `mx.bool_` but prints
 `mlx.core.bool`. `type(mx.float32)` is `mlx.core.Dtype` (only public attr: `.size`). There is NO `mx.complex128`
@@ -157,4 +164,4 @@ Extra: `mx.array([1],mx.int8) << 1` -> `array([2], dtype=int8)`; `mx.array([True
 (no `__rlshift__`). `x[mx.array([1,1])] = mx.array([7,8])` -> last write wins (8). Fancy 2-D index `mx.array([1,2,3])[mx.array([[0,1],[2,0]])]`
 -> shape (2,2). `mx.eye(0).shape` = (0,0).
 """
-open('FACTS.md','w').write(out)
+open('../../../docs/mlx-reference.md','w').write(out)

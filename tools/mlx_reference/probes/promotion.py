@@ -1,3 +1,4 @@
+"""Prints real MLX's binary promotion table and where it differs from NumPy's."""
 import mlx.core as mx, json
 names=['bool','uint8','uint16','uint32','uint64','int8','int16','int32','int64','float16','bfloat16','float32','float64','complex64']
 D={n:getattr(mx,'bool_' if n=='bool' else n) for n in names}

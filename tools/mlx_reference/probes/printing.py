@@ -1,3 +1,4 @@
+"""Prints repr and str of arrays of every kind, as real MLX prints them."""
 import mlx.core as mx
 def show(label, a):
     print(f"### {label}")

@@ -1,3 +1,4 @@
+"""Runs each probe line after the "#---TESTS---" marker of a script in its own process, so a crash of MLX is reported, not fatal."""
 # run each t(...) of a script in an isolated subprocess
 import sys, subprocess, re
 src=open(sys.argv[1]).read()

@@ -1,3 +1,4 @@
+"""Prints how real MLX's print options change printed arrays."""
 import mlx.core as mx
 print(repr(mx.arange(6))); print(repr(mx.arange(7)))
 print(repr(mx.arange(14).reshape(2,7))); print(repr(mx.arange(14).reshape(7,2)))
