@@ -53,3 +53,25 @@ def test_inputs_survive_errors():
     with pytest.raises(ValueError):
         a + 300
     assert a.tolist() == [1, 2, 3] and a.dtype == mx.uint8
+
+
+@pytest.mark.parametrize("window", ["bartlett", "blackman", "hamming", "hanning"])
+def test_window_lengths_beyond_a_c_int_are_type_errors(window):
+    # MLX reads M as a C int and refuses larger values before computing anything.
+    with pytest.raises(TypeError):
+        getattr(mx, window)(2**31)
+    with pytest.raises(TypeError):
+        getattr(mx, window)(2.0)
+    assert getattr(mx, window)(5).shape == (5,)
+
+
+def test_split_counts_beyond_a_c_int_are_type_errors():
+    with pytest.raises(TypeError):
+        mx.split(mx.array([]), 2**31)
+
+
+def test_split_of_an_empty_axis_into_many_parts():
+    # Many parts of an empty axis share one slice instead of recording a node each.
+    parts = mx.split(mx.array([]), 2**20)
+    assert len(parts) == 2**20 and parts[0].shape == (0,) and parts[-1].shape == (0,)
+    assert [p.shape for p in mx.split(mx.zeros((0, 3)), 3)] == [(0, 3)] * 3

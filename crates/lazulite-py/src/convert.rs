@@ -462,6 +462,36 @@ impl Hint for Dt {
     }
 }
 
+/// An int MLX reads as a C `int` (window lengths, key counts, section counts): a value
+/// outside its range is a `TypeError`, as MLX's binding raises, instead of being taken
+/// at its word and computing billions of values.
+pub struct CInt(pub i32);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for CInt {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<CInt> {
+        let wrong = || {
+            PyTypeError::new_err(format!(
+                "Expected an int in a C int's range (-2147483648 to 2147483647) but got {}.",
+                obj.repr()
+                    .map_or_else(|_| type_name(&obj), |r| r.to_string())
+            ))
+        };
+        if obj.is_instance_of::<PyFloat>() {
+            return Err(wrong());
+        }
+        let v: i64 = obj.extract().map_err(|_| wrong())?;
+        i32::try_from(v).map(CInt).map_err(|_| wrong())
+    }
+}
+
+impl Hint for CInt {
+    fn hint() -> String {
+        "int".into()
+    }
+}
+
 /// An int or a sequence of ints.
 fn ints(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<i64>> {
     if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyFloat>() {
@@ -602,12 +632,14 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Sections {
 
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Sections> {
         let obj = obj.to_owned();
-        let values = ints(&obj, "indices_or_sections")?;
-        Ok(Sections(if is_sequence(&obj) {
-            lazulite::IndicesOrSections::Indices(values)
-        } else {
-            lazulite::IndicesOrSections::Sections(values[0])
-        }))
+        if is_sequence(&obj) {
+            let values = ints(&obj, "indices_or_sections")?;
+            return Ok(Sections(lazulite::IndicesOrSections::Indices(values)));
+        }
+        let count = obj.extract::<CInt>()?.0;
+        Ok(Sections(lazulite::IndicesOrSections::Sections(
+            count.into(),
+        )))
     }
 }
 

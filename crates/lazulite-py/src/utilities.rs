@@ -6,7 +6,7 @@
 
 use crate::bind;
 use crate::bind::Tuple;
-use crate::convert::{array_of, Arr, AxesArg, Dt, Opd};
+use crate::convert::{array_of, Arr, AxesArg, CInt, Dt, Opd};
 use crate::dtype::PyDtype;
 use crate::errors::Res;
 use lazulite::{self as lz, Array, Axes, DType};
@@ -62,7 +62,7 @@ bind! {
         /// Returns:
         ///     array: The float32 window, with the maximum value normalized to one (the value
         ///     one appears only if the number of samples is odd).
-        bartlett(M: i64, *, stream) => lz::bartlett(M);
+        bartlett(M: CInt, *, stream) => lz::bartlett(M.0.into());
         /// Return the Blackman window:
         /// ``w(n) = 0.42 - 0.5 cos(2πn / (M - 1)) + 0.08 cos(4πn / (M - 1))``.
         ///
@@ -72,7 +72,7 @@ bind! {
         /// Returns:
         ///     array: The float32 window, with the maximum value normalized to one (the value
         ///     one appears only if the number of samples is odd).
-        blackman(M: i64, *, stream) => lz::blackman(M);
+        blackman(M: CInt, *, stream) => lz::blackman(M.0.into());
         /// Return the Hamming window: ``w(n) = 0.54 - 0.46 cos(2πn / (M - 1))``.
         ///
         /// Args:
@@ -81,7 +81,7 @@ bind! {
         /// Returns:
         ///     array: The float32 window, with the maximum value normalized to one (the value
         ///     one appears only if the number of samples is odd).
-        hamming(M: i64, *, stream) => lz::hamming(M);
+        hamming(M: CInt, *, stream) => lz::hamming(M.0.into());
         /// Return the Hanning window: ``w(n) = 0.5 - 0.5 cos(2πn / (M - 1))``.
         ///
         /// Args:
@@ -90,7 +90,7 @@ bind! {
         /// Returns:
         ///     array: The float32 window, with the maximum value normalized to one (the value
         ///     one appears only if the number of samples is odd).
-        hanning(M: i64, *, stream) => lz::hanning(M);
+        hanning(M: CInt, *, stream) => lz::hanning(M.0.into());
         /// The discrete convolution of 1D arrays.
         ///
         /// If ``v`` is longer than ``a``, then they are swapped. The conv filter is flipped

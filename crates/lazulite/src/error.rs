@@ -46,6 +46,19 @@ pub struct Error {
     message: String,
 }
 
+/// An empty vector with room for `len` items, or an `OutOfMemory` error when the room
+/// cannot be had: for lists whose length comes from a user's number.
+pub(crate) fn vec_with_room<T>(len: usize, what: &str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        Error::new(
+            ErrorKind::OutOfMemory,
+            format!("[{what}] Unable to allocate room for {len} items."),
+        )
+    })?;
+    Ok(v)
+}
+
 impl Error {
     /// An error of the given kind with its message.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {

@@ -597,13 +597,7 @@ fn chunks(n: usize) -> impl Iterator<Item = (usize, c_int)> {
 
 /// A zeroed scratch buffer of `bytes`, allocated fallibly.
 fn scratch(bytes: usize) -> Result<Vec<u8>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(bytes).map_err(|_| {
-        Error::new(
-            crate::error::ErrorKind::OutOfMemory,
-            format!("[mpi] Unable to allocate {bytes} bytes."),
-        )
-    })?;
+    let mut v = crate::error::vec_with_room(bytes, "mpi")?;
     v.resize(bytes, 0);
     Ok(v)
 }

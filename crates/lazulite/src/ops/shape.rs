@@ -14,7 +14,7 @@ use crate::backend::cpu::shape::{concatenate as concatenate_kernel, scatter_add_
 use crate::backend::{contiguous_strides, Tensor};
 use crate::dtype::{promote_types, DType};
 use crate::element::dispatch;
-use crate::error::{Error, Result};
+use crate::error::{vec_with_room, Error, Result};
 use crate::primitive::{OutputSpec, Primitive};
 use crate::shape::{axis_in_range, broadcast_shapes, checked_size, normalize_axis, Axes};
 use crate::transforms::batch_to_front;
@@ -560,10 +560,17 @@ pub fn split(
                     a.shape()
                 )));
             }
+            if dim == 0 {
+                // Every part is the same empty slice: share it rather than record n nodes.
+                let empty = slice_axis(a, ax, 0, 0, 1)?;
+                let mut parts = vec_with_room(n as usize, "split")?;
+                parts.resize(n as usize, empty);
+                return Ok(parts);
+            }
             (1..n).map(|k| k * (dim / n)).collect()
         }
     };
-    let mut parts = Vec::with_capacity(indices.len() + 1);
+    let mut parts = vec_with_room(indices.len() + 1, "split")?;
     let mut start = 0i64;
     for &stop in &indices {
         parts.push(slice_axis(a, ax, start, stop, 1)?);
