@@ -1,6 +1,9 @@
 """grad, value_and_grad, vjp, jvp, vmap and stop_gradient on Python callables, with
 trees of arrays as arguments and results; errors as MLX raises them."""
 
+from collections import namedtuple
+from typing import NamedTuple
+
 import numpy as np
 import pytest
 
@@ -166,3 +169,78 @@ def test_vmap_errors():
         mx.vmap(lambda x: x)([mx.ones(2), 1.0])
     with pytest.raises(ValueError):
         mx.vmap(lambda x, y: x + y)(mx.ones(2), mx.ones(3))
+
+
+class Params(NamedTuple):
+    w: mx.array
+    b: mx.array
+
+
+Pair = namedtuple("Pair", ["x", "y"])
+
+
+class Couple(tuple):
+    pass
+
+
+def test_tuple_types_survive_every_transform():
+    p = Params(mx.array([1.0, 2.0]), mx.array(3.0))
+    g = mx.grad(lambda p: (p.w * p.b).sum())(p)
+    assert type(g) is Params
+    close(g.w, [3.0, 3.0]), close(g.b, 3.0)
+    value, g = mx.value_and_grad(lambda p: (p.w * p.b).sum())(p)
+    assert type(g) is Params and value.item() == 9.0
+    g = mx.grad(lambda t: (t.x * t.y).sum())(Pair(mx.array([1.0]), mx.array([2.0])))
+    assert type(g) is Pair
+    close(g.x, [2.0]), close(g.y, [1.0])
+    g = mx.grad(lambda t: (t[0] * t[1]).sum())(Couple((mx.array([1.0]), mx.array([2.0]))))
+    assert type(g) is Couple
+    out = mx.vmap(lambda x: Params(x * 2, x.sum()))(mx.ones((3, 2)))
+    assert type(out) is Params and out.w.shape == (3, 2) and out.b.shape == (3,)
+    out = mx.vmap(lambda p: p.w * p.b)(Params(mx.ones((3, 2)), mx.full((3,), 2.0)))
+    close(out, np.full((3, 2), 2.0))
+    out = mx.compile(lambda x: Params(x * 2, x + 1))(mx.ones(2))
+    assert type(out) is Params
+    close(out.w, [2.0, 2.0]), close(out.b, [2.0, 2.0])
+    close(mx.compile(lambda p: p.w + p.b)(p), [4.0, 5.0])
+
+
+def test_grad_passes_containers_themselves():
+    import lazulite.nn as nn
+
+    layer = nn.Linear(2, 1)
+    weight = layer.weight
+    x = mx.array([[1.0, 2.0]])
+    g = mx.grad(lambda m, x: m(x).sum())(layer, x)
+    # The module itself is called; its gradient comes back as a plain dict, and the
+    # module holds its own arrays again afterwards.
+    assert type(g) is dict and set(g) == {"weight", "bias"}
+    close(g["weight"], [[1.0, 2.0]]), close(g["bias"], [1.0])
+    assert layer.weight is weight
+
+
+def test_arrays_written_into_a_differentiated_list_stay():
+    def f(params):
+        params[0] = mx.array([7.0])
+        return params[1].sum()
+
+    params = [mx.array([1.0]), mx.array([2.0])]
+    second = params[1]
+    g = mx.grad(f)(params)
+    close(g[0], [0.0]), close(g[1], [1.0])
+    assert params[1] is second and params[0].item() == 7.0
+
+
+def test_transformed_functions_keep_name_and_doc():
+    def double(x):
+        """Doubles x."""
+        return (x * 2).sum()
+
+    for wrapped in [mx.compile(double), mx.grad(double), mx.value_and_grad(double), mx.vmap(double)]:
+        assert wrapped.__name__ == "double" and wrapped.__doc__ == "Doubles x."
+    assert mx.compile(lambda x: x).__name__ == "<lambda>"
+
+
+def test_vmap_refuses_keyword_arguments():
+    with pytest.raises(TypeError, match=r"\[vmap\] Keyword arguments are not supported."):
+        mx.vmap(lambda x, y=1: x * y)(mx.ones(2), y=mx.ones(2))

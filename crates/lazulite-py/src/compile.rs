@@ -28,7 +28,7 @@ struct Entry {
     traced: Arc<Mutex<Option<Traced>>>,
 }
 
-/// The function `compile` returns.
+// The function `compile` returns (its `__doc__` is the function's).
 #[pyclass(name = "_CompiledFunction", module = "lazulite.core", frozen)]
 struct CompiledFunction {
     fun: Py<PyAny>,
@@ -180,6 +180,8 @@ impl CompiledFunction {
         Entry { compiled, traced }
     }
 }
+
+crate::transforms::forwards_function_attributes!(CompiledFunction);
 
 #[pymethods]
 impl CompiledFunction {

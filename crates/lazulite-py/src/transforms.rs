@@ -4,7 +4,7 @@
 
 use crate::array::PyArray;
 use crate::errors::{stash, to_py_err};
-use crate::trees::{leaves, rebuild, spread_axes};
+use crate::trees::{array_objects, leaves, rebuild, spread_axes, update_in_place};
 use lazulite as lz;
 use lazulite::shape::shape_text;
 use lazulite::Array;
@@ -30,6 +30,29 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
         .name()
         .map_or_else(|_| "object".into(), |n| n.to_string())
 }
+
+/// Gives a pyclass that wraps a Python function (field `fun`) the function's `__name__`,
+/// `__doc__` and other attributes, as MLX's transformed functions have them.
+macro_rules! forwards_function_attributes {
+    ($wrapper:ty) => {
+        #[pyo3::pymethods]
+        impl $wrapper {
+            #[getter(__doc__)]
+            fn doc(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<pyo3::Py<pyo3::PyAny>> {
+                Ok(self.fun.bind(py).getattr("__doc__")?.unbind())
+            }
+
+            fn __getattr__(
+                &self,
+                py: pyo3::Python<'_>,
+                name: &str,
+            ) -> pyo3::PyResult<pyo3::Py<pyo3::PyAny>> {
+                Ok(self.fun.bind(py).getattr(name)?.unbind())
+            }
+        }
+    };
+}
+pub(crate) use forwards_function_attributes;
 
 /// Which arguments `grad` differentiates: positions (as an int or a sequence) and names.
 struct Wrt {
@@ -80,13 +103,15 @@ fn parse_wrt(
     })
 }
 
-/// The function `grad` and `value_and_grad` return.
+// The function `grad` and `value_and_grad` return (its `__doc__` is the function's).
 #[pyclass(name = "_GradientFunction", module = "lazulite.core", frozen)]
 struct GradientFunction {
     fun: Py<PyAny>,
     wrt: Wrt,
     with_value: bool,
 }
+
+forwards_function_attributes!(GradientFunction);
 
 impl GradientFunction {
     fn name(&self) -> &'static str {
@@ -163,6 +188,7 @@ impl GradientFunction {
             named.push(value);
         }
         let mut primals = Vec::new();
+        let mut originals = Vec::new();
         let mut counts = Vec::new();
         for tree in self
             .wrt
@@ -171,28 +197,58 @@ impl GradientFunction {
             .map(|&i| args.get_item(i))
             .chain(named.iter().cloned().map(Ok))
         {
-            let before = primals.len();
-            leaves(&tree?, true, &mut primals)?;
-            counts.push(primals.len() - before);
+            let objects = array_objects(&tree?, true)?;
+            primals.extend(objects.iter().map(|a| a.get().array()));
+            counts.push(objects.len());
+            originals.extend(objects);
         }
 
         let rest: RefCell<Option<Bound<'py, PyAny>>> = RefCell::new(None);
         let f = |inputs: &[Array]| -> lz::Result<Vec<Array>> {
             (|| -> PyResult<Vec<Array>> {
-                let mut new = inputs.iter().cloned();
+                // As MLX does, the traced arrays go into the caller's lists and dicts (an
+                // `nn.Module` stays itself) and the caller's arrays come back afterwards.
+                let mut inserted = Vec::new();
                 let mut call_args: Vec<Bound<'py, PyAny>> = args.iter().collect();
-                for &i in &self.wrt.argnums {
-                    call_args[i] = rebuild(&args.get_item(i)?, &mut new)?;
-                }
                 let call_kwargs = kwargs.copy()?;
-                for n in &self.wrt.argnames {
-                    let tree = kwargs.get_item(n)?.expect("checked above");
-                    call_kwargs.set_item(n, rebuild(&tree, &mut new)?)?;
+                {
+                    let mut new = inputs.iter().cloned();
+                    let mut fill = |_: &Bound<'py, PyArray>| -> PyResult<Bound<'py, PyAny>> {
+                        let traced = wrap(py, new.next().expect("one input per leaf"))?;
+                        inserted.push(traced.clone());
+                        Ok(traced)
+                    };
+                    for &i in &self.wrt.argnums {
+                        call_args[i] = update_in_place(&call_args[i], &mut fill)?;
+                    }
+                    for n in &self.wrt.argnames {
+                        let tree = kwargs.get_item(n)?.expect("checked above");
+                        call_kwargs.set_item(n, update_in_place(&tree, &mut fill)?)?;
+                    }
                 }
                 let out = self
                     .fun
                     .bind(py)
-                    .call(PyTuple::new(py, call_args)?, Some(&call_kwargs))?;
+                    .call(PyTuple::new(py, call_args.clone())?, Some(&call_kwargs));
+                // Leaves the function wrote itself are left as they are.
+                let mut index = 0;
+                let mut put_back = |leaf: &Bound<'py, PyArray>| -> PyResult<Bound<'py, PyAny>> {
+                    let ours = inserted.get(index).is_some_and(|t| t.is(leaf));
+                    let kept = match originals.get(index) {
+                        Some(original) if ours => original.clone().into_any(),
+                        _ => leaf.clone().into_any(),
+                    };
+                    index += 1;
+                    Ok(kept)
+                };
+                for &i in &self.wrt.argnums {
+                    update_in_place(&call_args[i], &mut put_back)?;
+                }
+                for n in &self.wrt.argnames {
+                    let tree = call_kwargs.get_item(n)?.expect("set above");
+                    update_in_place(&tree, &mut put_back)?;
+                }
+                let out = out?;
                 let (value, others) = self.split_result(&out)?;
                 let mut outputs = vec![value];
                 if let Some(others) = &others {
@@ -354,7 +410,7 @@ fn jvp<'py>(
     Ok((arrays_to_list(py, outputs)?, arrays_to_list(py, jvps)?))
 }
 
-/// The function `vmap` returns.
+// The function `vmap` returns (its `__doc__` is the function's).
 #[pyclass(name = "_VmapFunction", module = "lazulite.core", frozen)]
 struct VmapFunction {
     fun: Py<PyAny>,
@@ -362,14 +418,22 @@ struct VmapFunction {
     out_axes: Py<PyAny>,
 }
 
+forwards_function_attributes!(VmapFunction);
+
 #[pymethods]
 impl VmapFunction {
-    #[pyo3(signature = (*args))]
+    #[pyo3(signature = (*args, **kwargs))]
     fn __call__<'py>(
         &self,
         py: Python<'py>,
         args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        if kwargs.is_some_and(|k| !k.is_empty()) {
+            return Err(PyTypeError::new_err(
+                "[vmap] Keyword arguments are not supported.",
+            ));
+        }
         // A tuple of axes pairs up with the arguments; anything else applies to each.
         let in_axes = self.in_axes.bind(py);
         let mut axes = Vec::new();

@@ -76,7 +76,7 @@ pub fn rebuild<'py>(
             .iter()
             .map(|c| rebuild(&c, new))
             .collect::<PyResult<Vec<_>>>()?;
-        return Ok(PyTuple::new(py, items)?.into_any());
+        return same_kind_of_tuple(t, items);
     }
     if let Ok(d) = tree.cast::<PyDict>() {
         let out = PyDict::new(py);
@@ -84,6 +84,59 @@ pub fn rebuild<'py>(
             out.set_item(k, rebuild(&v, new)?)?;
         }
         return Ok(out.into_any());
+    }
+    Ok(tree.clone())
+}
+
+/// A tuple of `items` of the same type as `like`: a named tuple is rebuilt from its
+/// fields, another tuple subclass from the sequence, as MLX's trees do.
+fn same_kind_of_tuple<'py>(
+    like: &Bound<'py, PyTuple>,
+    items: Vec<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = like.py();
+    let items = PyTuple::new(py, items)?;
+    if like.is_exact_instance_of::<PyTuple>() {
+        return Ok(items.into_any());
+    }
+    let kind = like.get_type();
+    if kind.hasattr("_fields")? {
+        kind.call1(items)
+    } else {
+        kind.call1((items,))
+    }
+}
+
+/// `tree` with each array leaf replaced by `replace(leaf)`, updating lists and dicts in
+/// place (so that an `nn.Module`, a dict, stays the object the caller holds) and
+/// rebuilding tuples; returns the updated tree (a new object only for tuples and leaves).
+pub fn update_in_place<'py>(
+    tree: &Bound<'py, PyAny>,
+    replace: &mut dyn FnMut(&Bound<'py, PyArray>) -> PyResult<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    if let Ok(a) = tree.cast::<PyArray>() {
+        return replace(a);
+    }
+    if let Ok(l) = tree.cast::<PyList>() {
+        for i in 0..l.len() {
+            l.set_item(i, update_in_place(&l.get_item(i)?, replace)?)?;
+        }
+        return Ok(tree.clone());
+    }
+    if let Ok(t) = tree.cast::<PyTuple>() {
+        let items = t
+            .iter()
+            .map(|c| update_in_place(&c, replace))
+            .collect::<PyResult<Vec<_>>>()?;
+        return same_kind_of_tuple(t, items);
+    }
+    if let Ok(d) = tree.cast::<PyDict>() {
+        // Collected first: the dict is written while its entries are visited.
+        let entries: Vec<_> = d.iter().collect();
+        for (k, v) in entries {
+            d.set_item(k, update_in_place(&v, replace)?)?;
+        }
+        return Ok(tree.clone());
     }
     Ok(tree.clone())
 }

@@ -90,7 +90,7 @@ fn vmap_call(
                 let n = x.shape()[ax];
                 if *size.get_or_insert(n) != n {
                     return Err(Error::value(format!(
-                        "[vmap] Inconsistent sizes for the mapped axes: {} and {n}.",
+                        "[vmap] Inconsistent axis sizes: {} and {n}.",
                         size.unwrap_or(n)
                     )));
                 }
