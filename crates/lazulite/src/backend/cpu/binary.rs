@@ -84,7 +84,7 @@ impl BinaryOp {
         use BinaryOp::*;
         let name = self.name();
         match self {
-            Arctan2 | LogAddExp if t.is_complex() => Err(Error::value(format!(
+            Arctan2 if t.is_complex() => Err(Error::value(format!(
                 "[{name}] Not supported for complex64 inputs."
             ))),
             Divide | Arctan2 | LogAddExp => Ok(t.to_inexact()),
@@ -578,8 +578,8 @@ impl Arith for Complex {
         unreachable!("rejected when recorded")
     }
     #[inline]
-    fn logaddexp(self, _: Complex) -> Complex {
-        unreachable!("rejected when recorded")
+    fn logaddexp(self, o: Complex) -> Complex {
+        complex::logaddexp(self, o)
     }
     /// Lexicographic order (real part first), false whenever a NaN is involved, as NumPy
     /// (MLX orders the same way).

@@ -375,6 +375,57 @@ pub mod complex {
         }
         div(sinh(a), cosh(a))
     }
+    /// Multiplication by i, and by -i: the inverse trigonometric functions are the
+    /// hyperbolic ones turned a quarter (signed zeros kept, so branch cuts match C's).
+    fn times_i(a: Complex) -> Complex {
+        Complex::new(-a.im, a.re)
+    }
+    fn times_minus_i(a: Complex) -> Complex {
+        Complex::new(a.im, -a.re)
+    }
+    /// `asinh(z) = log(z + sqrt(z^2 + 1))`, for z in the right half plane; the left half
+    /// uses `asinh(-z) = -asinh(z)` so the sum never cancels.
+    pub fn asinh(a: Complex) -> Complex {
+        if a.re < 0.0 || (a.re == 0.0 && a.re.is_sign_negative()) {
+            return neg(asinh(neg(a)));
+        }
+        let (r, i) = parts(a);
+        let (sr, si) = parts(sqrt(c(r * r - i * i + 1.0, 2.0 * r * i)));
+        log(c(r + sr, i + si))
+    }
+    pub fn asin(a: Complex) -> Complex {
+        times_minus_i(asinh(times_i(a)))
+    }
+    /// `acosh(z) = log(z + sqrt(z + 1) sqrt(z - 1))`.
+    pub fn acosh(a: Complex) -> Complex {
+        let (r, i) = parts(a);
+        let (pr, pi) = parts(sqrt(c(r + 1.0, i)));
+        let (mr, mi) = parts(sqrt(c(r - 1.0, i)));
+        log(c(r + pr * mr - pi * mi, i + pr * mi + pi * mr))
+    }
+    /// `acos(z) = pi / 2 - asin(z)`.
+    pub fn acos(a: Complex) -> Complex {
+        let (r, i) = parts(asin(a));
+        c(std::f64::consts::FRAC_PI_2 - r, -i)
+    }
+    /// `atanh(z) = (log(1 + z) - log(1 - z)) / 2`; `1 - z` negates the imaginary part
+    /// rather than subtracting it, so a zero keeps its sign.
+    pub fn atanh(a: Complex) -> Complex {
+        let (pr, pi) = parts(log1p(a));
+        let (mr, mi) = parts(log1p(neg(a)));
+        c((pr - mr) / 2.0, (pi - mi) / 2.0)
+    }
+    pub fn atan(a: Complex) -> Complex {
+        times_minus_i(atanh(times_i(a)))
+    }
+    /// `log(exp(a) + exp(b))` as the larger (by real part) plus `log1p(exp(smaller - larger))`.
+    pub fn logaddexp(a: Complex, b: Complex) -> Complex {
+        let (hi, lo) = if a.re >= b.re { (a, b) } else { (b, a) };
+        if hi.re == f32::INFINITY || lo.re == f32::NEG_INFINITY {
+            return hi;
+        }
+        add(hi, log1p(exp(sub(lo, hi))))
+    }
     /// Sign of a complex number: z / |z| (0 for 0), as NumPy 2.
     pub fn sign(a: Complex) -> Complex {
         let m = abs(a);

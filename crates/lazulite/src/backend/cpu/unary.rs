@@ -160,6 +160,12 @@ impl UnaryOp {
                 let k = std::f32::consts::LOG10_E;
                 Complex::new(l.re * k, l.im * k)
             },
+            Arcsin => complex::asin,
+            Arccos => complex::acos,
+            Arctan => complex::atan,
+            Arcsinh => complex::asinh,
+            Arccosh => complex::acosh,
+            Arctanh => complex::atanh,
             Sin => complex::sin,
             Cos => complex::cos,
             Tan => complex::tan,
@@ -183,7 +189,7 @@ impl UnaryOp {
         if dtype.is_complex() {
             return match self {
                 Abs | Real | Imag => Ok(DType::Float32),
-                IsNan | IsInf | IsFinite | LogicalNot => Ok(DType::Bool),
+                IsNan | IsInf | IsPosInf | IsNegInf | IsFinite | LogicalNot => Ok(DType::Bool),
                 _ if self.complex_fn().is_some() => Ok(dtype),
                 _ => Err(Error::value(format!(
                     "[{name}] Not supported for complex64 inputs."
@@ -347,6 +353,9 @@ pub fn unary(op: UnaryOp, x: Tensor, out: DType) -> Result<Tensor> {
             IsNan => map1::<Complex, bool>(x, |z| z.re.is_nan() || z.im.is_nan()),
             IsInf => map1::<Complex, bool>(x, |z| z.re.is_infinite() || z.im.is_infinite()),
             IsFinite => map1::<Complex, bool>(x, |z| z.re.is_finite() && z.im.is_finite()),
+            // Equal to +-inf as a complex number: an infinite real part and no imaginary one.
+            IsPosInf => map1::<Complex, bool>(x, |z| z.re == f32::INFINITY && z.im == 0.0),
+            IsNegInf => map1::<Complex, bool>(x, |z| z.re == f32::NEG_INFINITY && z.im == 0.0),
             LogicalNot => map1::<Complex, bool>(x, |z| !z.to_bool()),
             _ => map1::<Complex, Complex>(x, op.complex_fn().expect("checked by output_dtype")),
         };
