@@ -65,3 +65,16 @@ def test_isclose_and_allclose_of_complex_inputs():
     assert mx.isclose(a, b).tolist() == [True, True, False, False]
     assert not mx.allclose(mx.array([1 + 2j]), mx.array([1 + 2.1j])).item()
     assert mx.allclose(mx.array([1 + 2j]), mx.array([1 + 2.0000001j])).item()
+
+
+def test_products_of_complex_inputs():
+    a = (rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))).astype(np.complex64)
+    b = (rng.standard_normal((4, 2)) + 1j * rng.standard_normal((4, 2))).astype(np.complex64)
+    c = (rng.standard_normal((2,)) + 1j * rng.standard_normal((2,))).astype(np.complex64)
+    got = mx.addmm(mx.array(c), mx.array(a), mx.array(b), alpha=0.5, beta=2.0)
+    assert got.dtype == mx.complex64
+    np.testing.assert_allclose(np.array(got), 0.5 * (a @ b) + 2.0 * c, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.array(mx.array(a) @ mx.array(b[:, 0])), a @ b[:, 0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.array(mx.outer(mx.array(c), mx.array(a[0]))), np.outer(c, a[0]), rtol=1e-6)
+    with pytest.raises(ValueError, match="addmm"):
+        mx.addmm(mx.zeros(2, mx.int32), mx.zeros((2, 2), mx.int32), mx.zeros((2, 2), mx.int32))

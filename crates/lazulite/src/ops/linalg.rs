@@ -289,7 +289,7 @@ pub fn matmul(a: &Array, b: &Array) -> Result<Array> {
 /// ```
 pub fn addmm(c: &Array, a: &Array, b: &Array, alpha: f64, beta: f64) -> Result<Array> {
     let dtype = promote_types(promote_types(c.dtype(), a.dtype()), b.dtype());
-    if !dtype.is_floating() {
+    if !dtype.is_inexact() {
         return Err(Error::value(format!(
             "[addmm] Only real floating point types are supported but {}, {} and {} were \
              provided which results in {dtype}, which is not a real floating point type.",
