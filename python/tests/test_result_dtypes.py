@@ -26,15 +26,9 @@ def outcome(fn, dtype):
 
 # Where MLX refuses a dtype NumPy handles, lazulite computes (as NumPy does).
 BEYOND_MLX = {("nan_to_num", "float64"): "float64", ("nan_to_num", "complex64"): "complex64"}
-# Known gaps of the Rust core, reported to the lead; strict, so they fail once fixed.
-CORE_GAPS = {"isclose": "the core refuses complex64 in isclose; MLX gives bool"}
 
 
-@pytest.mark.parametrize(
-    "op",
-    [pytest.param(op, marks=pytest.mark.xfail(reason=CORE_GAPS[op], strict=True)) if op in CORE_GAPS
-     else op for op in sorted(FACTS)],
-)
+@pytest.mark.parametrize("op", sorted(FACTS))
 def test_result_dtypes_match_mlx(op):
     expected = {d: BEYOND_MLX.get((op, d), fact) for d, fact in FACTS[op].items()}
     assert {d: outcome(OPS[op], d) for d in FACTS[op]} == expected
