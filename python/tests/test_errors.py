@@ -75,3 +75,13 @@ def test_split_of_an_empty_axis_into_many_parts():
     parts = mx.split(mx.array([]), 2**20)
     assert len(parts) == 2**20 and parts[0].shape == (0,) and parts[-1].shape == (0,)
     assert [p.shape for p in mx.split(mx.zeros((0, 3)), 3)] == [(0, 3)] * 3
+
+
+def test_equality_with_none_is_a_type_error():
+    # MLX's binding has no overload taking None for == and !=.
+    a = mx.array([1, 2])
+    with pytest.raises(TypeError):
+        a == None  # noqa: E711
+    with pytest.raises(TypeError):
+        a != None  # noqa: E711
+    assert (a == "x") is False and (a != "x") is True

@@ -180,14 +180,20 @@ operators! {
 }
 
 /// Defines the comparison operators; `==`/`!=` with a value that is no array-like give
-/// `False`/`True` as in MLX.
+/// `False`/`True`, and with `None` a `TypeError`, as in MLX.
 macro_rules! comparisons {
     ($($fun:path, $what:literal => $op:ident $(, $unequal:literal)?;)*) => {
         #[pymethods]
         impl PyArray {$(
             fn $op(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
                 $(
-                    if !other.is_none() && operand(other, $what).is_err() {
+                    if other.is_none() {
+                        return Err(PyTypeError::new_err(format!(
+                            "{}(): incompatible function arguments: an array cannot be compared with None.",
+                            stringify!($op)
+                        )));
+                    }
+                    if operand(other, $what).is_err() {
                         return Ok(pyo3::types::PyBool::new(py, $unequal).to_owned().into_any().unbind());
                     }
                 )?
