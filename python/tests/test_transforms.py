@@ -244,3 +244,41 @@ def test_transformed_functions_keep_name_and_doc():
 def test_vmap_refuses_keyword_arguments():
     with pytest.raises(TypeError, match=r"\[vmap\] Keyword arguments are not supported."):
         mx.vmap(lambda x, y=1: x * y)(mx.ones(2), y=mx.ones(2))
+
+
+def test_vmap_of_searchsorted_over_the_values():
+    seq = mx.array([1.0, 3.0, 5.0, 7.0])
+    values = mx.array([[0.0, 3.0, 8.0], [3.0, 5.0, 6.0]])
+    for side in ["left", "right"]:
+        got = mx.vmap(lambda v: mx.searchsorted(seq, v, side=side))(values)
+        expected = [np.searchsorted(np.array(seq), np.array(v), side=side) for v in values]
+        assert np.array_equal(np.array(got), np.stack(expected))
+    got = mx.vmap(lambda v: mx.searchsorted(seq, v), in_axes=1, out_axes=1)(values)
+    assert np.array_equal(np.array(got), np.searchsorted(np.array(seq), np.array(values)))
+    with pytest.raises(ValueError, match="Cannot vmap over the sorted sequence"):
+        mx.vmap(lambda s: mx.searchsorted(s, mx.array([2.0])))(mx.ones((2, 3)))
+
+
+def test_vmap_of_masked_assignment():
+    def assign(x, m, v):
+        y = x * 1
+        y[m] = v
+        return y
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    m = np.array([[True, False, True, False], [False, False, False, False], [True, True, True, True]])
+    v = np.arange(1, 13, dtype=np.float32).reshape(3, 4) * 10
+    got = mx.vmap(assign)(mx.array(x), mx.array(m), mx.array(v))
+    expected = []
+    for xi, mi, vi in zip(x, m, v):
+        yi = xi.copy()
+        yi[mi] = vi[: mi.sum()]  # the true positions take the values in order
+        expected.append(yi)
+    np.testing.assert_array_equal(np.array(got), np.stack(expected))
+    # A gradient flows to the values taken and to the positions kept.
+    gx, gv = mx.grad(lambda x, v: mx.vmap(assign)(x, mx.array(m), v).sum(), argnums=(0, 1))(mx.array(x), mx.array(v))
+    np.testing.assert_array_equal(np.array(gx), (~m).astype(np.float32))
+    np.testing.assert_array_equal(np.array(gv), np.array([[1, 1, 0, 0], [0, 0, 0, 0], [1, 1, 1, 1]], np.float32))
+    # Fewer values than true positions is an index error when evaluated.
+    with pytest.raises(IndexError):
+        mx.eval(mx.vmap(assign)(mx.array(x), mx.array(m), mx.array(v[:, :2])))

@@ -47,6 +47,9 @@ pub(crate) struct Flags {
     /// Depends on a placeholder: its graph is kept after evaluation so it can be
     /// evaluated again after the placeholder is re-assigned.
     pub dataflow: bool,
+    /// Depends on a `vmap` input while `vmap` traces a function: it has no value, so ops
+    /// whose recording would evaluate it take a lazy form instead.
+    pub batched: bool,
 }
 
 impl Flags {
@@ -54,6 +57,7 @@ impl Flags {
         Flags {
             traced: self.traced || other.traced,
             dataflow: self.dataflow || other.dataflow,
+            batched: self.batched || other.batched,
         }
     }
 }
@@ -191,6 +195,12 @@ impl Array {
             node: Arc::new(node),
             index: 0,
         }
+    }
+
+    /// Whether this array depends on an input of a `vmap` being traced (and so has no
+    /// value to evaluate).
+    pub(crate) fn is_batched(&self) -> bool {
+        self.node.flags.batched
     }
 
     fn inherited_flags(inputs: &[Array]) -> Flags {

@@ -14,6 +14,7 @@ use super::binary::{add, divide, equal, less, maximum, minimum, multiply, subtra
 use super::cast::astype;
 use super::creation::{arange, ones, zeros};
 use super::operand::{to_arrays, Operand};
+use super::scan::cumsum;
 use super::ternary::where_;
 use super::unary::{negative, reciprocal};
 use super::view::{broadcast_to, reshape, slice, slice_update, transpose};
@@ -908,6 +909,22 @@ fn coordinates(
     Ok((coords, result))
 }
 
+/// `a` with its positions where the full-shape `mask` is true taking the values of
+/// `values` (flattened) in order, as lazy ops: the form a mask takes under `vmap`, where
+/// it has no value to count. Too few values is an index error when evaluated.
+fn masked_scatter(a: &Array, mask: &Array, values: &Array) -> Result<Array> {
+    let flat = reshape(mask, &[mask.size() as i64])?;
+    let ordinal = subtract(
+        &cumsum(&flat, Some(0), false, true, Some(DType::Int32))?,
+        &Array::scalar(1i32),
+    )?;
+    // False positions read the first value (always there), then are masked out.
+    let ordinal = where_(&flat, &ordinal, &Array::scalar(0i32))?;
+    let flat_values = reshape(values, &[values.size() as i64])?;
+    let taken = take(&flat_values, &ordinal, Some(0))?;
+    where_(mask, &reshape(&taken, &as_i64(a.shape()))?, a)
+}
+
 /// The shared path of [`index_put`] and the [`At`] updates: combine the elements of `a`
 /// at `indices` with `value` by `mode`.
 fn update(a: &Array, indices: &[Index], value: Operand, mode: ScatterMode) -> Result<Array> {
@@ -926,6 +943,9 @@ fn update(a: &Array, indices: &[Index], value: Operand, mode: ScatterMode) -> Re
             let value = reshape(&value, &[])?;
             let new = combine(a, &value, mode)?;
             return where_(m, &new, a);
+        }
+        if m.shape() == a.shape() && m.is_batched() && mode == ScatterMode::Assign {
+            return masked_scatter(a, m, &value);
         }
     }
     let Resolved {

@@ -276,6 +276,26 @@ impl Primitive for SearchSorted {
         let sequence = inputs.pop().expect("searchsorted has two inputs");
         Ok(vec![searchsorted_kernel(&sequence, values, self.right)?])
     }
+
+    /// Each value is searched for on its own, so batched values keep their batch axis; a
+    /// batched sequence would need one search table per example, which MLX refuses too.
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        if axes[0].is_some() {
+            return Err(Error::value(
+                "[searchsorted] Cannot vmap over the sorted sequence, only over the values \
+                 being searched for.",
+            ));
+        }
+        let side = if self.right { "right" } else { "left" };
+        Ok((
+            vec![searchsorted(&inputs[0], &inputs[1], side)?],
+            vec![axes[1]],
+        ))
+    }
 }
 
 /// For each element of `values`, the uint32 position in the sorted 1-D `sorted_sequence`

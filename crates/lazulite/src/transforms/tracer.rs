@@ -72,5 +72,9 @@ impl Primitive for VmapInput {
 }
 
 pub(crate) fn vmap_input(shape: Vec<usize>, dtype: crate::dtype::DType) -> Array {
-    Array::from_op(VmapInput, vec![], shape, dtype)
+    let flags = Flags {
+        batched: true,
+        ..Flags::default()
+    };
+    Array::from_op_with_flags(VmapInput, vec![], OutputSpec { shape, dtype }, flags)
 }
