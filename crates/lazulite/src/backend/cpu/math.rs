@@ -321,17 +321,25 @@ pub mod complex {
         c(re, i.atan2(1.0 + r))
     }
     pub fn sqrt(a: Complex) -> Complex {
-        let (r, i) = parts(a);
+        let (r, i) = sqrt_f64(parts(a));
+        c(r, i)
+    }
+    fn div_f64((ar, ai): (f64, f64), (br, bi): (f64, f64)) -> (f64, f64) {
+        let d = br * br + bi * bi;
+        ((ar * br + ai * bi) / d, (ai * br - ar * bi) / d)
+    }
+    /// The principal square root of `r + i·i`, in f64.
+    fn sqrt_f64((r, i): (f64, f64)) -> (f64, f64) {
         if r == 0.0 && i == 0.0 {
-            return c(0.0, i);
+            return (0.0, i);
         }
         // The larger part of the root from sqrt((|z| + |x|) / 2), the other by division:
         // computing both from |z| +- x loses the small one to cancellation.
         let t = ((r.hypot(i) + r.abs()) / 2.0).sqrt();
         if r >= 0.0 {
-            c(t, i / (2.0 * t))
+            (t, i / (2.0 * t))
         } else {
-            c(i.abs() / (2.0 * t), t.copysign(i))
+            (i.abs() / (2.0 * t), t.copysign(i))
         }
     }
     pub fn sin(a: Complex) -> Complex {
@@ -383,30 +391,38 @@ pub mod complex {
     fn times_minus_i(a: Complex) -> Complex {
         Complex::new(a.im, -a.re)
     }
-    /// `asinh(z) = log(z + sqrt(z^2 + 1))`, for z in the right half plane; the left half
-    /// uses `asinh(-z) = -asinh(z)` so the sum never cancels.
+    /// `asinh(z) = log1p(z + z^2 / (1 + sqrt(z^2 + 1)))`, the argument of `log(z + sqrt(z^2
+    /// + 1))` less 1 without cancellation, for z in the right half plane; the left half uses
+    /// `asinh(-z) = -asinh(z)`.
     pub fn asinh(a: Complex) -> Complex {
         if a.re < 0.0 || (a.re == 0.0 && a.re.is_sign_negative()) {
             return neg(asinh(neg(a)));
         }
         let (r, i) = parts(a);
-        let (sr, si) = parts(sqrt(c(r * r - i * i + 1.0, 2.0 * r * i)));
-        log(c(r + sr, i + si))
+        let (zr, zi) = (r * r - i * i, 2.0 * r * i);
+        let (sr, si) = sqrt_f64((zr + 1.0, zi));
+        let (qr, qi) = div_f64((zr, zi), (1.0 + sr, si));
+        log1p(c(r + qr, i + qi))
     }
     pub fn asin(a: Complex) -> Complex {
         times_minus_i(asinh(times_i(a)))
     }
-    /// `acosh(z) = log(z + sqrt(z + 1) sqrt(z - 1))`.
+    /// `acosh(z) = log1p((z - 1) + sqrt(z + 1) sqrt(z - 1))`: near z = 1 the logarithm's
+    /// argument less 1 is small and computed without cancellation.
     pub fn acosh(a: Complex) -> Complex {
         let (r, i) = parts(a);
-        let (pr, pi) = parts(sqrt(c(r + 1.0, i)));
-        let (mr, mi) = parts(sqrt(c(r - 1.0, i)));
-        log(c(r + pr * mr - pi * mi, i + pr * mi + pi * mr))
+        let (pr, pi) = sqrt_f64((r + 1.0, i));
+        let (mr, mi) = sqrt_f64((r - 1.0, i));
+        log1p(c(r - 1.0 + pr * mr - pi * mi, i + pr * mi + pi * mr))
     }
-    /// `acos(z) = pi / 2 - asin(z)`.
+    /// Kahan's form, `2 atan(Re sqrt(1 - z) / Re sqrt(1 + z))
+    /// - i asinh(Im(conj(sqrt(1 + z)) sqrt(1 - z)))`: `pi / 2 - asin(z)` would cancel
+    /// near z = 1. `1 - z` negates the imaginary part so a zero keeps its sign.
     pub fn acos(a: Complex) -> Complex {
-        let (r, i) = parts(asin(a));
-        c(std::f64::consts::FRAC_PI_2 - r, -i)
+        let (r, i) = parts(a);
+        let (mr, mi) = sqrt_f64((1.0 - r, -i));
+        let (pr, pi) = sqrt_f64((1.0 + r, i));
+        c(2.0 * mr.atan2(pr), (pr * mi - pi * mr).asinh())
     }
     /// `atanh(z) = (log(1 + z) - log(1 - z)) / 2`; `1 - z` negates the imaginary part
     /// rather than subtracting it, so a zero keeps its sign.
