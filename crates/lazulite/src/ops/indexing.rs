@@ -916,10 +916,10 @@ fn masked_scatter(a: &Array, mask: &Array, values: &Array) -> Result<Array> {
     let flat = reshape(mask, &[mask.size() as i64])?;
     let ordinal = subtract(
         &cumsum(&flat, Some(0), false, true, Some(DType::Int32))?,
-        &Array::scalar(1i32),
+        Array::scalar(1i32),
     )?;
     // False positions read the first value (always there), then are masked out.
-    let ordinal = where_(&flat, &ordinal, &Array::scalar(0i32))?;
+    let ordinal = where_(&flat, &ordinal, Array::scalar(0i32))?;
     let flat_values = reshape(values, &[values.size() as i64])?;
     let taken = take(&flat_values, &ordinal, Some(0))?;
     where_(mask, &reshape(&taken, &as_i64(a.shape()))?, a)
