@@ -80,3 +80,74 @@ def test_products_of_complex_inputs():
     np.testing.assert_allclose(np.array(mx.outer(mx.array(c), mx.array(a[0]))), np.outer(c, a[0]), rtol=1e-6)
     with pytest.raises(ValueError, match="addmm"):
         mx.addmm(mx.zeros(2, mx.int32), mx.zeros((2, 2), mx.int32), mx.zeros((2, 2), mx.int32))
+
+
+# Gradients of a real loss of complex inputs follow MLX's convention: dL/dx + i dL/dy (the
+# direction of steepest ascent), checked against float64 central differences.
+z2 = (rng.standard_normal(3) + 1j * rng.standard_normal(3)).astype(np.complex64)
+GRADIENT_CASES = {
+    "multiply": (lambda x: x * mx.array(z2), lambda x: x * z2),
+    "divide": (lambda x: mx.array(z2) / x, lambda x: z2 / x),
+    "power": (lambda x: mx.power(x, mx.array(z2)), lambda x: x ** z2.astype(complex)),
+    "power of exponent": (lambda x: mx.power(mx.array(z2), x), lambda x: z2.astype(complex) ** x),
+    "exp": (mx.exp, np.exp), "log": (mx.log, np.log), "sin": (mx.sin, np.sin), "tanh": (mx.tanh, np.tanh),
+    "sqrt": (mx.sqrt, np.sqrt), "reciprocal": (mx.reciprocal, lambda x: 1 / x),
+    "arcsin": (mx.arcsin, np.arcsin), "arccosh": (mx.arccosh, np.arccosh), "arctanh": (mx.arctanh, np.arctanh),
+    "abs": (mx.abs, np.abs), "real": (mx.real, np.real), "imag": (mx.imag, np.imag),
+    "conjugate": (mx.conjugate, np.conjugate),
+    "prod": (lambda x: mx.prod(x, keepdims=True), lambda x: np.prod(x, keepdims=True)),
+    "cumprod": (mx.cumprod, np.cumprod),
+    "matmul": (lambda x: mx.array(np.outer(z2, z2)) @ x, lambda x: np.outer(z2, z2) @ x),
+    "fft": (mx.fft.fft, np.fft.fft), "ifft": (mx.fft.ifft, np.fft.ifft),
+    "take_along_axis": (lambda x: mx.take_along_axis(x, mx.array([2, 0]), 0), lambda x: x[[2, 0]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRADIENT_CASES))
+def test_gradients_of_complex_inputs(name):
+    f, np_f = GRADIENT_CASES[name]
+    x = (rng.standard_normal(3) + 1j * rng.standard_normal(3)).astype(np.complex64) + 0.5
+    w_shape = np.shape(np_f(x.astype(complex)))
+    w = rng.standard_normal(w_shape) + 1j * rng.standard_normal(w_shape)
+
+    def loss(v):
+        return np.real(np.sum(w * np_f(v)))
+
+    expected = np.zeros(3, complex)
+    for k in range(3):
+        e = np.zeros(3, complex)
+        e[k] = 1e-6
+        expected[k] = (loss(x + e) - loss(x - e)) / 2e-6 + 1j * (loss(x + 1j * e) - loss(x - 1j * e)) / 2e-6
+    got = mx.grad(lambda v: mx.real(mx.sum(mx.array(w.astype(np.complex64)) * f(v))))(mx.array(x))
+    assert got.dtype == mx.complex64
+    np.testing.assert_allclose(np.array(got), expected, rtol=1e-3, atol=1e-3)
+
+
+def test_complex_vjp_and_custom_rules_use_the_same_convention():
+    # Real MLX 0.32.4: the vjp of x * c with cotangent 1 is conj(c).
+    c = mx.array([2 - 1j, 1 + 1j])
+    _, (g,) = mx.vjp(lambda x: x * c, [mx.array([1 + 2j, 3 + 0j])], [mx.ones(2, mx.complex64)])
+    np.testing.assert_allclose(np.array(g), [2 + 1j, 1 - 1j])
+
+    @mx.custom_function
+    def square(x):
+        return x * x
+
+    @square.vjp
+    def square_vjp(primals, cotangent, output):
+        # Written in MLX's convention: the cotangent times conj(f'(x)).
+        return cotangent * 2 * mx.conjugate(primals)
+
+    z = mx.array([1 + 2j, -0.5 + 0.25j])
+    reference = mx.grad(lambda x: mx.real(mx.sum(x * x * (1 - 1j))))(z)
+    custom = mx.grad(lambda x: mx.real(mx.sum(square(x) * (1 - 1j))))(z)
+    np.testing.assert_allclose(np.array(custom), np.array(reference), rtol=1e-6)
+
+
+def test_jvps_of_real_parts_of_complex_inputs():
+    z = np.array([1 + 2j, -0.5 + 0.25j], np.complex64)
+    t = np.array([0.3 - 1j, 2 + 0.5j], np.complex64)
+    for f, expected in [(mx.abs, np.real(np.conj(z) * t) / np.abs(z)), (mx.real, t.real), (mx.imag, t.imag)]:
+        _, (got,) = mx.jvp(f, [mx.array(z)], [mx.array(t)])
+        assert got.dtype == mx.float32
+        np.testing.assert_allclose(np.array(got), expected, rtol=1e-6)

@@ -8,7 +8,7 @@
 
 use super::cast::astype;
 use super::shape::{concatenate, pad, roll, sized};
-use super::unary::real;
+use super::unary::{conjugate_if_complex, real};
 use super::view::slice_axis;
 use crate::array::Array;
 use crate::backend::cpu::fft::{fft as fft_kernel, Transform};
@@ -122,7 +122,9 @@ impl Primitive for Fft {
         cotangents: &[Array],
         _: &[usize],
     ) -> Result<Vec<Array>> {
-        let g = &cotangents[0];
+        // Written as conjugate-transposes (the adjoint transform), then conjugated on
+        // both sides into the holomorphic convention of the other rules: a transpose.
+        let g = &conjugate_if_complex(&cotangents[0])?;
         let grad = match self.transform {
             Transform::Forward => self.with(Transform::Inverse).record(g),
             Transform::Inverse => self.with(Transform::Forward).record(g),
@@ -143,7 +145,7 @@ impl Primitive for Fft {
                 multiply(&spectrum, &Array::from_slice(&weights, &shape)?)?
             }
         };
-        Ok(vec![grad])
+        Ok(vec![conjugate_if_complex(&grad)?])
     }
 
     fn jvp(&self, _: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {

@@ -42,12 +42,12 @@ impl Primitive for Unary {
 
     fn jvp(&self, inputs: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
         let y = unary(self.0, &inputs[0])?;
-        Ok(vec![scale_by_derivative(
-            self.0,
-            &inputs[0],
-            &y,
-            &tangents[0],
-        )?])
+        let t = scale_by_derivative(self.0, &inputs[0], &y, &tangents[0])?;
+        // abs, real and imag of a complex z change by the real part of the product.
+        if inputs[0].dtype().is_complex() && !y.dtype().is_complex() {
+            return Ok(vec![real(&t)?]);
+        }
+        Ok(vec![t])
     }
 
     fn vmap(
@@ -65,6 +65,9 @@ fn scale_by_derivative(op: UnaryOp, x: &Array, y: &Array, v: &Array) -> Result<A
     use UnaryOp::*;
     let one_minus_x2 = || subtract(1.0, &square(x)?);
     match op {
+        // For complex x the rules give holomorphic-convention cotangents (see vjp.rs):
+        // |z| has conj(sign(z)), Im(z) has -i.
+        Abs if x.dtype().is_complex() => multiply(v, &conjugate(&sign(x)?)?),
         Abs => multiply(v, &sign(x)?),
         Negative => negative(v),
         Square => multiply(v, &multiply(x, 2.0)?),
@@ -87,7 +90,12 @@ fn scale_by_derivative(op: UnaryOp, x: &Array, y: &Array, v: &Array) -> Result<A
         Cosh => multiply(v, &sinh(x)?),
         Tanh => multiply(v, &subtract(1.0, &square(y)?)?),
         Arcsinh => multiply(v, &rsqrt(&add(&square(x)?, 1.0)?)?),
-        Arccosh => multiply(v, &rsqrt(&subtract(&square(x)?, 1.0)?)?),
+        // 1 / (sqrt(x - 1) sqrt(x + 1)): equal to 1 / sqrt(x^2 - 1) for real x > 1, and the
+        // derivative of the principal branch for complex x, where the latter is not.
+        Arccosh => multiply(
+            v,
+            &multiply(&rsqrt(&subtract(x, 1.0)?)?, &rsqrt(&add(x, 1.0)?)?)?,
+        ),
         Arctanh => divide(v, &one_minus_x2()?),
         Sigmoid => multiply(v, &multiply(y, &subtract(1.0, y)?)?),
         Erf => multiply(
@@ -96,9 +104,20 @@ fn scale_by_derivative(op: UnaryOp, x: &Array, y: &Array, v: &Array) -> Result<A
         ),
         Erfinv => multiply(v, &multiply(&exp(&square(y)?)?, PI.sqrt() / 2.0)?),
         Real => Ok(v.clone()),
+        Imag => multiply(v, &Array::scalar(crate::element::Complex::new(0.0, -1.0))),
         Conjugate => conjugate(v),
         Sign | Floor | Ceil | Round | Trunc | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite
-        | LogicalNot | BitwiseInvert | Imag | StopGradient => zeros_like(v),
+        | LogicalNot | BitwiseInvert | StopGradient => zeros_like(v),
+    }
+}
+
+/// `a` conjugated if it is complex, else `a` itself: converts cotangents between MLX's
+/// gradient convention and the holomorphic one the rules are written in.
+pub(crate) fn conjugate_if_complex(a: &Array) -> Result<Array> {
+    if a.dtype().is_complex() {
+        conjugate(a)
+    } else {
+        Ok(a.clone())
     }
 }
 

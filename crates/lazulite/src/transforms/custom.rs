@@ -24,7 +24,7 @@ use super::vmap::vmap;
 use crate::array::Array;
 use crate::backend::Tensor;
 use crate::error::{Error, Result};
-use crate::ops::zeros_like;
+use crate::ops::{conjugate_if_complex, zeros_like};
 use crate::primitive::{OutputSpec, Primitive};
 use std::sync::{Arc, Mutex};
 
@@ -243,11 +243,17 @@ impl Primitive for Custom {
         argnums: &[usize],
     ) -> Result<Vec<Array>> {
         if let Some(rule) = &self.rules.vjp {
-            let grads = rule(inputs, cotangents, outputs)?;
+            // A user's rule speaks MLX's gradient convention; the engine's rules the
+            // holomorphic one (see vjp.rs): complex cotangents are conjugated across it.
+            let cotangents = cotangents
+                .iter()
+                .map(conjugate_if_complex)
+                .collect::<Result<Vec<_>>>()?;
+            let grads = rule(inputs, &cotangents, outputs)?;
             Custom::check("vjp", &grads, &specs(inputs))?;
             return argnums
                 .iter()
-                .map(|&i| grads[i].astype(inputs[i].dtype()))
+                .map(|&i| conjugate_if_complex(&grads[i].astype(inputs[i].dtype())?))
                 .collect();
         }
         composed_vjp(&self.rules.forward, inputs, cotangents, argnums)

@@ -4,7 +4,7 @@ use super::graph::{key, nodes_between};
 use super::tracer::tracer;
 use crate::array::{Array, Node, TracingGuard};
 use crate::error::{Error, Result};
-use crate::ops::{add, zeros_like};
+use crate::ops::{add, conjugate_if_complex, zeros_like};
 use std::collections::{HashMap, HashSet};
 
 /// Cotangents gathered per node output.
@@ -70,8 +70,12 @@ pub(crate) fn vjp_argnums(
     }
     let sources: HashSet<*const Node> = argnums.iter().map(|&i| key(&inputs[i])).collect();
     let mut cots = Cotangents::default();
+    // The rules are written for holomorphic derivatives (JAX's convention: a cotangent
+    // times f'(z)); MLX's gradients are their conjugates (a cotangent times conj(f'(z)),
+    // the direction of steepest ascent of a real loss), so complex cotangents are
+    // conjugated on the way in and complex gradients on the way out.
     for (o, c) in outputs.iter().zip(cotangents) {
-        cots.accumulate(o, c.astype(o.dtype())?)?;
+        cots.accumulate(o, conjugate_if_complex(&c.astype(o.dtype())?)?)?;
     }
     let order = nodes_between(&outputs, &sources);
     let on_path: HashSet<*const Node> = order
@@ -110,7 +114,7 @@ pub(crate) fn vjp_argnums(
         .map(|&i| {
             let found = cots.0.get(&key(&inputs[i])).and_then(|s| s[0].clone());
             match found {
-                Some(g) => g.astype(primals[i].dtype()),
+                Some(g) => conjugate_if_complex(&g)?.astype(primals[i].dtype()),
                 None => zeros_like(&primals[i]),
             }
         })
