@@ -104,7 +104,7 @@ fn scale_by_derivative(op: UnaryOp, x: &Array, y: &Array, v: &Array) -> Result<A
         ),
         Erfinv => multiply(v, &multiply(&exp(&square(y)?)?, PI.sqrt() / 2.0)?),
         Real => Ok(v.clone()),
-        Imag => multiply(v, &Array::scalar(crate::element::Complex::new(0.0, -1.0))),
+        Imag => multiply(v, Array::scalar(crate::element::Complex::new(0.0, -1.0))),
         Conjugate => conjugate(v),
         Sign | Floor | Ceil | Round | Trunc | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite
         | LogicalNot | BitwiseInvert | StopGradient => zeros_like(v),
