@@ -63,9 +63,19 @@ fn describe(tree: &Bound<'_, PyAny>, out: &mut String) -> PyResult<()> {
             describe(&v, out)?;
         }
         out.push('}');
-    } else {
+    } else if tree.is_none()
+        || tree.is_instance_of::<pyo3::types::PyInt>()
+        || tree.is_instance_of::<pyo3::types::PyFloat>()
+        || tree.is_instance_of::<pyo3::types::PyString>()
+    {
         let type_name = tree.get_type().name()?;
         out.push_str(&format!("{type_name}={};", tree.repr()?));
+    } else {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "[compile] Function arguments must be trees of arrays or constants (floats, ints, \
+             strings, or None), but received type {}.",
+            tree.get_type().name()?
+        )));
     }
     Ok(())
 }

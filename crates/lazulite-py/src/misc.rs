@@ -93,10 +93,14 @@ fn eval(py: Python<'_>, args: &Bound<'_, PyTuple>) -> Res<()> {
 
 /// MLX's `async_eval`: on the CPU the work would run on this core anyway, so lazulite
 /// computes before returning (with the GIL released); results are the same as `eval`'s.
+/// Arrays that depend on the inputs of a running transform are refused, as in MLX.
 #[pyfunction]
 #[pyo3(signature = (*args))]
 fn async_eval(py: Python<'_>, args: &Bound<'_, PyTuple>) -> Res<()> {
-    eval(py, args)
+    let mut arrays: Vec<Array> = Vec::new();
+    crate::trees::leaves(args.as_any(), false, &mut arrays)?;
+    py.detach(|| lazulite::async_eval(&arrays.iter().collect::<Vec<_>>()))?;
+    Ok(())
 }
 
 /// The current print options (only `precision` exists, as in MLX).

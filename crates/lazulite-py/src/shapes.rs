@@ -238,7 +238,10 @@ bind! {
         ///
         /// Returns:
         ///     array: The numbers.
-        linspace(start: f64, stop: f64, num: usize = 50, endpoint: bool = true, dtype: Option<Dt> = None, stream) => lz::linspace(start, stop, num, endpoint, float32_or(dtype));
+        linspace(start: f64, stop: f64, num: i64 = 50, endpoint: bool = true, dtype: Option<Dt> = None, stream) => match usize::try_from(num) {
+            Ok(count) => lz::linspace(start, stop, count, endpoint, float32_or(dtype)),
+            Err(_) => Err(lz::Error::value(format!("[linspace] number of samples, {num}, must be non-negative."))),
+        };
         /// A 2-D array with ones on a diagonal and zeros elsewhere.
         ///
         /// Args:

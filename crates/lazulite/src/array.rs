@@ -47,9 +47,9 @@ pub(crate) struct Flags {
     /// Depends on a placeholder: its graph is kept after evaluation so it can be
     /// evaluated again after the placeholder is re-assigned.
     pub dataflow: bool,
-    /// Depends on a `vmap` input while `vmap` traces a function: it has no value, so ops
-    /// whose recording would evaluate it take a lazy form instead.
-    pub batched: bool,
+    /// Depends on a value-less stand-in for an input while `vmap` or `compile` traces a
+    /// function: ops whose recording would evaluate it take a lazy form instead.
+    pub stand_in: bool,
 }
 
 impl Flags {
@@ -57,7 +57,7 @@ impl Flags {
         Flags {
             traced: self.traced || other.traced,
             dataflow: self.dataflow || other.dataflow,
-            batched: self.batched || other.batched,
+            stand_in: self.stand_in || other.stand_in,
         }
     }
 }
@@ -197,10 +197,16 @@ impl Array {
         }
     }
 
-    /// Whether this array depends on an input of a `vmap` being traced (and so has no
-    /// value to evaluate).
-    pub(crate) fn is_batched(&self) -> bool {
-        self.node.flags.batched
+    /// Whether this array depends on a stand-in for an input of a `vmap` or `compile`
+    /// being traced (and so has no value to evaluate).
+    pub(crate) fn depends_on_stand_in(&self) -> bool {
+        self.node.flags.stand_in
+    }
+
+    /// Whether this array depends on the inputs of a transform that is running (grad,
+    /// jvp, vmap, compile).
+    pub(crate) fn is_traced(&self) -> bool {
+        self.node.flags.stand_in || (self.node.flags.traced && TRACING_DEPTH.with(|d| d.get() > 0))
     }
 
     fn inherited_flags(inputs: &[Array]) -> Flags {

@@ -30,6 +30,31 @@ pub fn eval(arrays: &[&Array]) -> Result<()> {
     Ok(())
 }
 
+/// MLX's `async_eval`: on the CPU the work would run on the calling core anyway, so it
+/// computes before returning, as [`eval`]. Unlike `eval`, it refuses arrays that depend
+/// on the inputs of a running transform (grad, vmap, compile), as MLX does.
+///
+/// ```
+/// use lazulite::{async_eval, grad, Array};
+/// let x = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+/// let y = &x * 2.0;
+/// async_eval(&[&y]).unwrap();
+/// assert!(y.is_evaluated());
+/// let inside = grad(|x: &Array| {
+///     async_eval(&[x])?;
+///     x.sum(lazulite::Axes::All, false)
+/// });
+/// assert!(inside(&x).is_err());
+/// ```
+pub fn async_eval(arrays: &[&Array]) -> Result<()> {
+    if arrays.iter().any(|a| a.is_traced()) {
+        return Err(Error::value(
+            "[async_eval] Not allowed inside a graph transformation.",
+        ));
+    }
+    eval(arrays)
+}
+
 /// Nodes reachable from `arrays` that may need computing, each after its inputs: those
 /// without data and, in dataflow graphs, every node with an operation.
 fn candidates(arrays: &[&Array]) -> Vec<Arc<Node>> {

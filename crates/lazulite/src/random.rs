@@ -392,14 +392,14 @@ fn complex_normal(
 
 /// Random integers in `[low, high)` of an integer (or bool) `dtype`. As in MLX they are
 /// drawn from a float32 uniform, so bounds beyond `2^24` are not resolved exactly.
-/// Scalar bounds with `low >= high` are an error (NumPy); array bounds are not checked
-/// and give `low` where the interval is empty (MLX).
+/// Where the interval is empty (`low >= high`) the result is `low`, as in MLX.
 ///
 /// ```
 /// use lazulite::{random, DType};
 /// let r = random::randint(0, 10, &[100], DType::Int32, Some(&random::key(0))).unwrap();
 /// assert!(r.to_vec::<i32>().unwrap().iter().all(|&v| (0..10).contains(&v)));
-/// assert!(random::randint(5, 5, &[1], DType::Int32, None).is_err());
+/// let empty = random::randint(5, 2, &[3], DType::Int32, None).unwrap();
+/// assert_eq!(empty.to_vec::<i32>().unwrap(), [5, 5, 5]);
 /// ```
 pub fn randint(
     low: impl Into<Operand>,
@@ -414,15 +414,6 @@ pub fn randint(
         ));
     }
     let (low, high) = (low.into(), high.into());
-    if let (Operand::Scalar(l), Operand::Scalar(h)) = (&low, &high) {
-        if l.to_f64() >= h.to_f64() {
-            return Err(Error::value(format!(
-                "[randint] low >= high: the interval [{}, {}) is empty.",
-                l.to_f64(),
-                h.to_f64()
-            )));
-        }
-    }
     let lo = operand_as("randint", low, DType::Float32)?;
     let hi = operand_as("randint", high, DType::Float32)?;
     let u = uniform(&lo, &hi, shape, DType::Float32, key)?;

@@ -910,8 +910,8 @@ fn coordinates(
 }
 
 /// `a` with its positions where the full-shape `mask` is true taking the values of
-/// `values` (flattened) in order, as lazy ops: the form a mask takes under `vmap`, where
-/// it has no value to count. Too few values is an index error when evaluated.
+/// `values` (flattened) in order, as lazy ops: the form a mask takes under `vmap` and
+/// `compile`, where it has no value to count. Too few values is an index error when evaluated.
 fn masked_scatter(a: &Array, mask: &Array, values: &Array) -> Result<Array> {
     let flat = reshape(mask, &[mask.size() as i64])?;
     let ordinal = subtract(
@@ -937,6 +937,13 @@ fn update(a: &Array, indices: &[Index], value: Operand, mode: ScatterMode) -> Re
         Operand::Array(v) => astype(&v, a.dtype())?,
         scalar => to_arrays(op, &[Operand::Array(a.clone()), scalar])?.0[1].astype(a.dtype())?,
     };
+    // A 0-d mask selects all of `a` or nothing: a lazy select.
+    if let [Index::Mask(m)] = indices {
+        if m.ndim() == 0 && m.dtype() == DType::Bool {
+            let new = combine(a, &value_for(op, &value, a.shape())?, mode)?;
+            return where_(m, &new, a);
+        }
+    }
     // A full-shape mask with one value: a lazy select (no evaluation of the mask).
     if let [Index::Mask(m)] = indices {
         if m.shape() == a.shape() && value.size() == 1 && m.dtype() == DType::Bool {
@@ -944,7 +951,7 @@ fn update(a: &Array, indices: &[Index], value: Operand, mode: ScatterMode) -> Re
             let new = combine(a, &value, mode)?;
             return where_(m, &new, a);
         }
-        if m.shape() == a.shape() && m.is_batched() && mode == ScatterMode::Assign {
+        if m.shape() == a.shape() && m.depends_on_stand_in() && mode == ScatterMode::Assign {
             return masked_scatter(a, m, &value);
         }
     }
@@ -954,13 +961,7 @@ fn update(a: &Array, indices: &[Index], value: Operand, mode: ScatterMode) -> Re
     } = resolve(op, a, indices)?;
     if !entries.iter().any(|e| matches!(e, Entry::Array(_))) {
         let (view, _) = basic_view(a, &entries)?;
-        let value = broadcast_to(&value, view.shape()).map_err(|_| {
-            Error::value(format!(
-                "[{op}] Cannot broadcast a value of shape {:?} to the indexed shape {:?}.",
-                value.shape(),
-                view.shape()
-            ))
-        })?;
+        let value = value_for(op, &value, view.shape())?;
         let new = combine(&view, &value, mode)?;
         let (mut start, mut stop, mut step, mut shape) = (vec![], vec![], vec![], vec![]);
         for e in entries.iter().filter(|e| e.consumes_axis()) {
@@ -978,14 +979,26 @@ fn update(a: &Array, indices: &[Index], value: Operand, mode: ScatterMode) -> Re
         return slice_update(a, &reshape(&new, &shape)?, &start, &stop, &step);
     }
     let (coords, result) = coordinates(a, &entries, split_by_ellipsis)?;
-    let value = broadcast_to(&value, &result).map_err(|_| {
-        Error::value(format!(
-            "[{op}] Cannot broadcast a value of shape {:?} to the indexed shape {result:?}.",
-            value.shape()
-        ))
-    })?;
+    let value = value_for(op, &value, &result)?;
     let axes: Vec<usize> = (0..a.ndim()).collect();
     scatter(a, &coords, &value, &axes, mode)
+}
+
+/// `value` broadcast to the indexed `shape`; extra leading dimensions of size 1 are
+/// dropped first, as NumPy and MLX allow (`a[0] = ones((1, 1, 3))`).
+fn value_for(op: &str, value: &Array, shape: &[usize]) -> Result<Array> {
+    let extra = value.ndim().saturating_sub(shape.len());
+    let value = if extra > 0 && value.shape()[..extra].iter().all(|&d| d == 1) {
+        reshape(value, &as_i64(&value.shape()[extra..]))?
+    } else {
+        value.clone()
+    };
+    broadcast_to(&value, shape).map_err(|_| {
+        Error::value(format!(
+            "[{op}] Cannot broadcast a value of shape {:?} to the indexed shape {shape:?}.",
+            value.shape()
+        ))
+    })
 }
 
 /// `old` combined with `new` as a scatter of `mode` would (for the lazy paths).

@@ -7,6 +7,7 @@
 //! time (blocks in parallel), so intermediates stay in cache and are reused in place.
 
 use super::graph::{key, nodes_between};
+use super::tracer::stand_in;
 use crate::array::{Array, Node};
 use crate::backend::Tensor;
 use crate::dtype::DType;
@@ -84,7 +85,13 @@ impl Primitive for CompileInput {
 fn trace(f: &dyn Fn(&[Array]) -> Result<Vec<Array>>, inputs: &[Array]) -> Result<Tape> {
     let sources: Vec<Array> = inputs
         .iter()
-        .map(|a| Array::from_op(CompileInput, vec![], a.shape().to_vec(), a.dtype()))
+        .map(|a| {
+            let spec = OutputSpec {
+                shape: a.shape().to_vec(),
+                dtype: a.dtype(),
+            };
+            Array::from_op_with_flags(CompileInput, vec![], spec, stand_in())
+        })
         .collect();
     let outputs = f(&sources)?;
     let source_index: HashMap<*const Node, usize> = sources

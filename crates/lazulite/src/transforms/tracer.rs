@@ -71,10 +71,14 @@ impl Primitive for VmapInput {
     }
 }
 
-pub(crate) fn vmap_input(shape: Vec<usize>, dtype: crate::dtype::DType) -> Array {
-    let flags = Flags {
-        batched: true,
+/// The flags of a value-less stand-in for an input of a function being traced.
+pub(crate) fn stand_in() -> Flags {
+    Flags {
+        stand_in: true,
         ..Flags::default()
-    };
-    Array::from_op_with_flags(VmapInput, vec![], OutputSpec { shape, dtype }, flags)
+    }
+}
+
+pub(crate) fn vmap_input(shape: Vec<usize>, dtype: crate::dtype::DType) -> Array {
+    Array::from_op_with_flags(VmapInput, vec![], OutputSpec { shape, dtype }, stand_in())
 }

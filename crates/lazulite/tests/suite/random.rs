@@ -337,7 +337,7 @@ fn global_seed_follows_mlx_key_sequence() {
             None
         ))
         .is_err());
-    assert!(random::randint(3, 1, &[2], DType::Int32, None).is_err());
+    assert!(random::randint(0, 3, &[2], DType::Float32, None).is_err());
     assert_eq!(random::state().to_vec::<u32>().unwrap(), vec![0, 42]);
     let first = random::uniform(0, 1, &[4], DType::Float32, None).unwrap();
     let second = random::uniform(0, 1, &[4], DType::Float32, None).unwrap();
@@ -814,14 +814,6 @@ fn bad_arguments_are_errors() {
         (
             "randint float dtype",
             random::randint(0, 10, &[2], DType::Float32, kr),
-        ),
-        (
-            "randint low > high",
-            random::randint(10, 0, &[2], DType::Int32, kr),
-        ),
-        (
-            "randint empty interval",
-            random::randint(4, 4, &[2], DType::Int32, kr),
         ),
         ("bernoulli integer p", random::bernoulli(1, None, kr)),
         (

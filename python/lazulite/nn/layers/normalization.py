@@ -7,6 +7,11 @@ import lazulite.core as mx
 from .base import Module
 
 
+def _check_eps(layer, eps):
+    if eps <= 0.0:
+        raise ValueError(f"[{layer}] 'eps' must be positive but got {eps}.")
+
+
 class LayerNorm(Module):
     r"""Normalises the last axis to zero mean and unit variance,
     :math:`y = \frac{x - E[x]}{\sqrt{Var[x] + \epsilon}} \gamma + \beta`, with learned
@@ -15,6 +20,7 @@ class LayerNorm(Module):
 
     def __init__(self, dims: int, eps: float = 1e-5, affine: bool = True, bias: bool = True):
         super().__init__()
+        _check_eps("LayerNorm", eps)
         if affine:
             self.weight = mx.ones((dims,))
             if bias:
@@ -38,6 +44,7 @@ class RMSNorm(Module):
 
     def __init__(self, dims: int, eps: float = 1e-5):
         super().__init__()
+        _check_eps("RMSNorm", eps)
         self.weight = mx.ones((dims,))
         self.eps = eps
 
@@ -60,6 +67,7 @@ class InstanceNorm(Module):
 
     def __init__(self, dims: int, eps: float = 1e-5, affine: bool = False):
         super().__init__()
+        _check_eps("InstanceNorm", eps)
         if eps <= 0.0:
             raise ValueError(f"[InstanceNorm] 'eps' must be positive but got {eps}.")
         if affine:
@@ -94,6 +102,7 @@ class GroupNorm(Module):
         pytorch_compatible: bool = False,
     ):
         super().__init__()
+        _check_eps("GroupNorm", eps)
         if eps <= 0.0:
             raise ValueError(f"[GroupNorm] 'eps' must be positive but got {eps}.")
         if num_groups <= 0:
@@ -144,6 +153,7 @@ class BatchNorm(Module):
         track_running_stats: bool = True,
     ):
         super().__init__()
+        _check_eps("BatchNorm", eps)
         if eps <= 0.0:
             raise ValueError(f"[BatchNorm] 'eps' must be positive but got {eps}.")
         self.num_features = num_features
