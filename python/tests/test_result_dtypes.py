@@ -27,7 +27,7 @@ def outcome(fn, dtype):
 # Where MLX refuses a dtype NumPy handles, lazulite computes (as NumPy does).
 BEYOND_MLX = {("nan_to_num", "float64"): "float64", ("nan_to_num", "complex64"): "complex64"}
 # Known gaps of the Rust core, reported to the lead; strict, so they fail once fixed.
-CORE_GAPS = {"isclose": "the core refuses complex64 in isclose; MLX gives bool"}
+CORE_GAPS = {}
 
 
 @pytest.mark.parametrize(

@@ -264,6 +264,8 @@ pub fn register_submodule(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = parent.py();
     let module = PyModule::new(py, "linalg")?;
     register(&module)?;
+    // MLX's `mx.matrix_norm` is its `mx.linalg.norm` under another name.
+    parent.add("matrix_norm", module.getattr("norm")?)?;
     parent.add_submodule(&module)?;
     py.import("sys")?
         .getattr("modules")?

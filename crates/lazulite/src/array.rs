@@ -87,6 +87,9 @@ pub(crate) struct NodeState {
     pub stamp: u64,
     /// How many times the node's kernel ran (a diagnostic for incremental evaluation).
     pub runs: u64,
+    /// The error of the kernel's failed run, given again by later evaluations: its inputs
+    /// may have been handed to the kernel, so it cannot run again.
+    pub failed: Option<crate::error::Error>,
 }
 
 impl NodeState {
@@ -96,6 +99,7 @@ impl NodeState {
             data: None,
             stamp: 0,
             runs: 0,
+            failed: None,
         }
     }
 
@@ -105,6 +109,7 @@ impl NodeState {
             data: Some(data),
             stamp: 0,
             runs: 0,
+            failed: None,
         }
     }
 }
@@ -185,6 +190,7 @@ impl Array {
                 data: None,
                 stamp: 0,
                 runs: 0,
+                failed: None,
             }),
         };
         Array {

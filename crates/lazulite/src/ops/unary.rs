@@ -113,6 +113,26 @@ pub(crate) fn unary(op: UnaryOp, a: &Array) -> Result<Array> {
     ))
 }
 
+/// Whether each element is +inf (a complex element: `+inf + 0j`, as MLX compares).
+pub fn isposinf(a: &Array) -> Result<Array> {
+    infinite_as(UnaryOp::IsPosInf, a)
+}
+
+/// Whether each element is -inf (a complex element: `-inf + 0j`, as MLX compares).
+pub fn isneginf(a: &Array) -> Result<Array> {
+    infinite_as(UnaryOp::IsNegInf, a)
+}
+
+/// `op` (IsPosInf or IsNegInf) of a real array; of a complex one, `op` of its real part
+/// where its imaginary part is zero.
+fn infinite_as(op: UnaryOp, a: &Array) -> Result<Array> {
+    if !a.dtype().is_complex() {
+        return unary(op, a);
+    }
+    let real_part = unary(op, &real(a)?)?;
+    crate::ops::logical_and(&real_part, &logical_not(&imag(a)?)?)
+}
+
 macro_rules! unary_fns {
     ($($(#[$doc:meta])* $name:ident => $op:ident;)*) => {$(
         $(#[$doc])*
@@ -199,10 +219,6 @@ unary_fns! {
     isnan => IsNan;
     /// Whether each element is +inf or -inf.
     isinf => IsInf;
-    /// Whether each element is +inf.
-    isposinf => IsPosInf;
-    /// Whether each element is -inf.
-    isneginf => IsNegInf;
     /// Whether each element is neither infinite nor NaN.
     isfinite => IsFinite;
     /// Boolean not (any dtype; nonzero is true).
