@@ -101,3 +101,22 @@ def table(rows, api):
     lines.append(f"| all | | {total['cases']} | {total['agree']} | {total['allowed']} | {total['gap']} | "
                  f"{total['mlx-crash']} | {total['differ']} | {100 * rate:.1f}% |")
     return "\n".join(lines)
+
+
+def gap_table(rows):
+    """Markdown table of the known gaps by group: entries, functions and cases."""
+    groups = {}
+    for entry in GAPS:
+        g = groups.setdefault(entry.group, {"entries": 0, "functions": set(), "cases": 0})
+        g["entries"] += 1
+        g["functions"].add(entry.fn)
+        g["cases"] += sum(r.entry is entry for r in rows)
+    lines = ["| known gap | entries | functions | cases |", "|---|---|---|---|"]
+    for name, g in sorted(groups.items(), key=lambda kv: -kv[1]["cases"]):
+        fns = ", ".join(f"`{f.removeprefix('snippet.')}`" for f in sorted(g["functions"]))
+        lines.append(f"| {name} | {g['entries']} | {fns} | {g['cases']} |")
+    return "\n".join(lines)
+
+
+def tables(rows, api):
+    return table(rows, api), gap_table(rows)

@@ -31,15 +31,20 @@ def main():
         missing = harness.uncovered(ns, api)
         if missing:
             print(f"{ns}: no case for {missing}")
-    t = harness.table(rows, api)
+    t, g = harness.tables(rows, api)
     print(t)
+    print(g)
     if args.write:
         path = ROOT / "docs" / "differences.md"
-        text = path.read_text()
-        new = re.sub(r"(<!-- agreement table -->\n).*?(\n<!-- end agreement table -->)",
-                     lambda m: m.group(1) + t + m.group(2), text, flags=re.S)
-        path.write_text(new)
+        path.write_text(write_tables(path.read_text(), t, g))
         print(f"wrote {path}")
+
+
+def write_tables(text, agreement, gaps):
+    for name, table in (("agreement table", agreement), ("known gaps table", gaps)):
+        text = re.sub(rf"(<!-- {name} -->\n).*?(\n<!-- end {name} -->)",
+                      lambda m, t=table: m.group(1) + t + m.group(2), text, flags=re.S)
+    return text
 
 
 if __name__ == "__main__":

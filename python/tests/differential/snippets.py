@@ -377,6 +377,75 @@ def nn_SinusoidalPositionalEncoding(lib):
     return lib.nn.SinusoidalPositionalEncoding(6)(lib.core.arange(4))
 
 
+def nn_MaxPool3d(lib):
+    return lib.nn.MaxPool3d(2)(data(lib, (1, 4, 4, 4, 1)))
+
+
+def nn_AvgPool3d(lib):
+    return lib.nn.AvgPool3d(2, stride=1)(data(lib, (1, 3, 3, 3, 2)))
+
+
+def nn_ConvTranspose3d(lib):
+    return _layer(lib, lambda nn: nn.ConvTranspose3d(1, 2, 2), data(lib, (1, 2, 2, 2, 1)))
+
+
+def nn_Dropout2d_eval(lib):
+    m = lib.nn.Dropout2d(0.5)
+    m.eval()
+    return m(data(lib, (1, 2, 2, 3)))
+
+
+def nn_Dropout3d_train(lib):
+    lib.core.random.seed(5)
+    return lib.nn.Dropout3d(0.5)(data(lib, (1, 2, 2, 2, 3)))
+
+
+def nn_Dropout2d_train(lib):
+    lib.core.random.seed(5)
+    return lib.nn.Dropout2d(0.5)(data(lib, (1, 2, 2, 3)))
+
+
+def nn_QuantizedEmbedding(lib):
+    lib.core.random.seed(0)
+    m = lib.nn.QuantizedEmbedding(8, 64, group_size=32, bits=4)
+    return m(lib.core.array([1, 7])), m.as_linear(data(lib, (1, 64)))
+
+
+def nn_QQLinear(lib):
+    lib.core.random.seed(0)
+    return lib.nn.QQLinear(64, 8)(data(lib, (1, 64)))
+
+
+def nn_Transformer(lib):
+    lib.core.random.seed(0)
+    m = lib.nn.Transformer(8, 2, 1, 1, 16)
+    m.eval()
+    src, tgt = data(lib, (1, 3, 8)), data(lib, (1, 2, 8), 1)
+    mask = lib.nn.MultiHeadAttention.create_additive_causal_mask(2)
+    return m(src, tgt, None, mask, None)
+
+
+def nn_TransformerEncoder(lib):
+    lib.core.random.seed(0)
+    m = lib.nn.TransformerEncoder(2, 8, 2)
+    m.eval()
+    return m(data(lib, (1, 3, 8)), None)
+
+
+def nn_TransformerDecoderLayer(lib):
+    lib.core.random.seed(0)
+    m = lib.nn.TransformerDecoderLayer(8, 2, norm_first=False)
+    m.eval()
+    return m(data(lib, (1, 2, 8)), data(lib, (1, 3, 8), 1), None, None)
+
+
+def nn_TransformerDecoder(lib):
+    lib.core.random.seed(0)
+    m = lib.nn.TransformerDecoder(1, 8, 2)
+    m.eval()
+    return m(data(lib, (1, 2, 8)), data(lib, (1, 3, 8), 1), None, None)
+
+
 def nn_MaxPool1d(lib):
     return lib.nn.MaxPool1d(2, stride=1)(data(lib, (1, 5, 2)))
 
@@ -473,7 +542,10 @@ def _act(name, *args):
 
 
 for _name, _args in (("GELU", ()), ("ReLU", ()), ("Softmax", ()), ("Tanh", ()), ("Hardswish", ()), ("Step", (0.2,)),
-                     ("GLU", ()), ("LogSoftmax", ()), ("Mish", ()), ("SiLU", ())):
+                     ("GLU", ()), ("LogSoftmax", ()), ("Mish", ()), ("SiLU", ()), ("CELU", (0.5,)), ("ELU", ()),
+                     ("HardShrink", ()), ("HardTanh", ()), ("LeakyReLU", (0.1,)), ("LogSigmoid", ()), ("ReLU2", ()),
+                     ("ReLU6", ()), ("SELU", ()), ("Sigmoid", ()), ("Softmin", ()), ("Softplus", ()), ("Softshrink", ()),
+                     ("Softsign", ())):
     globals()[f"nn_{_name}"] = _act(_name, *_args)
 
 
@@ -672,8 +744,8 @@ for _fmt in ("npy", "npz", "npz_compressed", "safetensors", "gguf"):
 
 def printoptions_state(lib, p):
     mx = lib.core
-    before = repr(mx.get_printoptions())
+    before = mx.get_printoptions().precision
     mx.set_printoptions(precision=p)
-    during = (repr(mx.get_printoptions()), repr(mx.array([1.23456, 2.0])))
+    during = (mx.get_printoptions().precision, repr(mx.array([1.23456, 2.0])))
     mx.set_printoptions()
-    return before, during, repr(mx.get_printoptions())
+    return before, during, mx.get_printoptions().precision
