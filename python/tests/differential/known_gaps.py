@@ -51,8 +51,6 @@ GAPS = [
     Gap("snippet.grad_complex", ("*",), ("value",),
         COMPLEX + ": the gradient with respect to a complex input follows another convention than MLX's"),
     # Result dtypes.
-    Gap("linalg.det", ("float16", "bfloat16"), ("dtype",), "dtype rules: MLX keeps half precision, lazulite gives float32"),
-    Gap("linalg.slogdet", ("float16", "bfloat16"), ("dtype",), "dtype rules: MLX keeps half precision, lazulite gives float32"),
     Gap("random.multivariate_normal", ("float64",), ("dtype",), "dtype rules: float64 draws come back as float32"),
     # Integer operands.
     Gap("snippet.grad_int_input", ("*",), ("value",),
