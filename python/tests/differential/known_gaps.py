@@ -56,15 +56,8 @@ GAPS = [
     Gap("snippet.grad_int_input", ("*",), ("value",),
         "integer operands: the gradient with respect to an integer input is zero in lazulite; MLX "
         "differentiates it"),
-    Gap("logical_xor", ("uint8-op-negint",), ("raises-only-lazulite",),
-        "integer operands: a negative Python int with an unsigned array is refused by logical_xor (MLX "
-        "takes it; logical_and and logical_or do too)"),
     # Values.
     Gap("sign", ("float32-special",), ("value",), "values: sign(NaN) is 0 in MLX, NaN in lazulite"),
     Gap("random.multivariate_normal", ("basic",), ("value",),
         "values: the covariance is factored differently from MLX (same key, other draws)"),
-    # Exception classes.
-    Gap("take_along_axis", ("float-index",), ("exception-class",),
-        "exception class: MLX's kernel raises RuntimeError for float indices; lazulite raises ValueError "
-        "when recording"),
 ]
