@@ -15,7 +15,6 @@ from .spec import Arr, Case, Dt, Fn, Key
 INTS = ["uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64"]
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
 DTYPES = ["bool_", *INTS, *FLOATS, "complex64"]
-SAMPLE_DTYPES = ["bool_", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "complex64"]
 
 
 def rng_for(case_id):
@@ -96,7 +95,6 @@ def add(fn, label, *args, check="value", **kwargs):
 
 SNIPPET_NS = {}
 
-LAYOUTS = {"c": (2, 3), "T": (2, 3), "slice": (2, 3), "bcast": (2, 3)}
 SHAPES = {"0d": (), "empty": (0,), "empty2": (2, 0), "3d": (2, 3, 4)}
 
 # ---------------------------------------------------------------- elementwise, one input
@@ -956,8 +954,6 @@ add("issubdtype", "float32-float32", Dt("float32"), Dt("float32"))
 add("issubdtype", "int8-int16", Dt("int8"), Dt("int16"))
 add("isdtype", "tuple-kind", Dt("int8"), ("bool", "integral"))
 add("isdtype", "bad-kind", Dt("int8"), "integer")
-for n in ("default_device", "get_printoptions"):
-    pass
 add("snippet.dtype_attrs", "all")
 add("snippet.printing", "float32", arr("print/f", (2, 3)))
 add("snippet.printing", "int8", arr("print/i", (2, 3), "int8"))
