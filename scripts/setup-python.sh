@@ -29,3 +29,14 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$requirements $mlx_lm $shim" ]; then
 fi
 
 (cd python && VIRTUAL_ENV="$PWD/../.venv" ../.venv/bin/maturin develop --quiet)
+
+# Real MLX, in a virtual environment of its own (in .venv the lazulite-mlx package owns the
+# name `mlx`): the differential test (python/tests/test_differential.py) runs it in child
+# processes as its oracle.
+mlx_requirements="mlx==0.32.4 mlx-cpu==0.32.4 numpy==2.4.6"
+if [ "$(cat .venv-mlx/.lazulite-requirements 2>/dev/null)" != "$mlx_requirements" ]; then
+  python3 -m venv .venv-mlx
+  # shellcheck disable=SC2086 # the list is split on purpose
+  .venv-mlx/bin/python -m pip install --quiet $mlx_requirements
+  echo "$mlx_requirements" > .venv-mlx/.lazulite-requirements
+fi

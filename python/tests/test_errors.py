@@ -17,7 +17,7 @@ import lazulite.core as mx
         (lambda: mx.arange(0, 10, 0), ValueError, "arange"),
         (lambda: mx.arange(True), ValueError, "bool not supported for arange"),
         (lambda: mx.arange(3, dtype=mx.bool_), ValueError, "bool not supported for arange"),
-        (lambda: mx.bitwise_and(mx.zeros(2), 1), ValueError, "bitwise_and"),
+        (lambda: mx.bitwise_and(mx.zeros(2), 1), RuntimeError, "bitwise_and"),
         (lambda: -mx.array([True]), ValueError, "negative"),
         (lambda: mx.erf(mx.array([1j])), ValueError, "erf"),
         (lambda: mx.add("a", 1), ValueError, "Invalid type str received in array initialization."),

@@ -165,6 +165,31 @@ macro_rules! operators {
     };
 }
 
+/// The bitwise operators: MLX's operators refuse floats themselves (a ValueError), where
+/// its functions find them in the kernel (a RuntimeError, as lazulite's functions raise).
+macro_rules! bitwise_operators {
+    ($($name:ident = $fun:path, $what:literal;)*) => {$(
+        fn $name(a: Operand, b: Operand) -> lazulite::Result<Array> {
+            $fun(a, b).map_err(|e| match e.kind() {
+                lazulite::ErrorKind::Runtime => lazulite::Error::value(concat!(
+                    "Floating point types not allowed with ",
+                    $what,
+                    "."
+                )),
+                _ => e,
+            })
+        }
+    )*};
+}
+
+bitwise_operators! {
+    and_operator = lazulite::bitwise_and, "bitwise and";
+    or_operator = lazulite::bitwise_or, "bitwise or";
+    xor_operator = lazulite::bitwise_xor, "bitwise xor";
+    left_shift_operator = lazulite::left_shift, "left shift";
+    right_shift_operator = lazulite::right_shift, "right shift";
+}
+
 operators! {
     lazulite::add, "addition" => __add__, __iadd__, __radd__;
     lazulite::subtract, "subtraction" => __sub__, __isub__, __rsub__;
@@ -172,11 +197,11 @@ operators! {
     lazulite::divide, "division" => __truediv__, __itruediv__ if inexact_only, __rtruediv__;
     lazulite::floor_divide, "floor division" => __floordiv__, __ifloordiv__, __rfloordiv__;
     lazulite::remainder, "modulus" => __mod__, __imod__, __rmod__;
-    lazulite::bitwise_and, "bitwise and" => __and__, __iand__;
-    lazulite::bitwise_or, "bitwise or" => __or__, __ior__;
-    lazulite::bitwise_xor, "bitwise xor" => __xor__, __ixor__;
-    lazulite::left_shift, "left shift" => __lshift__, __ilshift__;
-    lazulite::right_shift, "right shift" => __rshift__, __irshift__;
+    and_operator, "bitwise and" => __and__, __iand__;
+    or_operator, "bitwise or" => __or__, __ior__;
+    xor_operator, "bitwise xor" => __xor__, __ixor__;
+    left_shift_operator, "left shift" => __lshift__, __ilshift__;
+    right_shift_operator, "right shift" => __rshift__, __irshift__;
 }
 
 /// Defines the comparison operators; `==`/`!=` with a value that is no array-like give

@@ -279,3 +279,9 @@ impl Hint for u64 {
         "int".into()
     }
 }
+
+impl Hint for i128 {
+    fn hint() -> String {
+        "int".into()
+    }
+}

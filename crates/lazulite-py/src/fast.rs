@@ -61,8 +61,49 @@ fn rope_from_python(
     lzf::rope(a, dims, traditional, frequencies, scale, offset.0)
 }
 
+/// `logsumexp(logits, -1) - logits[..., targets]` as a float32 array, checked as MLX
+/// checks it.
+fn fast_cross_entropy(logits: &Array, targets: &Array) -> lazulite::Result<Array> {
+    if !logits.dtype().is_floating() {
+        return Err(Error::value(format!(
+            "[cross_entropy] Received unsupported logits type {}.",
+            logits.dtype()
+        )));
+    }
+    if !targets.dtype().is_integer() {
+        return Err(Error::value(format!(
+            "[cross_entropy] targets must be integer class indices but got {}.",
+            targets.dtype()
+        )));
+    }
+    let shape = logits.shape();
+    if shape.is_empty() || targets.shape() != &shape[..shape.len() - 1] {
+        return Err(Error::value(format!(
+            "[cross_entropy] targets shape {:?} does not match logits shape {:?} with the last axis removed.",
+            targets.shape(),
+            shape
+        )));
+    }
+    // As MLX's CPU version: reduced in the logits' dtype, the loss given in float32.
+    let total = lazulite::logsumexp(logits, -1, false)?;
+    let picked = lazulite::take_along_axis(logits, &lazulite::expand_dims(targets, -1)?, Some(-1))?;
+    let loss = lazulite::subtract(&total, &lazulite::squeeze(&picked, -1)?)?;
+    lazulite::astype(&loss, lazulite::DType::Float32)
+}
+
 bind! {
     functions {
+        /// Cross entropy loss with class indices as targets: ``logsumexp(logits, axis=-1)
+        /// - logits[..., target]``, computed in the dtype of ``logits`` (as MLX's CPU
+        /// version).
+        ///
+        /// Args:
+        ///     logits (array): The unnormalized logits; the loss is over the last axis.
+        ///     targets (array): Class indices, shaped as ``logits`` without its last axis.
+        ///
+        /// Returns:
+        ///     array: The loss per element of ``targets``, as float32.
+        cross_entropy(logits: Arr, targets: Arr, *, stream) => fast_cross_entropy(&logits.0, &targets.0);
         /// Root Mean Square normalization (RMS norm) over the last axis of ``x``.
         ///
         /// Args:

@@ -69,6 +69,24 @@ fn pair(r: lazulite::Result<(Array, Array)>) -> lazulite::Result<Tuple> {
     r.map(|(x, y)| Tuple(vec![x, y]))
 }
 
+/// `x` in the dtype of `a` when that is float16 or bfloat16: MLX's determinants keep
+/// half precision (they are computed in float32).
+fn half_as(a: &Array, x: Array) -> lazulite::Result<Array> {
+    match a.dtype() {
+        d @ (lazulite::DType::Float16 | lazulite::DType::BFloat16) => lazulite::astype(&x, d),
+        _ => Ok(x),
+    }
+}
+
+fn det_in_dtype(a: &Array) -> lazulite::Result<Array> {
+    half_as(a, la::det(a)?)
+}
+
+fn slogdet_in_dtype(a: &Array) -> lazulite::Result<Tuple> {
+    let (sign, logabsdet) = la::slogdet(a)?;
+    Ok(Tuple(vec![half_as(a, sign)?, half_as(a, logabsdet)?]))
+}
+
 fn norm_of(
     a: &Array,
     ord: Option<OrdArg>,
@@ -246,7 +264,7 @@ bind! {
         ///
         /// Returns:
         ///     array: The determinants.
-        det(a: Arr, *, stream) => la::det(&a.0);
+        det(a: Arr, *, stream) => det_in_dtype(&a.0);
         /// Sign and log absolute value of the determinant.
         ///
         /// Args:
@@ -254,7 +272,7 @@ bind! {
         ///
         /// Returns:
         ///     tuple(array, array): ``sign`` and ``logabsdet``.
-        slogdet(a: Arr, *, stream) => pair(la::slogdet(&a.0));
+        slogdet(a: Arr, *, stream) => slogdet_in_dtype(&a.0);
     }
     methods {}
 }
@@ -264,6 +282,8 @@ pub fn register_submodule(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = parent.py();
     let module = PyModule::new(py, "linalg")?;
     register(&module)?;
+    // MLX's `mx.matrix_norm` is its `mx.linalg.norm` under another name.
+    parent.add("matrix_norm", module.getattr("norm")?)?;
     parent.add_submodule(&module)?;
     py.import("sys")?
         .getattr("modules")?

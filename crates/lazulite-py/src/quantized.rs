@@ -5,7 +5,6 @@
 //! `"mxfp8"`, `"nvfp4"`) raise a ValueError that names them.
 
 use crate::bind;
-use crate::bind::Tuple;
 use crate::convert::{Arr, Dt};
 use lazulite as lz;
 use lazulite::{Array, DType};
@@ -52,16 +51,17 @@ fn required<'a>(op: &str, biases: &'a Option<Arr>) -> PyResult<&'a Array> {
     })
 }
 
+/// A list, as MLX returns (its documentation says a tuple).
 fn quantize_with(
     w: &Array,
     group_size: Option<i32>,
     bits: Option<i32>,
     mode: &str,
     global_scale: bool,
-) -> PyResult<Tuple> {
+) -> PyResult<Vec<Array>> {
     let (gs, bits) = affine("quantize", mode, group_size, bits, global_scale)?;
     let (w_q, scales, biases) = lz::quantize(w, gs, bits).map_err(crate::errors::to_py_err)?;
-    Ok(Tuple(vec![w_q, scales, biases]))
+    Ok(vec![w_q, scales, biases])
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -145,7 +145,7 @@ bind! {
         ///     global_scale (array, optional): Only for ``"nvfp4"`` (unsupported).
         ///
         /// Returns:
-        ///     tuple: ``(w_q, scales, biases)``: the packed uint32 array and the scales and
+        ///     list: ``[w_q, scales, biases]``: the packed uint32 array and the scales and
         ///     biases in ``w``'s dtype.
         quantize(w: Arr, /, group_size: Option<i32> = None, bits: Option<i32> = None, mode: &str = "affine", *, global_scale: Option<Arr> = None, stream) =>
             quantize_with(&w.0, group_size, bits, mode, global_scale.is_some());

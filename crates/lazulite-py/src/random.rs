@@ -19,6 +19,17 @@ fn dtype_or(dtype: Option<Dt>, default: DType) -> DType {
     dtype.map_or(default, |d| d.0)
 }
 
+/// MLX takes a seed that fits 64 bits unsigned; another int does not match its signature,
+/// a TypeError.
+fn key_from(seed: i128) -> PyResult<Array> {
+    let seed = u64::try_from(seed).map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err(format!(
+            "key(): incompatible function arguments: the seed {seed} is not a 64-bit unsigned integer."
+        ))
+    })?;
+    Ok(rnd::key(seed))
+}
+
 fn key_of(key: &Option<Arr>) -> Option<&Array> {
     key.as_ref().map(|k| &k.0)
 }
@@ -99,7 +110,7 @@ bind! {
         ///
         /// Returns:
         ///     array: The key (two ``uint32``).
-        key(seed: u64) => rnd::key(seed);
+        key(seed: i128) => key_from(seed);
         /// Seed the global PRNG.
         ///
         /// Args:

@@ -19,6 +19,24 @@ fn float32_or(dtype: Option<Dt>) -> DType {
     dtype.map_or(DType::Float32, |d| d.0)
 }
 
+/// A number of samples, refused (ValueError, as MLX) when negative.
+fn count(op: &str, n: i64) -> lz::Result<usize> {
+    usize::try_from(n).map_err(|_| {
+        lz::Error::value(format!(
+            "[{op}] number of samples, {n}, must be non-negative."
+        ))
+    })
+}
+
+/// The rows and columns of `eye` and `identity`, refused (ValueError, as MLX) when negative.
+fn eye_size(n: i64, m: Option<i64>) -> lz::Result<(usize, usize)> {
+    let m = m.unwrap_or(n);
+    match (usize::try_from(n), usize::try_from(m)) {
+        (Ok(n), Ok(m)) => Ok((n, m)),
+        _ => Err(lz::Error::value("[eye] N and M must be positive integers.")),
+    }
+}
+
 fn operand(value: Option<Opd>) -> Option<Operand> {
     value.map(|v| v.0)
 }
@@ -238,10 +256,8 @@ bind! {
         ///
         /// Returns:
         ///     array: The numbers.
-        linspace(start: f64, stop: f64, num: i64 = 50, endpoint: bool = true, dtype: Option<Dt> = None, stream) => match usize::try_from(num) {
-            Ok(count) => lz::linspace(start, stop, count, endpoint, float32_or(dtype)),
-            Err(_) => Err(lz::Error::value(format!("[linspace] number of samples, {num}, must be non-negative."))),
-        };
+        linspace(start: f64, stop: f64, num: i64 = 50, endpoint: bool = true, dtype: Option<Dt> = None, stream) =>
+            count("linspace", num).and_then(|num| lz::linspace(start, stop, num, endpoint, float32_or(dtype)));
         /// A 2-D array with ones on a diagonal and zeros elsewhere.
         ///
         /// Args:
@@ -252,7 +268,8 @@ bind! {
         ///
         /// Returns:
         ///     array: The ``n x m`` array.
-        eye(n: usize, m: Option<usize> = None, k: i64 = 0, dtype: Option<Dt> = None, *, stream) => lz::eye(n, m, k, float32_or(dtype));
+        eye(n: i64, m: Option<i64> = None, k: i64 = 0, dtype: Option<Dt> = None, *, stream) =>
+            eye_size(n, m).and_then(|(n, m)| lz::eye(n, Some(m), k, float32_or(dtype)));
         /// The ``n x n`` identity matrix.
         ///
         /// Args:
@@ -261,7 +278,8 @@ bind! {
         ///
         /// Returns:
         ///     array: The identity matrix.
-        identity(n: usize, dtype: Option<Dt> = None, *, stream) => lz::identity(n, float32_or(dtype));
+        identity(n: i64, dtype: Option<Dt> = None, *, stream) =>
+            eye_size(n, None).and_then(|(n, _)| lz::identity(n, float32_or(dtype)));
         /// A 2-D array with ones at and below a diagonal, zeros above.
         ///
         /// Args:

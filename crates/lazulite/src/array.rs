@@ -91,6 +91,9 @@ pub(crate) struct NodeState {
     pub stamp: u64,
     /// How many times the node's kernel ran (a diagnostic for incremental evaluation).
     pub runs: u64,
+    /// The error of the kernel's failed run, given again by later evaluations: its inputs
+    /// may have been handed to the kernel, so it cannot run again.
+    pub failed: Option<crate::error::Error>,
 }
 
 impl NodeState {
@@ -100,6 +103,7 @@ impl NodeState {
             data: None,
             stamp: 0,
             runs: 0,
+            failed: None,
         }
     }
 
@@ -109,6 +113,7 @@ impl NodeState {
             data: Some(data),
             stamp: 0,
             runs: 0,
+            failed: None,
         }
     }
 }
@@ -189,6 +194,7 @@ impl Array {
                 data: None,
                 stamp: 0,
                 runs: 0,
+                failed: None,
             }),
         };
         Array {

@@ -78,6 +78,8 @@ fn candidates(arrays: &[&Array]) -> Vec<Arc<Node>> {
             let state = node.lock();
             match (&state.data, &state.op) {
                 (Some(_), _) if !node.flags().dataflow => continue,
+                // A failed node gives its error again without touching its inputs.
+                (_, Some(_)) if state.failed.is_some() => Vec::new(),
                 (_, Some(op)) => op.inputs.iter().map(|a| a.node.clone()).collect(),
                 // Constants and placeholders; missing data is reported by `run`.
                 _ => continue,
@@ -147,6 +149,9 @@ fn schedule(arrays: &[&Array]) -> Vec<(Arc<Node>, u64)> {
 /// Computes one node from its (computed) inputs.
 fn run(node: &Arc<Node>, stamp: u64) -> Result<()> {
     let mut state = node.lock();
+    if let Some(e) = &state.failed {
+        return Err(e.clone());
+    }
     let Some(op) = state.op.take() else {
         return match state.data {
             Some(_) => Ok(()),
@@ -194,6 +199,11 @@ fn run(node: &Arc<Node>, stamp: u64) -> Result<()> {
         }
         Err(e) => {
             state.op = Some(op);
+            // Inputs handed to the kernel are gone; a graph that keeps its inputs'
+            // values (dataflow) may run again once a placeholder changes.
+            if !node.retains_graph() {
+                state.failed = Some(e.clone());
+            }
             Err(e)
         }
     }

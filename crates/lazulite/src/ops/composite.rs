@@ -14,7 +14,18 @@ use crate::{Array, Axes, DType, Error, Result};
 /// assert_eq!(x.to_vec::<bool>().unwrap(), vec![false, true, true, false]);
 /// ```
 pub fn logical_xor(a: impl Into<Operand>, b: impl Into<Operand>) -> Result<Array> {
-    let (arrays, _) = to_arrays("logical_xor", &[a.into(), b.into()])?;
+    // A Python scalar is only true or false here: as a bool it fits any array's dtype
+    // (a negative int next to an unsigned array included).
+    let truth = |o: Operand| match o {
+        Operand::Scalar(s) => Operand::Scalar(crate::Scalar::Bool(match s {
+            crate::Scalar::Bool(v) => v,
+            crate::Scalar::Int(v) => v != 0,
+            crate::Scalar::Float(v) => v != 0.0,
+            crate::Scalar::Complex(re, im) => re != 0.0 || im != 0.0,
+        })),
+        array => array,
+    };
+    let (arrays, _) = to_arrays("logical_xor", &[truth(a.into()), truth(b.into())])?;
     not_equal(
         &astype(&arrays[0], DType::Bool)?,
         &astype(&arrays[1], DType::Bool)?,

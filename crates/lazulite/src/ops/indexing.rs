@@ -1250,6 +1250,13 @@ fn along_shapes(op: &str, a: &Array, indices: &Array, axis: usize) -> Result<(Ar
 /// assert_eq!(r.to_vec::<i32>().unwrap(), vec![10, 20, 40, 60]);
 /// ```
 pub fn take_along_axis(a: &Array, indices: &Array, axis: Option<i32>) -> Result<Array> {
+    if !indices.dtype().is_integer() {
+        // Checked now, but with the kind of MLX's error, which comes from its kernel.
+        return Err(Error::runtime(format!(
+            "[take_along_axis] Got indices with invalid dtype {}. Indices must be integral.",
+            indices.dtype()
+        )));
+    }
     let (a, ax) = along("take_along_axis", a, axis)?;
     let indices = if axis.is_none() {
         reshape(indices, &[-1])?

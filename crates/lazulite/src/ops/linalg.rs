@@ -510,12 +510,6 @@ pub fn vecdot(a: &Array, b: &Array, axis: i32) -> Result<Array> {
         )));
     }
     let dtype = promote_types(a.dtype(), b.dtype());
-    if !dtype.is_inexact() {
-        return Err(Error::not_implemented(format!(
-            "[vecdot] Inputs of dtype {dtype} need the sum reduction; only floating point \
-             and complex inputs are supported."
-        )));
-    }
     // Move the axis last, then multiply (..., 1, K) by (..., K, 1).
     let to_end = |x: &Array, ax: usize| -> Result<Array> {
         let perm: Vec<i32> = (0..x.ndim())
@@ -525,6 +519,11 @@ pub fn vecdot(a: &Array, b: &Array, axis: i32) -> Result<Array> {
             .collect();
         transpose(x, &perm)
     };
+    if !dtype.is_inexact() {
+        // Integers and bools: the sum of the products, with `sum`'s dtype rules (as MLX).
+        let product = multiply(&to_end(a, ia)?, &to_end(b, ib)?)?;
+        return super::reduce::sum(&product, -1, false);
+    }
     let a = astype(a, dtype)?;
     let a = if dtype.is_complex() {
         conjugate(&a)?

@@ -218,9 +218,9 @@ unary_fns! {
     isnan => IsNan;
     /// Whether each element is +inf or -inf.
     isinf => IsInf;
-    /// Whether each element is +inf.
+    /// Whether each element is +inf (a complex element: `+inf + 0j`, as MLX compares).
     isposinf => IsPosInf;
-    /// Whether each element is -inf.
+    /// Whether each element is -inf (a complex element: `-inf + 0j`, as MLX compares).
     isneginf => IsNegInf;
     /// Whether each element is neither infinite nor NaN.
     isfinite => IsFinite;

@@ -140,7 +140,7 @@ fn errors_are_typed_and_leave_arrays_intact() {
     );
     assert_eq!(
         lazulite::bitwise_and(&a, &a).unwrap_err().kind(),
-        ErrorKind::Value
+        ErrorKind::Runtime
     );
 }
 
@@ -152,4 +152,20 @@ fn arrays_are_send_and_sync() {
     let b = &a * 3.0;
     let handle = std::thread::spawn(move || b.to_vec::<f32>().unwrap());
     assert_eq!(handle.join().unwrap(), vec![3.0, 6.0]);
+}
+
+#[test]
+fn a_failed_evaluation_fails_the_same_way_again() {
+    // The first run hands the gather its inputs; a second evaluation (of the array or
+    // of something built on it) reports the first error, not the missing inputs.
+    let a = vector(&[1.0, 2.0, 3.0]);
+    let indices = Array::from_slice(&[5i32], &[1]).unwrap();
+    let picked = lazulite::take(&a, &indices, Some(0)).unwrap();
+    drop(a);
+    drop(indices);
+    let later = &picked + 1.0;
+    for result in [eval(&[&picked]), eval(&[&picked]), eval(&[&later])] {
+        let e = result.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Index, "{}", e.message());
+    }
 }

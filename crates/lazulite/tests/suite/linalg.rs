@@ -338,8 +338,14 @@ fn vecdot_errors() {
         ErrorKind::Value,
         "[vecdot] Shapes (2) and (4) cannot be broadcast.",
     );
-    let i = Array::from_slice(&[1i32, 2], &[2]).unwrap();
-    assert_error(vecdot(&i, &i, -1), ErrorKind::NotImplemented, "int32");
+}
+
+#[test]
+fn vecdot_of_integers_sums_the_products() {
+    let i = Array::from_slice(&[1i32, 2, -3, 4], &[2, 2]).unwrap();
+    let v = vecdot(&i, &i, -1).unwrap();
+    assert_eq!(v.dtype(), lazulite::DType::Int32);
+    assert_eq!(v.to_vec::<i32>().unwrap(), vec![5, 25]);
 }
 
 #[test]

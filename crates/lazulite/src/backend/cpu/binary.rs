@@ -91,9 +91,10 @@ impl BinaryOp {
             LogicalAnd | LogicalOr => Ok(DType::Bool),
             // MLX shifts bools as uint8: `True << True` is 2.
             LeftShift | RightShift if t.is_bool() => Ok(DType::UInt8),
+            // MLX finds this in its kernel, so its users get a RuntimeError.
             BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift if t.is_inexact() => {
-                Err(Error::value(format!(
-                    "[{name}] Bitwise operations only allowed on integer types."
+                Err(Error::runtime(format!(
+                    "[{name}] Only allowed on integer or boolean types but got type {t}."
                 )))
             }
             FloorDivide | Remainder if t.is_complex() => Err(Error::value(format!(
