@@ -10,7 +10,7 @@ import zlib
 
 import numpy as np
 
-from .spec import Arr, Case, Dt, Fn, Key
+from .spec import Arr, Case, Dt, Key
 
 INTS = ["uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64"]
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
