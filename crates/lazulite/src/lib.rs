@@ -26,6 +26,7 @@ mod array;
 mod backend;
 mod dataflow;
 mod eval;
+pub mod export;
 mod graph_print;
 mod io;
 mod ops;

@@ -24,7 +24,9 @@ use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::{dispatch, Complex, Element};
 use crate::error::{Error, Result};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{
+    mlx_chain, mlx_ints, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive,
+};
 use crate::shape::{broadcast_shapes, checked_size, normalize_axes, normalize_axis};
 use crate::transforms::batch_to_front;
 
@@ -50,6 +52,32 @@ fn gather_shape(a: &[usize], axes: &[usize], batch: &[usize]) -> Vec<usize> {
     let mut shape = batch.to_vec();
     shape.extend((0..a.len()).filter(|d| !axes.contains(d)).map(|d| a[d]));
     shape
+}
+
+/// MLX's slice sizes for gathering from `inputs[0]` at `inputs[1..]` along `axes` (1 on
+/// each indexed axis), and `gathered` (index shape then the other axes) with those axes
+/// kept, as MLX's Gather produces it.
+fn mlx_gather_shapes(
+    axes: &[usize],
+    inputs: &[OutputSpec],
+    gathered: &OutputSpec,
+) -> (Vec<usize>, OutputSpec) {
+    let slice: Vec<usize> = (0..inputs[0].shape.len())
+        .map(|d| {
+            if axes.contains(&d) {
+                1
+            } else {
+                inputs[0].shape[d]
+            }
+        })
+        .collect();
+    let batch = inputs.get(1).map_or(&[][..], |i| &i.shape[..]);
+    let shape = batch.iter().chain(&slice).copied().collect();
+    let full = OutputSpec {
+        shape,
+        dtype: gathered.dtype,
+    };
+    (slice, full)
 }
 
 /// Index arrays checked (integer dtype) and broadcast to one shape, which is returned.
@@ -199,6 +227,25 @@ impl Primitive for Gather {
         format!("axes={:?}", self.axes)
     }
 
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        // MLX's Gather keeps a size-1 axis for each indexed axis.
+        let (slice, full) = mlx_gather_shapes(&self.axes, inputs, &outputs[0]);
+        let batch = inputs[1].shape.len();
+        let squeezed: Vec<usize> = self.axes.iter().map(|a| batch + a).collect();
+        let first = MlxNode::new(
+            "Gather",
+            vec![mlx_ints("gather", &self.axes)?, mlx_ints("gather", &slice)?],
+            (0..inputs.len()).map(MlxInput::Input).collect(),
+            full,
+        );
+        let squeeze = (
+            "Squeeze",
+            vec![mlx_ints("gather", &squeezed)?],
+            outputs[0].clone(),
+        );
+        mlx_chain(first, vec![squeeze])
+    }
+
     fn eval(&self, inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
         Ok(vec![gather_kernel(&inputs[0], &inputs[1..], &self.axes)?])
     }
@@ -261,6 +308,31 @@ impl Primitive for Scatter {
 
     fn params(&self) -> String {
         format!("axes={:?}", self.axes)
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        // MLX's `Scatter::ReduceType` is `{Max, Min, Sum, Prod, None}`; its updates keep a
+        // size-1 axis for each indexed axis.
+        let kind = match self.mode {
+            ScatterMode::Maximum => 0,
+            ScatterMode::Minimum => 1,
+            ScatterMode::Add => 2,
+            ScatterMode::Multiply => 3,
+            ScatterMode::Assign => 4,
+        };
+        let n = inputs.len();
+        let (_, full) = mlx_gather_shapes(&self.axes, &inputs[..n - 1], &inputs[n - 1]);
+        let updates = MlxNode::new(
+            "Reshape",
+            vec![mlx_ints("scatter", &full.shape)?],
+            vec![MlxInput::Input(n - 1)],
+            full,
+        );
+        let mut args: Vec<MlxInput> = (0..n - 1).map(MlxInput::Input).collect();
+        args.push(MlxInput::Node(0));
+        let state = vec![MlxState::Int(kind), mlx_ints("scatter", &self.axes)?];
+        let scatter = MlxNode::new("Scatter", state, args, outputs[0].clone());
+        Ok(Export::Nodes(vec![updates, scatter]))
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
