@@ -59,6 +59,8 @@ mod guide {
     mod saving_loading {}
     #[doc = include_str!("../../../docs/dataflow.md")]
     mod dataflow {}
+    #[doc = include_str!("../../../docs/export.md")]
+    mod export {}
 }
 
 pub use array::Array;

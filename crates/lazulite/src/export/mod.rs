@@ -187,11 +187,24 @@ impl Exporter {
     }
 }
 
-/// The input count, keyword names and input shapes and dtypes a function was traced at.
-#[derive(Clone)]
-pub(crate) struct Signature {
+/// The keyword names and the input shapes and dtypes a function was traced at.
+///
+/// ```
+/// use lazulite::export::{export_function, import_function, Kwargs};
+/// use lazulite::Array;
+/// let path = std::env::temp_dir().join("lazulite_doc_signature.mlxfn");
+/// let mut kwargs = Kwargs::new();
+/// kwargs.insert("y".into(), Array::scalar(1i32));
+/// export_function(&path, |a: &[Array], k: &Kwargs| Ok(vec![a[0].clone(), k["y"].clone()]), &[Array::scalar(1.0f32)], &kwargs).unwrap();
+/// let s = &import_function(&path).unwrap().signatures()[0];
+/// assert_eq!(s.kwarg_keys, vec!["y".to_string()]);
+/// assert_eq!(s.inputs, vec![(vec![], lazulite::DType::Float32), (vec![], lazulite::DType::Int32)]);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Signature {
+    /// The keyword inputs' names, in order.
     pub kwarg_keys: Vec<String>,
-    /// Positional inputs then keyword inputs in key order.
+    /// Shape and dtype of the positional inputs then of the keyword inputs.
     pub inputs: Vec<(Vec<usize>, DType)>,
 }
 

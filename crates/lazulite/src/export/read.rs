@@ -275,6 +275,21 @@ impl ImportedFunction {
         Ok(f.output_ids.iter().map(|i| values[i].clone()).collect())
     }
 
+    /// The signatures of the traces in the file, in file order.
+    ///
+    /// ```
+    /// use lazulite::export::{exporter, import_function, Kwargs};
+    /// use lazulite::Array;
+    /// let path = std::env::temp_dir().join("lazulite_doc_signatures.mlxfn");
+    /// let mut e = exporter(&path, |a: &[Array], _: &Kwargs| Ok(a.to_vec()), false, "").unwrap();
+    /// e.call(&[Array::scalar(1.0f32)], &Kwargs::new()).unwrap();
+    /// e.call(&[Array::scalar(1i32), Array::scalar(2i32)], &Kwargs::new()).unwrap();
+    /// assert_eq!(import_function(&path).unwrap().signatures()[1].inputs.len(), 2);
+    /// ```
+    pub fn signatures(&self) -> Vec<Signature> {
+        self.functions.iter().map(|f| f.signature.clone()).collect()
+    }
+
     /// The metadata string stored with the functions (empty if none).
     ///
     /// ```

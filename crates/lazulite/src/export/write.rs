@@ -26,10 +26,12 @@ impl Primitive for ExportInput {
     }
 }
 
-type Key = (*const Node, usize);
+/// A node's address and an output index; the arrays behind the keys in use are held, so
+/// that no address is reused meanwhile. (An address as `usize` keeps the writer `Send`.)
+type Key = (usize, usize);
 
 fn key(a: &Array) -> Key {
-    (Arc::as_ptr(&a.node), a.index)
+    (Arc::as_ptr(&a.node) as usize, a.index)
 }
 
 /// The ids and tape entries of the functions of one file.
@@ -47,8 +49,9 @@ pub(crate) struct FileWriter {
 /// One function's tape while it is being written.
 struct Tape<'a> {
     file: &'a mut FileWriter,
-    /// The nodes standing for the function's inputs.
-    inputs: HashSet<*const Node>,
+    /// The addresses of the nodes computed from the function's inputs (the stand-ins
+    /// first): everything else is written as a constant.
+    dependent: HashSet<usize>,
     ids: HashMap<Key, u64>,
     /// Arrays whose ids are in `ids`, kept alive for the pointers to stay unique.
     held: Vec<Array>,
@@ -87,7 +90,7 @@ impl FileWriter {
         let constants = self.constants.len();
         let mut tape = Tape {
             file: self,
-            inputs: stand_ins.iter().map(|a| Arc::as_ptr(&a.node)).collect(),
+            dependent: stand_ins.iter().map(|a| key(a).0).collect(),
             ids: HashMap::new(),
             held: vec![],
             out: Writer::default(),
@@ -154,20 +157,21 @@ impl Tape<'_> {
     /// Gives ids to `outputs` and everything they depend on that has none yet, writing
     /// their tape entries in dependency order.
     fn assign(&mut self, outputs: &[Array]) -> Result<()> {
-        for a in topological(outputs, &self.ids) {
-            if self.ids.contains_key(&key(&a)) {
-                continue;
+        let order = topological(outputs, &self.ids);
+        // Whatever does not depend on the inputs is written as its value: the file is then
+        // the same whether or not the captured arrays were evaluated before the export.
+        for (a, inputs) in order {
+            let depends = inputs.iter().any(|x| self.dependent.contains(&key(x).0));
+            if depends && !self.ids.contains_key(&key(&a)) {
+                let primitive = a.node.lock().op.as_ref().map(|op| op.primitive.clone());
+                let primitive = primitive.expect("a node with inputs has an op");
+                self.dependent.insert(key(&a).0);
+                self.node(&a, primitive, &inputs)?;
             }
-            let op = {
-                let state = a.node.lock();
-                state
-                    .op
-                    .as_ref()
-                    .map(|op| (op.primitive.clone(), op.inputs.clone()))
-            };
-            match op {
-                None => self.constant(&a)?,
-                Some((primitive, inputs)) => self.node(&a, primitive, &inputs)?,
+        }
+        for a in outputs {
+            if !self.ids.contains_key(&key(a)) {
+                self.constant(a)?;
             }
         }
         Ok(())
@@ -189,17 +193,12 @@ impl Tape<'_> {
                 index,
             })
             .collect();
-        let export = match primitive.export(&in_specs, &out_specs) {
-            Ok(e) => e,
-            // What does not depend on the inputs can be written as its value instead.
-            Err(e) => {
-                if self.depends_on_inputs(inputs) {
-                    return Err(e);
-                }
-                return siblings.iter().try_for_each(|s| self.constant(s));
+        for x in inputs {
+            if !self.ids.contains_key(&key(x)) {
+                self.constant(x)?;
             }
-        };
-        match export {
+        }
+        match primitive.export(&in_specs, &out_specs)? {
             Export::Composed(f) => {
                 let results = f(inputs)?;
                 self.assign(&results)?;
@@ -265,25 +264,6 @@ impl Tape<'_> {
         }
     }
 
-    /// Whether any of `arrays` is computed from the function's inputs.
-    fn depends_on_inputs(&self, arrays: &[Array]) -> bool {
-        let mut stack: Vec<Array> = arrays.to_vec();
-        let mut seen: HashSet<*const Node> = HashSet::new();
-        while let Some(a) = stack.pop() {
-            let node = Arc::as_ptr(&a.node);
-            if self.inputs.contains(&node) {
-                return true;
-            }
-            if !seen.insert(node) {
-                continue;
-            }
-            if let Some(op) = a.node.lock().op.as_ref() {
-                stack.extend(op.inputs.iter().cloned());
-            }
-        }
-        false
-    }
-
     /// Writes `a`'s value as a constant (its data the first time in the file).
     fn constant(&mut self, a: &Array) -> Result<()> {
         check_shape(a.shape())?;
@@ -311,33 +291,33 @@ impl Tape<'_> {
     }
 }
 
-/// The arrays `outputs` depend on that have no id in `known`, inputs before the arrays
-/// that use them (an iterative depth-first walk; every output of a node is listed).
-fn topological(outputs: &[Array], known: &HashMap<Key, u64>) -> Vec<Array> {
+/// The nodes `outputs` depend on that have no id in `known`, each as one of its arrays
+/// with its inputs, inputs before the nodes that use them (an iterative depth-first
+/// walk that stops at evaluated arrays).
+fn topological(outputs: &[Array], known: &HashMap<Key, u64>) -> Vec<(Array, Vec<Array>)> {
     let mut order = Vec::new();
     let mut seen: HashSet<*const Node> = HashSet::new();
-    let mut stack: Vec<(Array, bool)> = outputs.iter().rev().map(|a| (a.clone(), false)).collect();
+    let mut stack: Vec<(Array, Option<Vec<Array>>)> =
+        outputs.iter().rev().map(|a| (a.clone(), None)).collect();
     while let Some((a, expanded)) = stack.pop() {
-        if expanded {
-            order.push(a);
+        if let Some(inputs) = expanded {
+            order.push((a, inputs));
             continue;
         }
         if known.contains_key(&key(&a)) || !seen.insert(Arc::as_ptr(&a.node)) {
             continue;
         }
-        let inputs = a
-            .node
-            .lock()
-            .op
-            .as_ref()
-            .map(|op| op.inputs.clone())
-            .unwrap_or_default();
-        stack.push((a, true));
-        for x in inputs.into_iter().rev() {
-            if !known.contains_key(&key(&x)) && !seen.contains(&Arc::as_ptr(&x.node)) {
-                stack.push((x, false));
-            }
-        }
+        let Some(inputs) = a.node.lock().op.as_ref().map(|op| op.inputs.clone()) else {
+            continue;
+        };
+        let pending: Vec<Array> = inputs
+            .iter()
+            .rev()
+            .filter(|x| !known.contains_key(&key(x)) && !seen.contains(&Arc::as_ptr(&x.node)))
+            .cloned()
+            .collect();
+        stack.push((a, Some(inputs)));
+        stack.extend(pending.into_iter().map(|x| (x, None)));
     }
     order
 }

@@ -24,9 +24,7 @@ use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::{dispatch, Complex, Element};
 use crate::error::{Error, Result};
-use crate::primitive::{
-    mlx_chain, mlx_ints, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive,
-};
+use crate::primitive::{mlx_ints, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{broadcast_shapes, checked_size, normalize_axes, normalize_axis};
 use crate::transforms::batch_to_front;
 
@@ -78,6 +76,34 @@ fn mlx_gather_shapes(
         dtype: gathered.dtype,
     };
     (slice, full)
+}
+
+/// The index inputs (inputs `1..`) as MLX's Gather and Scatter read them: MLX reads every
+/// index array as the dtype of the first, so indices of mixed dtypes are cast to int64
+/// first. Returns the casts and the index inputs to use.
+fn mlx_indices(indices: &[OutputSpec]) -> (Vec<MlxNode>, Vec<MlxInput>) {
+    let same = indices.windows(2).all(|w| w[0].dtype == w[1].dtype);
+    let mut casts = vec![];
+    let mut refs = vec![];
+    for (i, spec) in indices.iter().enumerate() {
+        if same || spec.dtype == DType::Int64 {
+            refs.push(MlxInput::Input(i + 1));
+            continue;
+        }
+        let cast = OutputSpec {
+            shape: spec.shape.clone(),
+            dtype: DType::Int64,
+        };
+        let state = vec![MlxState::Dtype(DType::Int64)];
+        casts.push(MlxNode::new(
+            "AsType",
+            state,
+            vec![MlxInput::Input(i + 1)],
+            cast,
+        ));
+        refs.push(MlxInput::Node(casts.len() - 1));
+    }
+    (casts, refs)
 }
 
 /// Index arrays checked (integer dtype) and broadcast to one shape, which is returned.
@@ -232,18 +258,20 @@ impl Primitive for Gather {
         let (slice, full) = mlx_gather_shapes(&self.axes, inputs, &outputs[0]);
         let batch = inputs[1].shape.len();
         let squeezed: Vec<usize> = self.axes.iter().map(|a| batch + a).collect();
-        let first = MlxNode::new(
-            "Gather",
-            vec![mlx_ints("gather", &self.axes)?, mlx_ints("gather", &slice)?],
-            (0..inputs.len()).map(MlxInput::Input).collect(),
-            full,
-        );
-        let squeeze = (
+        let (mut nodes, indices) = mlx_indices(&inputs[1..]);
+        let mut args = vec![MlxInput::Input(0)];
+        args.extend(indices);
+        let state = vec![mlx_ints("gather", &self.axes)?, mlx_ints("gather", &slice)?];
+        nodes.push(MlxNode::new("Gather", state, args, full));
+        let squeeze = vec![mlx_ints("gather", &squeezed)?];
+        let last = MlxInput::Node(nodes.len() - 1);
+        nodes.push(MlxNode::new(
             "Squeeze",
-            vec![mlx_ints("gather", &squeezed)?],
+            squeeze,
+            vec![last],
             outputs[0].clone(),
-        );
-        mlx_chain(first, vec![squeeze])
+        ));
+        Ok(Export::Nodes(nodes))
     }
 
     fn eval(&self, inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
@@ -322,17 +350,20 @@ impl Primitive for Scatter {
         };
         let n = inputs.len();
         let (_, full) = mlx_gather_shapes(&self.axes, &inputs[..n - 1], &inputs[n - 1]);
-        let updates = MlxNode::new(
+        let (mut nodes, indices) = mlx_indices(&inputs[1..n - 1]);
+        let mut args = vec![MlxInput::Input(0)];
+        args.extend(indices);
+        let shape = vec![mlx_ints("scatter", &full.shape)?];
+        nodes.push(MlxNode::new(
             "Reshape",
-            vec![mlx_ints("scatter", &full.shape)?],
+            shape,
             vec![MlxInput::Input(n - 1)],
             full,
-        );
-        let mut args: Vec<MlxInput> = (0..n - 1).map(MlxInput::Input).collect();
-        args.push(MlxInput::Node(0));
+        ));
+        args.push(MlxInput::Node(nodes.len() - 1));
         let state = vec![MlxState::Int(kind), mlx_ints("scatter", &self.axes)?];
-        let scatter = MlxNode::new("Scatter", state, args, outputs[0].clone());
-        Ok(Export::Nodes(vec![updates, scatter]))
+        nodes.push(MlxNode::new("Scatter", state, args, outputs[0].clone()));
+        Ok(Export::Nodes(nodes))
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
