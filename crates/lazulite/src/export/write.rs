@@ -69,9 +69,9 @@ impl FileWriter {
     /// order).
     pub fn add(
         &mut self,
-        f: &dyn Fn(&[Array], &BTreeMap<String, Array>) -> Result<Vec<Array>>,
+        f: &super::ExportedFn,
         args: &[Array],
-        kwargs: &BTreeMap<String, Array>,
+        kwargs: &super::Kwargs,
     ) -> Result<()> {
         let examples: Vec<&Array> = args.iter().chain(kwargs.values()).collect();
         for a in &examples {
