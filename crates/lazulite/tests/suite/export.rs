@@ -36,14 +36,16 @@ fn close(actual: &Array, expected: &Array, context: &str) {
     }
 }
 
+/// Positional inputs and outputs by position, keyword inputs by name.
+type SavedCall = (BTreeMap<usize, Array>, Kwargs, BTreeMap<usize, Array>);
+
 /// The calls saved in `<name>.npz`: positional inputs, keyword inputs, MLX's outputs.
 fn saved_calls(name: &str) -> Vec<(Vec<Array>, Kwargs, Vec<Array>)> {
     let arrays = load(fixtures().join(format!("{name}.npz")), None, false)
         .unwrap()
         .into_arrays()
         .unwrap();
-    let mut calls: BTreeMap<usize, (BTreeMap<usize, Array>, Kwargs, BTreeMap<usize, Array>)> =
-        BTreeMap::new();
+    let mut calls: BTreeMap<usize, SavedCall> = BTreeMap::new();
     for (key, a) in arrays {
         let (call, rest) = key.strip_prefix("call").unwrap().split_once('_').unwrap();
         let entry = calls.entry(call.parse().unwrap()).or_default();
@@ -96,7 +98,7 @@ fn imported_functions_differentiate_and_batch() {
     // The imported graph is made of lazulite ops: grad and vmap apply.
     let loss = |x: &Array| {
         sum(
-            &f.call(&[x.clone()], &Kwargs::new())?[0].square()?,
+            &f.call(std::slice::from_ref(x), &Kwargs::new())?[0].square()?,
             None::<i32>,
             false,
         )
@@ -193,8 +195,8 @@ fn elementwise_round_trip() {
                 stop_gradient(x)?,
             ])
         },
-        &[x.clone()],
-        &[y.clone()],
+        std::slice::from_ref(&x),
+        std::slice::from_ref(&y),
     );
     round_trip(
         "binary",
@@ -275,8 +277,8 @@ fn shape_reduction_and_linalg_round_trip() {
                 )?,
             ])
         },
-        &[x.clone()],
-        &[y.clone()],
+        std::slice::from_ref(&x),
+        std::slice::from_ref(&y),
     );
     round_trip(
         "reductions",
@@ -304,8 +306,8 @@ fn shape_reduction_and_linalg_round_trip() {
                 sum(&ones(&[3], DType::Bool)?, 0, false)?,
             ])
         },
-        &[x.clone()],
-        &[y.clone()],
+        std::slice::from_ref(&x),
+        std::slice::from_ref(&y),
     );
     round_trip(
         "linalg",
@@ -346,8 +348,8 @@ fn indexing_and_fused_round_trip() {
                 index(x, &[Index::from(idx.clone()), Index::from(1i64)])?,
             ])
         },
-        &[x.clone()],
-        &[y.clone()],
+        std::slice::from_ref(&x),
+        std::slice::from_ref(&y),
     );
     round_trip(
         "fast",
@@ -359,8 +361,8 @@ fn indexing_and_fused_round_trip() {
                 fast::layer_norm(x, Some(&w), None, 1e-5)?,
             ])
         },
-        &[x.clone()],
-        &[y.clone()],
+        std::slice::from_ref(&x),
+        std::slice::from_ref(&y),
     );
 }
 
@@ -379,8 +381,8 @@ fn exporter_signatures_metadata_and_errors() {
     let mut kw = Kwargs::new();
     kw.insert("b".into(), Array::scalar(3.0f32));
     kw.insert("a".into(), Array::scalar(5.0f32));
-    e.call(&[one.clone()], &Kwargs::new()).unwrap();
-    e.call(&[one.clone()], &kw).unwrap();
+    e.call(std::slice::from_ref(&one), &Kwargs::new()).unwrap();
+    e.call(std::slice::from_ref(&one), &kw).unwrap();
     let twice = e
         .call(&[Array::scalar(7.0f32)], &Kwargs::new())
         .unwrap_err();
