@@ -28,3 +28,29 @@ pub fn load_bytes(data: &[u8], ext: &str) {
         let _ = a.eval();
     }
 }
+
+/// Imports an MLX function file from `data` and runs each of its traces on zeros of its
+/// signature.
+pub fn import_function(data: &[u8]) {
+    lazulite::set_memory_limit(256 << 20);
+    let Ok(f) = lazulite::export::import_function_bytes(data.to_vec()) else {
+        return;
+    };
+    for s in f.signatures() {
+        let Ok(mut inputs) = s
+            .inputs
+            .iter()
+            .map(|(shape, dtype)| lazulite::zeros(shape, *dtype))
+            .collect::<Result<Vec<_>, _>>()
+        else {
+            return;
+        };
+        let values = inputs.split_off(inputs.len() - s.kwarg_keys.len());
+        let kwargs = s.kwarg_keys.iter().cloned().zip(values).collect();
+        if let Ok(outputs) = f.call(&inputs, &kwargs) {
+            for a in &outputs {
+                let _ = a.eval();
+            }
+        }
+    }
+}

@@ -16,6 +16,7 @@ mod distributed;
 mod dlpack;
 mod dtype;
 mod errors;
+mod export;
 mod fast;
 mod fft;
 mod indexing;
@@ -97,6 +98,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     compile::register(m)?;
     custom::register(m)?;
     dataflow::register(m)?;
+    export::register(m)?;
     io::register(m)?;
     random::register_submodule(m)?;
     fast::register_submodule(m)?;

@@ -26,6 +26,7 @@ mod array;
 mod backend;
 mod dataflow;
 mod eval;
+pub mod export;
 mod graph_print;
 mod io;
 mod ops;
@@ -58,6 +59,8 @@ mod guide {
     mod saving_loading {}
     #[doc = include_str!("../../../docs/dataflow.md")]
     mod dataflow {}
+    #[doc = include_str!("../../../docs/export.md")]
+    mod export {}
 }
 
 pub use array::Array;

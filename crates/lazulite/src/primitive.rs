@@ -7,6 +7,7 @@ use crate::array::Array;
 use crate::backend::Tensor;
 use crate::error::{Error, Result};
 use std::any::Any;
+use std::sync::Arc;
 
 /// A node's operation: how to compute it and, for the transforms, how to differentiate
 /// and batch it.
@@ -57,6 +58,16 @@ pub(crate) trait Primitive: Send + Sync + Any {
         )))
     }
 
+    /// How this node is written to an MLX function file (`.mlxfn`): as MLX primitives
+    /// with their serialized state, or as the composition it stands for. `inputs` are
+    /// the shapes and dtypes of the node's inputs.
+    fn export(&self, _inputs: &[OutputSpec], _outputs: &[OutputSpec]) -> Result<Export> {
+        Err(Error::value(format!(
+            "[export_function] The operation {} has no MLX equivalent and cannot be exported.",
+            self.name()
+        )))
+    }
+
     /// The batched outputs and their batch axes, given inputs batched along `axes`
     /// (`None`: not batched).
     fn vmap(
@@ -76,4 +87,125 @@ pub(crate) trait Primitive: Send + Sync + Any {
 pub(crate) struct OutputSpec {
     pub shape: Vec<usize>,
     pub dtype: crate::dtype::DType,
+}
+
+/// A function of arrays to arrays, such as the composition a fused node stands for.
+pub(crate) type Composition = dyn Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync;
+
+/// What a node is written as in an MLX function file.
+pub(crate) enum Export {
+    /// MLX primitives in order; the node's outputs are the outputs of the last one.
+    Nodes(Vec<MlxNode>),
+    /// Ordinary ops with the node's inputs and outputs, exported in its place.
+    Composed(Arc<Composition>),
+}
+
+/// One MLX primitive: its name as MLX's function files spell it (`"Add"`, `"Reduce"`), its
+/// `state()` tuple, its inputs and outputs.
+pub(crate) struct MlxNode {
+    pub name: &'static str,
+    pub state: Vec<MlxState>,
+    pub inputs: Vec<MlxInput>,
+    pub outputs: Vec<OutputSpec>,
+}
+
+impl MlxNode {
+    /// A primitive with one output.
+    pub fn new(
+        name: &'static str,
+        state: Vec<MlxState>,
+        inputs: Vec<MlxInput>,
+        output: OutputSpec,
+    ) -> MlxNode {
+        MlxNode {
+            name,
+            state,
+            inputs,
+            outputs: vec![output],
+        }
+    }
+
+    /// The primitives of a node that maps to one MLX primitive of the same inputs and
+    /// outputs.
+    pub fn single(
+        name: &'static str,
+        state: Vec<MlxState>,
+        inputs: &[OutputSpec],
+        outputs: &[OutputSpec],
+    ) -> Result<Export> {
+        Ok(Export::Nodes(vec![MlxNode {
+            name,
+            state,
+            inputs: (0..inputs.len()).map(MlxInput::Input).collect(),
+            outputs: outputs.to_vec(),
+        }]))
+    }
+}
+
+/// A chain of one-input MLX primitives after `first`: each takes the output of the one
+/// before. Steps are `(name, state, output)`.
+pub(crate) fn mlx_chain(
+    first: MlxNode,
+    then: Vec<(&'static str, Vec<MlxState>, OutputSpec)>,
+) -> Result<Export> {
+    let mut nodes = vec![first];
+    for (name, state, output) in then {
+        let input = MlxInput::Node(nodes.len() - 1);
+        nodes.push(MlxNode::new(name, state, vec![input], output));
+    }
+    Ok(Export::Nodes(nodes))
+}
+
+/// `spec` with another shape.
+pub(crate) fn with_shape(spec: &OutputSpec, shape: Vec<usize>) -> OutputSpec {
+    OutputSpec {
+        shape,
+        dtype: spec.dtype,
+    }
+}
+
+/// `shape` with `axes` set to 1.
+pub(crate) fn kept_dims(shape: &[usize], axes: &[usize]) -> Vec<usize> {
+    let mut kept = shape.to_vec();
+    for &a in axes {
+        kept[a] = 1;
+    }
+    kept
+}
+
+/// An input of an [`MlxNode`].
+#[derive(Clone)]
+pub(crate) enum MlxInput {
+    /// Input `i` of the lazulite node.
+    Input(usize),
+    /// The first output of an earlier MLX primitive of the same node.
+    Node(usize),
+}
+
+/// One field of an MLX primitive's `state()` tuple, in MLX's C++ types.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum MlxState {
+    /// `int` and enums.
+    Int(i32),
+    Bool(bool),
+    Float(f32),
+    Double(f64),
+    /// `std::vector<int>` and `Shape`.
+    Ints(Vec<i32>),
+    Dtype(crate::dtype::DType),
+}
+
+/// `values` as MLX's 32-bit `int`s (shapes and axes of exported arrays fit; a value that
+/// does not is an error naming the operation).
+pub(crate) fn mlx_ints<T: Copy + TryInto<i32>>(op: &str, values: &[T]) -> Result<MlxState> {
+    values
+        .iter()
+        .map(|&v| v.try_into().ok())
+        .collect::<Option<Vec<i32>>>()
+        .map(MlxState::Ints)
+        .ok_or_else(|| {
+            Error::value(format!(
+                "[export_function] A size or axis of {op} does not fit in MLX's 32-bit integers."
+            ))
+        })
 }

@@ -7,7 +7,8 @@
 //! (a reader that trusted a size in a header). The coverage-guided fuzzers are the
 //! cargo-fuzz targets in `fuzz/` (nightly; see docs/fuzzing.md).
 
-use lazulite::{load_bytes, Loaded};
+use lazulite::export::{import_function_bytes, Kwargs};
+use lazulite::{load_bytes, DType, Loaded};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -134,8 +135,29 @@ fn mutate(rng: &mut Rng, seed: &[u8], others: &[Vec<u8>]) -> Vec<u8> {
     data
 }
 
+/// Imports `data` as an MLX function file and runs every trace on zeros of its
+/// signature; whether all of it worked.
+fn import(data: Vec<u8>) -> bool {
+    let Ok(f) = import_function_bytes(data) else {
+        return false;
+    };
+    f.signatures().iter().all(|s| {
+        let zeros = |(shape, dtype): &(Vec<usize>, DType)| lazulite::zeros(shape, *dtype);
+        let Ok(mut inputs) = s.inputs.iter().map(zeros).collect::<Result<Vec<_>, _>>() else {
+            return false;
+        };
+        let kw_values = inputs.split_off(inputs.len() - s.kwarg_keys.len());
+        let kwargs: Kwargs = s.kwarg_keys.iter().cloned().zip(kw_values).collect();
+        f.call(&inputs, &kwargs)
+            .is_ok_and(|outs| outs.iter().all(|a| a.eval().is_ok()))
+    })
+}
+
 /// Loads `data` as `format` and evaluates every array; whether it loaded.
 fn read(data: Vec<u8>, format: &str) -> bool {
+    if format == "mlxfn" {
+        return import(data);
+    }
     let metadata = format == "safetensors" || format == "gguf";
     let arrays = match load_bytes(data, format, metadata) {
         Ok(Loaded::Array(a)) => vec![a],
@@ -162,7 +184,7 @@ fn fuzz(target: &str, format: &str) {
     let seeds = seeds(target);
     assert!(!seeds.is_empty(), "no seeds for {target}");
     let start = Instant::now();
-    let budget = BUDGET / 4;
+    let budget = BUDGET / 5;
     let mut rng = Rng(0x1a2u64 ^ format.len() as u64);
     let (mut cases, mut loaded) = (0, 0);
     for (i, seed) in seeds.iter().enumerate() {
@@ -210,4 +232,5 @@ fn every_reader_survives_mutations() {
     fuzz("load_npz", "npz");
     fuzz("load_safetensors", "safetensors");
     fuzz("load_gguf", "gguf");
+    fuzz("import_function", "mlxfn");
 }

@@ -222,7 +222,7 @@ enum Backing {
 
 impl Mapping {
     /// A file's bytes already in memory, copied into 8-byte aligned storage.
-    fn owned(bytes: Vec<u8>) -> Arc<Mapping> {
+    pub(crate) fn owned(bytes: Vec<u8>) -> Arc<Mapping> {
         let len = bytes.len();
         let mut words = vec![0u64; len.div_ceil(8)];
         bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..len].copy_from_slice(&bytes);
@@ -235,7 +235,7 @@ impl Mapping {
         })
     }
 
-    fn open(path: &Path) -> Result<Arc<Mapping>> {
+    pub(crate) fn open(path: &Path) -> Result<Arc<Mapping>> {
         let file = File::open(path).map_err(|e| {
             let kind = if e.kind() == std::io::ErrorKind::NotFound {
                 ErrorKind::NotFound

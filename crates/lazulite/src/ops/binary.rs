@@ -8,7 +8,7 @@ use crate::backend::cpu::binary::{binary as binary_kernel, BinaryOp};
 use crate::backend::Tensor;
 use crate::error::{Error, Result};
 use crate::ops::{exp, log, negative, square, zeros_like};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::broadcast_shapes;
 use crate::transforms::batch_to_front;
 
@@ -21,6 +21,40 @@ impl Primitive for Binary {
 
     fn is_elementwise(&self) -> bool {
         true
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        use BinaryOp::*;
+        let plain = |name| MlxNode::single(name, vec![], inputs, outputs);
+        // MLX's `BitwiseBinary::Op` is `{And, Or, Xor, LeftShift, RightShift}`.
+        let bitwise =
+            |op| MlxNode::single("BitwiseBinary", vec![MlxState::Int(op)], inputs, outputs);
+        match self.0 {
+            Add => plain("Add"),
+            Subtract => plain("Subtract"),
+            Multiply => plain("Multiply"),
+            Divide => plain("Divide"),
+            FloorDivide => plain("FloorDivide"),
+            Remainder => plain("Remainder"),
+            Power => plain("Power"),
+            Maximum => plain("Maximum"),
+            Minimum => plain("Minimum"),
+            Arctan2 => plain("ArcTan2"),
+            LogAddExp => plain("LogAddExp"),
+            Equal => MlxNode::single("Equal", vec![MlxState::Bool(false)], inputs, outputs),
+            NotEqual => plain("NotEqual"),
+            Less => plain("Less"),
+            LessEqual => plain("LessEqual"),
+            Greater => plain("Greater"),
+            GreaterEqual => plain("GreaterEqual"),
+            LogicalAnd => plain("LogicalAnd"),
+            LogicalOr => plain("LogicalOr"),
+            BitwiseAnd => bitwise(0),
+            BitwiseOr => bitwise(1),
+            BitwiseXor => bitwise(2),
+            LeftShift => bitwise(3),
+            RightShift => bitwise(4),
+        }
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {

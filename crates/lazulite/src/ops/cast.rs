@@ -6,7 +6,7 @@ use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::dispatch;
 use crate::error::Result;
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 
 pub(crate) struct AsType(pub DType);
 
@@ -21,6 +21,10 @@ impl Primitive for AsType {
 
     fn params(&self) -> String {
         format!("dtype={}", self.0)
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        MlxNode::single("AsType", vec![MlxState::Dtype(self.0)], inputs, outputs)
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {

@@ -24,7 +24,7 @@ use crate::backend::cpu::conv::{convolution as conv_kernel, ConvGeometry};
 use crate::backend::Tensor;
 use crate::dtype::promote_types;
 use crate::error::{Error, Result};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{mlx_ints, Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::checked_size;
 use crate::transforms::batch_to_front;
 
@@ -198,6 +198,19 @@ impl Primitive for Convolution {
             self.groups,
             self.flip
         )
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        let state = vec![
+            mlx_ints("conv", &self.stride)?,
+            mlx_ints("conv", &self.padding_lo)?,
+            mlx_ints("conv", &self.padding_hi)?,
+            mlx_ints("conv", &self.kernel_dilation)?,
+            mlx_ints("conv", &self.input_dilation)?,
+            MlxState::Int(self.groups as i32),
+            MlxState::Bool(self.flip),
+        ];
+        MlxNode::single("Convolution", state, inputs, outputs)
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {

@@ -13,7 +13,7 @@ use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::{dispatch, Element, Scalar};
 use crate::error::{Error, Result};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{axis_in_range, checked_size};
 use crate::transforms::batch_to_front;
 
@@ -76,6 +76,16 @@ impl Primitive for Arange {
 
     fn params(&self) -> String {
         format!("start={}, step={}", self.start, self.step)
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        let n = outputs[0].shape[0] as f64;
+        let state = vec![
+            MlxState::Double(self.start),
+            MlxState::Double(self.start + n * self.step),
+            MlxState::Double(self.step),
+        ];
+        MlxNode::single("Arange", state, inputs, outputs)
     }
 
     fn eval(&self, _: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {

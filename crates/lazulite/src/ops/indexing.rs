@@ -25,7 +25,7 @@ use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::{dispatch, Complex, Element};
 use crate::error::{Error, Result};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{mlx_ints, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{broadcast_shapes, checked_size, normalize_axes, normalize_axis};
 use crate::transforms::batch_to_front;
 
@@ -51,6 +51,60 @@ fn gather_shape(a: &[usize], axes: &[usize], batch: &[usize]) -> Vec<usize> {
     let mut shape = batch.to_vec();
     shape.extend((0..a.len()).filter(|d| !axes.contains(d)).map(|d| a[d]));
     shape
+}
+
+/// MLX's slice sizes for gathering from `inputs[0]` at `inputs[1..]` along `axes` (1 on
+/// each indexed axis), and `gathered` (index shape then the other axes) with those axes
+/// kept, as MLX's Gather produces it.
+fn mlx_gather_shapes(
+    axes: &[usize],
+    inputs: &[OutputSpec],
+    gathered: &OutputSpec,
+) -> (Vec<usize>, OutputSpec) {
+    let slice: Vec<usize> = (0..inputs[0].shape.len())
+        .map(|d| {
+            if axes.contains(&d) {
+                1
+            } else {
+                inputs[0].shape[d]
+            }
+        })
+        .collect();
+    let batch = inputs.get(1).map_or(&[][..], |i| &i.shape[..]);
+    let shape = batch.iter().chain(&slice).copied().collect();
+    let full = OutputSpec {
+        shape,
+        dtype: gathered.dtype,
+    };
+    (slice, full)
+}
+
+/// The index inputs (inputs `1..`) as MLX's Gather and Scatter read them: MLX reads every
+/// index array as the dtype of the first, so indices of mixed dtypes are cast to int64
+/// first. Returns the casts and the index inputs to use.
+fn mlx_indices(indices: &[OutputSpec]) -> (Vec<MlxNode>, Vec<MlxInput>) {
+    let same = indices.windows(2).all(|w| w[0].dtype == w[1].dtype);
+    let mut casts = vec![];
+    let mut refs = vec![];
+    for (i, spec) in indices.iter().enumerate() {
+        if same || spec.dtype == DType::Int64 {
+            refs.push(MlxInput::Input(i + 1));
+            continue;
+        }
+        let cast = OutputSpec {
+            shape: spec.shape.clone(),
+            dtype: DType::Int64,
+        };
+        let state = vec![MlxState::Dtype(DType::Int64)];
+        casts.push(MlxNode::new(
+            "AsType",
+            state,
+            vec![MlxInput::Input(i + 1)],
+            cast,
+        ));
+        refs.push(MlxInput::Node(casts.len() - 1));
+    }
+    (casts, refs)
 }
 
 /// Index arrays checked (integer dtype) and broadcast to one shape, which is returned.
@@ -200,6 +254,27 @@ impl Primitive for Gather {
         format!("axes={:?}", self.axes)
     }
 
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        // MLX's Gather keeps a size-1 axis for each indexed axis.
+        let (slice, full) = mlx_gather_shapes(&self.axes, inputs, &outputs[0]);
+        let batch = inputs[1].shape.len();
+        let squeezed: Vec<usize> = self.axes.iter().map(|a| batch + a).collect();
+        let (mut nodes, indices) = mlx_indices(&inputs[1..]);
+        let mut args = vec![MlxInput::Input(0)];
+        args.extend(indices);
+        let state = vec![mlx_ints("gather", &self.axes)?, mlx_ints("gather", &slice)?];
+        nodes.push(MlxNode::new("Gather", state, args, full));
+        let squeeze = vec![mlx_ints("gather", &squeezed)?];
+        let last = MlxInput::Node(nodes.len() - 1);
+        nodes.push(MlxNode::new(
+            "Squeeze",
+            squeeze,
+            vec![last],
+            outputs[0].clone(),
+        ));
+        Ok(Export::Nodes(nodes))
+    }
+
     fn eval(&self, inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
         Ok(vec![gather_kernel(&inputs[0], &inputs[1..], &self.axes)?])
     }
@@ -262,6 +337,34 @@ impl Primitive for Scatter {
 
     fn params(&self) -> String {
         format!("axes={:?}", self.axes)
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        // MLX's `Scatter::ReduceType` is `{Max, Min, Sum, Prod, None}`; its updates keep a
+        // size-1 axis for each indexed axis.
+        let kind = match self.mode {
+            ScatterMode::Maximum => 0,
+            ScatterMode::Minimum => 1,
+            ScatterMode::Add => 2,
+            ScatterMode::Multiply => 3,
+            ScatterMode::Assign => 4,
+        };
+        let n = inputs.len();
+        let (_, full) = mlx_gather_shapes(&self.axes, &inputs[..n - 1], &inputs[n - 1]);
+        let (mut nodes, indices) = mlx_indices(&inputs[1..n - 1]);
+        let mut args = vec![MlxInput::Input(0)];
+        args.extend(indices);
+        let shape = vec![mlx_ints("scatter", &full.shape)?];
+        nodes.push(MlxNode::new(
+            "Reshape",
+            shape,
+            vec![MlxInput::Input(n - 1)],
+            full,
+        ));
+        args.push(MlxInput::Node(nodes.len() - 1));
+        let state = vec![MlxState::Int(kind), mlx_ints("scatter", &self.axes)?];
+        nodes.push(MlxNode::new("Scatter", state, args, outputs[0].clone()));
+        Ok(Export::Nodes(nodes))
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {

@@ -20,7 +20,7 @@ use crate::backend::cpu::matmul::matmul as matmul_kernel;
 use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{axis_in_range, broadcast_shapes, checked_size, shape_text};
 use crate::transforms::batch_to_front;
 use std::collections::BTreeMap;
@@ -32,6 +32,10 @@ pub(crate) struct Matmul;
 impl Primitive for Matmul {
     fn name(&self) -> &'static str {
         "matmul"
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        MlxNode::single("Matmul", vec![], inputs, outputs)
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
@@ -121,6 +125,21 @@ impl Primitive for AddMm {
 
     fn params(&self) -> String {
         format!("alpha={}, beta={}", self.alpha, self.beta)
+    }
+
+    fn export(&self, _: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        // MLX's AddMM takes `(a, b, c)`; this node takes `(c, a, b)`.
+        let inputs = [1, 2, 0].map(MlxInput::Input).to_vec();
+        let state = vec![
+            MlxState::Float(self.alpha as f32),
+            MlxState::Float(self.beta as f32),
+        ];
+        Ok(Export::Nodes(vec![MlxNode::new(
+            "AddMM",
+            state,
+            inputs,
+            outputs[0].clone(),
+        )]))
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {

@@ -14,7 +14,7 @@ use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
 use crate::ops::linalg::{indices_or_default, matrix_stack};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{broadcast_shapes, shape_text};
 use crate::transforms::batch_to_front;
 use crate::{
@@ -469,6 +469,17 @@ impl Primitive for QuantizedMatmul {
             "group_size={}, bits={}, transpose={}",
             self.packing.group_size, self.packing.bits, self.transpose
         )
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        // `(group_size, bits, mode, transpose)`, mode 0 being MLX's affine quantization.
+        let state = vec![
+            MlxState::Int(self.packing.group_size as i32),
+            MlxState::Int(self.packing.bits as i32),
+            MlxState::Int(0),
+            MlxState::Bool(self.transpose),
+        ];
+        MlxNode::single("QuantizedMatmul", state, inputs, outputs)
     }
 
     fn eval(&self, inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {

@@ -7,7 +7,7 @@ use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::{zeros, zeros_like};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{mlx_ints, Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::checked_size;
 use crate::transforms::batch_to_front;
 
@@ -44,6 +44,21 @@ impl Primitive for RandomBits {
 
     fn params(&self) -> String {
         format!("shape={:?}, draw={:?}", self.shape, self.draw)
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        match self.draw {
+            Draw::Bits { width } => {
+                let state = vec![
+                    mlx_ints("random_bits", &self.shape)?,
+                    MlxState::Int(width as i32),
+                ];
+                MlxNode::single("RandomBits", state, inputs, outputs)
+            }
+            Draw::Unit { .. } => Err(Error::value(
+                "[export_function] Uniform draws fused with their bits cannot be exported yet.",
+            )),
+        }
     }
 
     fn eval(&self, inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {

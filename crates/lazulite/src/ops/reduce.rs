@@ -24,7 +24,10 @@ use crate::backend::cpu::reduce::{
 use crate::backend::{contiguous_strides, Tensor};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{
+    kept_dims, mlx_chain, mlx_ints, with_shape, Export, MlxInput, MlxNode, MlxState, OutputSpec,
+    Primitive,
+};
 use crate::shape::{axis_in_range, Axes};
 use crate::transforms::batch_to_front;
 use crate::{abs, divide, equal, multiply, sqrt, square, subtract};
@@ -74,6 +77,47 @@ impl Primitive for Reduce {
 
     fn params(&self) -> String {
         format!("axes={:?}", self.axes)
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        // MLX's `Reduce::ReduceType` is `{And, Or, Sum, Prod, Min, Max}`; its reductions keep
+        // the reduced axes and reduce in the output dtype.
+        let kind = match self.op {
+            ReduceOp::All => 0,
+            ReduceOp::Any => 1,
+            ReduceOp::Sum => 2,
+            ReduceOp::Prod => 3,
+            ReduceOp::Min => 4,
+            ReduceOp::Max => 5,
+        };
+        let out = &outputs[0];
+        let kept = with_shape(out, kept_dims(&inputs[0].shape, &self.axes));
+        let axes = mlx_ints(self.name(), &self.axes)?;
+        let mut nodes = vec![];
+        let mut x = MlxInput::Input(0);
+        let logical = matches!(self.op, ReduceOp::All | ReduceOp::Any);
+        if !logical && inputs[0].dtype != out.dtype {
+            let cast = with_shape(out, inputs[0].shape.clone());
+            nodes.push(MlxNode::new(
+                "AsType",
+                vec![MlxState::Dtype(out.dtype)],
+                vec![x],
+                cast,
+            ));
+            x = MlxInput::Node(0);
+        }
+        let reduce = MlxNode::new(
+            "Reduce",
+            vec![MlxState::Int(kind), axes.clone()],
+            vec![x],
+            kept.clone(),
+        );
+        nodes.push(reduce);
+        if kept.shape != out.shape {
+            let i = MlxInput::Node(nodes.len() - 1);
+            nodes.push(MlxNode::new("Squeeze", vec![axes], vec![i], out.clone()));
+        }
+        Ok(Export::Nodes(nodes))
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
@@ -179,6 +223,25 @@ impl Primitive for ArgReduce {
 
     fn params(&self) -> String {
         format!("axis={}", self.axis)
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        // MLX's `ArgReduce::ReduceType` is `{ArgMin, ArgMax}`; it keeps the axis.
+        let kind = match self.op {
+            ArgReduceOp::ArgMin => 0,
+            ArgReduceOp::ArgMax => 1,
+        };
+        let axis = self.axis as i32;
+        let out = &outputs[0];
+        let kept = with_shape(out, kept_dims(&inputs[0].shape, &[self.axis]));
+        let first = MlxNode::new(
+            "ArgReduce",
+            vec![MlxState::Int(kind), MlxState::Int(axis)],
+            vec![MlxInput::Input(0)],
+            kept.clone(),
+        );
+        let squeeze = ("Squeeze", vec![MlxState::Ints(vec![axis])], out.clone());
+        mlx_chain(first, if self.keepdims { vec![] } else { vec![squeeze] })
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {

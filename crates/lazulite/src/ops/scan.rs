@@ -13,7 +13,7 @@ use crate::backend::cpu::scan::{scan as scan_kernel, ScanOp};
 use crate::backend::Tensor;
 use crate::dtype::{finfo, DType};
 use crate::error::Result;
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::normalize_axis;
 use crate::transforms::batch_to_front;
 
@@ -37,6 +37,24 @@ impl Primitive for Scan {
             "axis={}, reverse={}, inclusive={}",
             self.axis, self.reverse, self.inclusive
         )
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        // MLX's `Scan::ReduceType` is `{Max, Min, Sum, Prod, LogAddExp}`.
+        let kind = match self.op {
+            ScanOp::Max => 0,
+            ScanOp::Min => 1,
+            ScanOp::Sum => 2,
+            ScanOp::Prod => 3,
+            ScanOp::LogAddExp => 4,
+        };
+        let state = vec![
+            MlxState::Int(kind),
+            MlxState::Int(self.axis as i32),
+            MlxState::Bool(self.reverse),
+            MlxState::Bool(self.inclusive),
+        ];
+        MlxNode::single("Scan", state, inputs, outputs)
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {

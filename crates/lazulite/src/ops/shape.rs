@@ -15,7 +15,7 @@ use crate::backend::{contiguous_strides, Tensor};
 use crate::dtype::{promote_types, DType};
 use crate::element::dispatch;
 use crate::error::{vec_with_room, Error, Result};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{axis_in_range, broadcast_shapes, checked_size, normalize_axis, Axes};
 use crate::transforms::batch_to_front;
 
@@ -310,6 +310,15 @@ impl Primitive for Concatenate {
 
     fn params(&self) -> String {
         format!("axis={}", self.axis)
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        MlxNode::single(
+            "Concatenate",
+            vec![MlxState::Int(self.axis as i32)],
+            inputs,
+            outputs,
+        )
     }
 
     fn eval(&self, inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
@@ -1135,6 +1144,10 @@ impl Primitive for View {
         format!("dtype={}", self.0)
     }
 
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        MlxNode::single("View", vec![MlxState::Dtype(self.0)], inputs, outputs)
+    }
+
     fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
         let mut t = make_contiguous(inputs.pop().expect("one input"))?;
         let (from, to) = (t.dtype.size(), self.0.size());
@@ -1213,6 +1226,10 @@ impl Primitive for Contiguous {
 
     fn params(&self) -> String {
         format!("allow_col_major={}", self.allow_col_major)
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        MlxNode::single("Copy", vec![], inputs, outputs)
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {

@@ -10,7 +10,9 @@ use crate::backend::cpu::softmax::{logsumexp as logsumexp_kernel, softmax as sof
 use crate::backend::Tensor;
 use crate::dtype::{finfo, DType};
 use crate::error::{Error, Result};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{
+    mlx_chain, with_shape, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive,
+};
 use crate::shape::Axes;
 use crate::transforms::batch_to_front;
 use crate::{divide, exp, log, maximum, minimum, multiply, stop_gradient, subtract};
@@ -47,6 +49,18 @@ impl Primitive for Softmax {
 
     fn params(&self) -> String {
         format!("axis={}, precise={}", self.axis, self.precise)
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        // MLX's Softmax works along the last axis: move the axis there and back.
+        let (first, moved) = to_last_axis(&inputs[0], self.axis);
+        let softmax = ("Softmax", vec![MlxState::Bool(self.precise)], moved.clone());
+        let Some(first) = first else {
+            return MlxNode::single("Softmax", softmax.1, inputs, outputs);
+        };
+        let back = inverse_permutation(inputs[0].shape.len(), self.axis);
+        let back = ("Transpose", vec![MlxState::Ints(back)], outputs[0].clone());
+        mlx_chain(first, vec![softmax, back])
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
@@ -160,6 +174,26 @@ impl Primitive for LogSumExp {
         format!("axis={}, keepdims={}", self.axis, self.keepdims)
     }
 
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        // MLX's LogSumExp reduces the last axis and keeps it.
+        let (first, moved) = to_last_axis(&inputs[0], self.axis);
+        let mut kept = moved.shape.clone();
+        *kept.last_mut().expect("logsumexp has an axis") = 1;
+        let kept = with_shape(&outputs[0], kept);
+        let (first, mut then) = match first {
+            Some(t) => (t, vec![("LogSumExp", vec![], kept.clone())]),
+            None => (
+                MlxNode::new("LogSumExp", vec![], vec![MlxInput::Input(0)], kept.clone()),
+                vec![],
+            ),
+        };
+        if kept.shape != outputs[0].shape {
+            let shape = outputs[0].shape.iter().map(|&d| d as i32).collect();
+            then.push(("Reshape", vec![MlxState::Ints(shape)], outputs[0].clone()));
+        }
+        mlx_chain(first, then)
+    }
+
     fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
         let x = inputs.pop().expect("logsumexp has one input");
         let t = logsumexp_kernel(&x, self.axis)?;
@@ -244,4 +278,34 @@ pub fn logsumexp(a: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Arr
         .map(|d| a.shape()[d] as i64)
         .collect();
     reshape(&out, &shape)
+}
+
+/// A Transpose moving `axis` of `x` last (`None` when it is last already) and the
+/// shape it produces.
+fn to_last_axis(x: &OutputSpec, axis: usize) -> (Option<MlxNode>, OutputSpec) {
+    let n = x.shape.len();
+    if axis + 1 == n {
+        return (None, x.clone());
+    }
+    let perm: Vec<usize> = (0..n).filter(|&a| a != axis).chain([axis]).collect();
+    let moved = with_shape(x, perm.iter().map(|&a| x.shape[a]).collect());
+    let axes = perm.iter().map(|&a| a as i32).collect();
+    let node = MlxNode::new(
+        "Transpose",
+        vec![MlxState::Ints(axes)],
+        vec![MlxInput::Input(0)],
+        moved.clone(),
+    );
+    (Some(node), moved)
+}
+
+/// The axes that undo moving `axis` of an `n`-dimensional array last.
+fn inverse_permutation(n: usize, axis: usize) -> Vec<i32> {
+    (0..n as i32)
+        .map(|a| match (a as usize).cmp(&axis) {
+            std::cmp::Ordering::Less => a,
+            std::cmp::Ordering::Equal => n as i32 - 1,
+            std::cmp::Ordering::Greater => a - 1,
+        })
+        .collect()
 }

@@ -17,7 +17,7 @@ use crate::backend::cpu::sort::{
 use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{normalize_axis, shape_text};
 use crate::transforms::batch_to_front;
 
@@ -43,6 +43,21 @@ impl Primitive for Sort {
                 format!("kth={kth}, axis={}", self.axis)
             }
             SortKind::Sort | SortKind::ArgSort => format!("axis={}", self.axis),
+        }
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        let axis = MlxState::Int(self.axis as i32);
+        let kth = |k: usize| MlxState::Int(k as i32);
+        match self.kind {
+            SortKind::Sort => MlxNode::single("Sort", vec![axis], inputs, outputs),
+            SortKind::ArgSort => MlxNode::single("ArgSort", vec![axis], inputs, outputs),
+            SortKind::Partition(k) => {
+                MlxNode::single("Partition", vec![kth(k), axis], inputs, outputs)
+            }
+            SortKind::ArgPartition(k) => {
+                MlxNode::single("ArgPartition", vec![kth(k), axis], inputs, outputs)
+            }
         }
     }
 

@@ -13,7 +13,7 @@ use crate::backend::Tensor;
 use crate::dtype::{finfo, DType};
 use crate::element::Scalar;
 use crate::error::{Error, Result};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{Export, MlxNode, OutputSpec, Primitive};
 use crate::shape::broadcast_shapes;
 use crate::transforms::batch_to_front;
 
@@ -26,6 +26,10 @@ impl Primitive for Select {
 
     fn is_elementwise(&self) -> bool {
         true
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        MlxNode::single("Select", vec![], inputs, outputs)
     }
 
     fn eval(&self, inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {

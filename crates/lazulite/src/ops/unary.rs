@@ -4,10 +4,11 @@ use crate::array::Array;
 use crate::backend::cpu::unary::{unary as unary_kernel, UnaryOp};
 use crate::backend::Tensor;
 use crate::dtype::DType;
-use crate::error::Result;
-use crate::ops::{add, divide, multiply, subtract, zeros_like};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::error::{Error, Result};
+use crate::ops::{add, astype, divide, multiply, ones_like, subtract, zeros_like};
+use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use std::f64::consts::{LN_10, LN_2, PI};
+use std::sync::Arc;
 
 pub(crate) struct Unary(pub UnaryOp);
 
@@ -18,6 +19,61 @@ impl Primitive for Unary {
 
     fn is_elementwise(&self) -> bool {
         true
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        use UnaryOp::*;
+        let plain = |name| MlxNode::single(name, vec![], inputs, outputs);
+        match self.0 {
+            Abs => plain("Abs"),
+            Negative => plain("Negative"),
+            Sign => plain("Sign"),
+            Square => plain("Square"),
+            Sqrt => MlxNode::single("Sqrt", vec![MlxState::Bool(false)], inputs, outputs),
+            Rsqrt => MlxNode::single("Sqrt", vec![MlxState::Bool(true)], inputs, outputs),
+            Exp => plain("Exp"),
+            Expm1 => plain("Expm1"),
+            // MLX's `Log::Base` is `{two, ten, e}`.
+            Log => MlxNode::single("Log", vec![MlxState::Int(2)], inputs, outputs),
+            Log2 => MlxNode::single("Log", vec![MlxState::Int(0)], inputs, outputs),
+            Log10 => MlxNode::single("Log", vec![MlxState::Int(1)], inputs, outputs),
+            Log1p => plain("Log1p"),
+            Sin => plain("Sin"),
+            Cos => plain("Cos"),
+            Tan => plain("Tan"),
+            Arcsin => plain("ArcSin"),
+            Arccos => plain("ArcCos"),
+            Arctan => plain("ArcTan"),
+            Sinh => plain("Sinh"),
+            Cosh => plain("Cosh"),
+            Tanh => plain("Tanh"),
+            Arcsinh => plain("ArcSinh"),
+            Arccosh => plain("ArcCosh"),
+            Arctanh => plain("ArcTanh"),
+            Sigmoid => plain("Sigmoid"),
+            Erf => plain("Erf"),
+            Erfinv => plain("ErfInv"),
+            Floor => plain("Floor"),
+            Ceil => plain("Ceil"),
+            Round => plain("Round"),
+            LogicalNot => plain("LogicalNot"),
+            Real => plain("Real"),
+            Imag => plain("Imag"),
+            Conjugate => plain("Conjugate"),
+            StopGradient => plain("StopGradient"),
+            // MLX computes these from other primitives.
+            Reciprocal | Trunc | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite => {
+                let op = self.0;
+                Ok(Export::Composed(Arc::new(move |x: &[Array]| {
+                    Ok(vec![as_mlx_composes(op, &x[0])?])
+                })))
+            }
+            // Missing from MLX's table of serializable primitives.
+            BitwiseInvert => Err(Error::value(
+                "[export_function] MLX cannot export bitwise_invert (its BitwiseInvert \
+                 primitive is not serializable).",
+            )),
+        }
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
@@ -118,6 +174,28 @@ pub(crate) fn conjugate_if_complex(a: &Array) -> Result<Array> {
         conjugate(a)
     } else {
         Ok(a.clone())
+    }
+}
+
+/// `op` on `x` built from the primitives MLX builds it from (for export).
+fn as_mlx_composes(op: UnaryOp, x: &Array) -> Result<Array> {
+    use crate::ops::{equal, less, logical_not, logical_or, not_equal, where_};
+    let inf = |sign: f64| Array::scalar(sign * f64::INFINITY);
+    let real = x.dtype().is_inexact();
+    match op {
+        // Integers are never NaN or infinite.
+        UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsPosInf | UnaryOp::IsNegInf if !real => {
+            not_equal(x, x)
+        }
+        UnaryOp::IsFinite if !real => equal(x, x),
+        UnaryOp::Reciprocal => divide(&ones_like(x)?, x),
+        UnaryOp::Trunc => where_(&less(x, 0)?, &ceil(x)?, &floor(x)?),
+        UnaryOp::IsNan => not_equal(x, x),
+        UnaryOp::IsPosInf => equal(x, &astype(&inf(1.0), x.dtype())?),
+        UnaryOp::IsNegInf => equal(x, &astype(&inf(-1.0), x.dtype())?),
+        UnaryOp::IsInf => logical_or(&isposinf(x)?, &isneginf(x)?),
+        UnaryOp::IsFinite => logical_not(&logical_or(&isinf(x)?, &isnan(x)?)?),
+        other => unary(other, x),
     }
 }
 

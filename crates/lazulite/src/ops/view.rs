@@ -9,7 +9,7 @@ use crate::backend::{contiguous_strides, Tensor};
 use crate::element::dispatch;
 use crate::error::{Error, Result};
 use crate::ops::{astype, sum, zeros};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{mlx_ints, Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{broadcast_shapes, checked_size, normalize_axis};
 use crate::transforms::batch_to_front;
 
@@ -27,6 +27,15 @@ pub(crate) struct Reshape(pub Vec<usize>);
 impl Primitive for Reshape {
     fn name(&self) -> &'static str {
         "reshape"
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        MlxNode::single(
+            "Reshape",
+            vec![mlx_ints("reshape", &self.0)?],
+            inputs,
+            outputs,
+        )
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
@@ -185,6 +194,15 @@ impl Primitive for Transpose {
         format!("axes={:?}", self.0)
     }
 
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        MlxNode::single(
+            "Transpose",
+            vec![mlx_ints("transpose", &self.0)?],
+            inputs,
+            outputs,
+        )
+    }
+
     fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
         let mut t = inputs.pop().expect("one input");
         t.shape = self.0.iter().map(|&p| t.shape[p]).collect();
@@ -270,6 +288,15 @@ pub(crate) struct Broadcast(pub Vec<usize>);
 impl Primitive for Broadcast {
     fn name(&self) -> &'static str {
         "broadcast"
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        MlxNode::single(
+            "Broadcast",
+            vec![mlx_ints("broadcast_to", &self.0)?],
+            inputs,
+            outputs,
+        )
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
@@ -368,6 +395,27 @@ pub(crate) struct Slice {
 }
 
 impl Slice {
+    /// MLX's `(start_indices, end_indices, strides)` for this slice of an array of
+    /// `shape`. An end before the first element (negative steps) is written below `-n`,
+    /// which Python's slice rules (MLX's and lazulite's) clamp to "before the start".
+    fn mlx_state(&self, shape: &[usize]) -> Result<Vec<MlxState>> {
+        let stop: Vec<i64> = (0..shape.len())
+            .map(|d| {
+                let end = self.start[d] as i64 + self.shape[d] as i64 * self.step[d] as i64;
+                if end < 0 {
+                    end - shape[d] as i64
+                } else {
+                    end
+                }
+            })
+            .collect();
+        Ok(vec![
+            mlx_ints("slice", &self.start)?,
+            mlx_ints("slice", &stop)?,
+            mlx_ints("slice", &self.step)?,
+        ])
+    }
+
     fn record(&self, a: &Array) -> Array {
         Array::from_op(self.clone(), vec![a.clone()], self.shape.clone(), a.dtype())
     }
@@ -411,6 +459,10 @@ impl Primitive for Slice {
 
     fn params(&self) -> String {
         format!("start={:?}, step={:?}", self.start, self.step)
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        MlxNode::single("Slice", self.mlx_state(&inputs[0].shape)?, inputs, outputs)
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
@@ -484,6 +536,13 @@ impl Primitive for SliceUpdate {
 
     fn params(&self) -> String {
         self.0.params()
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        // MLX's `SliceUpdate::ReduceType` None (4): plain assignment.
+        let mut state = vec![MlxState::Int(4)];
+        state.extend(self.0.mlx_state(&inputs[0].shape)?);
+        MlxNode::single("SliceUpdate", state, inputs, outputs)
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {

@@ -25,7 +25,7 @@ use crate::array::Array;
 use crate::backend::Tensor;
 use crate::error::{Error, Result};
 use crate::ops::{conjugate_if_complex, zeros_like};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{Export, OutputSpec, Primitive};
 use std::sync::{Arc, Mutex};
 
 pub(crate) type Forward = dyn Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync;
@@ -204,6 +204,10 @@ impl Primitive for Custom {
         "custom_function"
     }
 
+    fn export(&self, _: &[OutputSpec], _: &[OutputSpec]) -> Result<Export> {
+        Ok(Export::Composed(self.rules.forward.clone()))
+    }
+
     fn eval(&self, inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
         let recorded = self
             .pending
@@ -363,6 +367,10 @@ impl Primitive for Fused {
 
     fn params(&self) -> String {
         self.params.clone()
+    }
+
+    fn export(&self, _: &[OutputSpec], _: &[OutputSpec]) -> Result<Export> {
+        Ok(Export::Composed(self.composed.clone()))
     }
 
     fn eval(&self, inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {

@@ -14,6 +14,7 @@ mod distributed;
 mod eig;
 mod elementwise;
 mod elementwise_paths;
+mod export;
 mod fast;
 mod fft;
 mod indexing;

@@ -1,0 +1,450 @@
+//! MLX's primitives read back as lazulite ops: for each name MLX writes, the layout of
+//! its `state()` and a function that records the same computation with lazulite's op
+//! functions, so an imported function is an ordinary lazy graph.
+
+use super::format::Field;
+use crate::array::Array;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ops::indexing::{gather, scatter, ScatterMode};
+use crate::ops::*;
+use crate::primitive::{MlxState, OutputSpec};
+
+/// Records one MLX primitive: its inputs, its decoded state and its recorded outputs.
+pub(crate) type Interpret = fn(&[Array], &State, &[OutputSpec]) -> Result<Vec<Array>>;
+
+/// A primitive's decoded state, read by position.
+pub(crate) struct State<'a> {
+    pub name: &'a str,
+    pub fields: &'a [MlxState],
+}
+
+impl State<'_> {
+    fn field(&self, i: usize) -> Result<&MlxState> {
+        self.fields
+            .get(i)
+            .ok_or_else(|| Error::value(format!("[import_function] {}: missing state.", self.name)))
+    }
+
+    fn mismatch(&self) -> Error {
+        Error::value(format!(
+            "[import_function] {}: unexpected state.",
+            self.name
+        ))
+    }
+
+    fn int(&self, i: usize) -> Result<i32> {
+        match self.field(i)? {
+            MlxState::Int(v) => Ok(*v),
+            _ => Err(self.mismatch()),
+        }
+    }
+
+    fn bool(&self, i: usize) -> Result<bool> {
+        match self.field(i)? {
+            MlxState::Bool(v) => Ok(*v),
+            _ => Err(self.mismatch()),
+        }
+    }
+
+    fn float(&self, i: usize) -> Result<f32> {
+        match self.field(i)? {
+            MlxState::Float(v) => Ok(*v),
+            _ => Err(self.mismatch()),
+        }
+    }
+
+    fn double(&self, i: usize) -> Result<f64> {
+        match self.field(i)? {
+            MlxState::Double(v) => Ok(*v),
+            _ => Err(self.mismatch()),
+        }
+    }
+
+    fn ints(&self, i: usize) -> Result<Vec<i64>> {
+        match self.field(i)? {
+            MlxState::Ints(v) => Ok(v.iter().map(|&x| x as i64).collect()),
+            _ => Err(self.mismatch()),
+        }
+    }
+
+    fn axes(&self, i: usize) -> Result<Vec<i32>> {
+        match self.field(i)? {
+            MlxState::Ints(v) => Ok(v.clone()),
+            _ => Err(self.mismatch()),
+        }
+    }
+
+    fn sizes(&self, i: usize) -> Result<Vec<usize>> {
+        self.ints(i)?
+            .iter()
+            .map(|&d| usize::try_from(d).ok())
+            .collect::<Option<Vec<usize>>>()
+            .ok_or_else(|| self.mismatch())
+    }
+
+    fn dtype(&self, i: usize) -> Result<DType> {
+        match self.field(i)? {
+            MlxState::Dtype(d) => Ok(*d),
+            _ => Err(self.mismatch()),
+        }
+    }
+
+    fn unsupported(&self, what: impl std::fmt::Display) -> Error {
+        Error::value(format!(
+            "[import_function] {} with {what} is not supported yet.",
+            self.name
+        ))
+    }
+}
+
+fn one(a: Array) -> Result<Vec<Array>> {
+    Ok(vec![a])
+}
+
+macro_rules! unary {
+    ($f:expr) => {
+        (|x: &[Array], _: &State, _: &[OutputSpec]| one($f(&x[0])?)) as Interpret
+    };
+}
+
+macro_rules! binary {
+    ($f:expr) => {
+        (|x: &[Array], _: &State, _: &[OutputSpec]| one($f(&x[0], &x[1])?)) as Interpret
+    };
+}
+
+use Field::{Bool as B, Double as D, Dtype as T, Float as F, Int as I, Ints as V, Null as N};
+
+/// The primitives this reader knows: MLX's name, its state layout, its interpretation.
+fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
+    &[
+        ("Abs", &[], unary!(abs)),
+        ("ArcCos", &[], unary!(arccos)),
+        ("ArcCosh", &[], unary!(arccosh)),
+        ("ArcSin", &[], unary!(arcsin)),
+        ("ArcSinh", &[], unary!(arcsinh)),
+        ("ArcTan", &[], unary!(arctan)),
+        ("ArcTanh", &[], unary!(arctanh)),
+        ("Ceil", &[], unary!(ceil)),
+        ("Conjugate", &[], unary!(conjugate)),
+        ("Cos", &[], unary!(cos)),
+        ("Cosh", &[], unary!(cosh)),
+        ("Erf", &[], unary!(erf)),
+        ("ErfInv", &[], unary!(erfinv)),
+        ("Exp", &[], unary!(exp)),
+        ("Expm1", &[], unary!(expm1)),
+        ("Floor", &[], unary!(floor)),
+        ("Imag", &[], unary!(imag)),
+        ("Log1p", &[], unary!(log1p)),
+        ("LogicalNot", &[], unary!(logical_not)),
+        ("Negative", &[], unary!(negative)),
+        ("Real", &[], unary!(real)),
+        ("Round", &[], unary!(|a| round(a, 0))),
+        ("Sigmoid", &[], unary!(sigmoid)),
+        ("Sign", &[], unary!(sign)),
+        ("Sin", &[], unary!(sin)),
+        ("Sinh", &[], unary!(sinh)),
+        ("Square", &[], unary!(square)),
+        ("StopGradient", &[], unary!(stop_gradient)),
+        ("Tan", &[], unary!(tan)),
+        ("Tanh", &[], unary!(tanh)),
+        ("Copy", &[], |x, _, _| one(x[0].clone())),
+        ("Sqrt", &[B], |x, s, _| {
+            one(if s.bool(0)? {
+                rsqrt(&x[0])?
+            } else {
+                sqrt(&x[0])?
+            })
+        }),
+        ("Log", &[I], |x, s, _| {
+            // `Log::Base` is `{two, ten, e}`.
+            one(match s.int(0)? {
+                0 => log2(&x[0])?,
+                1 => log10(&x[0])?,
+                2 => log(&x[0])?,
+                b => return Err(s.unsupported(format!("base {b}"))),
+            })
+        }),
+        ("Add", &[], binary!(add)),
+        ("Subtract", &[], binary!(subtract)),
+        ("Multiply", &[], binary!(multiply)),
+        ("FloorDivide", &[], binary!(floor_divide)),
+        // Older MLX wrote floor_divide of integers as Divide.
+        ("Divide", &[], |x, _, _| {
+            one(if x[0].dtype().is_inexact() {
+                divide(&x[0], &x[1])?
+            } else {
+                floor_divide(&x[0], &x[1])?
+            })
+        }),
+        ("Remainder", &[], binary!(remainder)),
+        ("Power", &[], binary!(power)),
+        ("Maximum", &[], binary!(maximum)),
+        ("Minimum", &[], binary!(minimum)),
+        ("ArcTan2", &[], binary!(arctan2)),
+        ("LogAddExp", &[], binary!(logaddexp)),
+        ("Equal", &[B], |x, s, _| {
+            let eq = equal(&x[0], &x[1])?;
+            if !s.bool(0)? {
+                return one(eq);
+            }
+            let both_nan = logical_and(&isnan(&x[0])?, &isnan(&x[1])?)?;
+            one(logical_or(&eq, &both_nan)?)
+        }),
+        ("NotEqual", &[], binary!(not_equal)),
+        ("Less", &[], binary!(less)),
+        ("LessEqual", &[], binary!(less_equal)),
+        ("Greater", &[], binary!(greater)),
+        ("GreaterEqual", &[], binary!(greater_equal)),
+        ("LogicalAnd", &[], binary!(logical_and)),
+        ("LogicalOr", &[], binary!(logical_or)),
+        ("BitwiseBinary", &[I], |x, s, _| {
+            let (a, b) = (&x[0], &x[1]);
+            one(match s.int(0)? {
+                0 => bitwise_and(a, b)?,
+                1 => bitwise_or(a, b)?,
+                2 => bitwise_xor(a, b)?,
+                3 => left_shift(a, b)?,
+                4 => right_shift(a, b)?,
+                op => return Err(s.unsupported(format!("operation {op}"))),
+            })
+        }),
+        ("Select", &[], |x, _, _| one(where_(&x[0], &x[1], &x[2])?)),
+        ("AsType", &[T], |x, s, _| one(astype(&x[0], s.dtype(0)?)?)),
+        ("View", &[T], |x, s, _| one(view(&x[0], s.dtype(0)?)?)),
+        ("Broadcast", &[V], |x, s, _| {
+            one(broadcast_to(&x[0], &s.sizes(0)?)?)
+        }),
+        ("Reshape", &[V], |x, s, _| one(reshape(&x[0], &s.ints(0)?)?)),
+        ("Transpose", &[V], |x, s, _| {
+            one(transpose(&x[0], &s.axes(0)?)?)
+        }),
+        ("ExpandDims", &[V], |x, s, _| {
+            one(expand_dims(&x[0], s.axes(0)?)?)
+        }),
+        ("Squeeze", &[V], |x, s, _| one(squeeze(&x[0], s.axes(0)?)?)),
+        ("Flatten", &[I, I], |x, s, _| {
+            one(flatten(&x[0], s.int(0)?, s.int(1)?)?)
+        }),
+        ("Unflatten", &[I, V], |x, s, _| {
+            one(unflatten(&x[0], s.int(0)?, &s.ints(1)?)?)
+        }),
+        ("Slice", &[V, V, V], |x, s, _| {
+            one(slice(&x[0], &s.ints(0)?, &s.ints(1)?, &s.ints(2)?)?)
+        }),
+        ("SliceUpdate", &[I, V, V, V], |x, s, _| {
+            let (start, stop, step) = (s.ints(1)?, s.ints(2)?, s.ints(3)?);
+            // `SliceUpdate::ReduceType` is `{Max, Min, Sum, Prod, None}`.
+            let combine: fn(&Array, &Array) -> Result<Array> = match s.int(0)? {
+                0 => |a, b| maximum(a, b),
+                1 => |a, b| minimum(a, b),
+                2 => |a, b| add(a, b),
+                3 => |a, b| multiply(a, b),
+                4 => return one(slice_update(&x[0], &x[1], &start, &stop, &step)?),
+                r => return Err(s.unsupported(format!("reduction {r}"))),
+            };
+            let current = slice(&x[0], &start, &stop, &step)?;
+            let update = combine(&current, &x[1])?;
+            one(slice_update(&x[0], &update, &start, &stop, &step)?)
+        }),
+        ("Concatenate", &[I], |x, s, _| {
+            one(concatenate(x, s.int(0)?)?)
+        }),
+        ("Split", &[V, I], |x, s, _| {
+            split(&x[0], IndicesOrSections::Indices(s.ints(0)?), s.int(1)?)
+        }),
+        ("Full", &[], |x, _, out| {
+            one(broadcast_to(&astype(&x[0], out[0].dtype)?, &out[0].shape)?)
+        }),
+        ("Arange", &[D, D, D], |_, s, out| {
+            one(arange(
+                s.double(0)?,
+                s.double(1)?,
+                s.double(2)?,
+                out[0].dtype,
+            )?)
+        }),
+        ("Reduce", &[I, V], |x, s, _| {
+            let axes = s.axes(1)?;
+            // `Reduce::ReduceType` is `{And, Or, Sum, Prod, Min, Max}`; axes are kept.
+            one(match s.int(0)? {
+                0 => all(&x[0], axes, true)?,
+                1 => any(&x[0], axes, true)?,
+                2 => sum(&x[0], axes, true)?,
+                3 => prod(&x[0], axes, true)?,
+                4 => min(&x[0], axes, true)?,
+                5 => max(&x[0], axes, true)?,
+                r => return Err(s.unsupported(format!("reduction {r}"))),
+            })
+        }),
+        ("ArgReduce", &[I, I], |x, s, _| {
+            let axis = Some(s.int(1)?);
+            one(match s.int(0)? {
+                0 => argmin(&x[0], axis, true)?,
+                1 => argmax(&x[0], axis, true)?,
+                r => return Err(s.unsupported(format!("reduction {r}"))),
+            })
+        }),
+        ("Softmax", &[B], |x, s, _| {
+            one(softmax(&x[0], -1, s.bool(0)?)?)
+        }),
+        ("LogSumExp", &[], |x, _, _| one(logsumexp(&x[0], -1, true)?)),
+        ("Scan", &[I, I, B, B], |x, s, _| {
+            let (a, axis) = (&x[0], Some(s.int(1)?));
+            let (reverse, inclusive) = (s.bool(2)?, s.bool(3)?);
+            // `Scan::ReduceType` is `{Max, Min, Sum, Prod, LogAddExp}`.
+            one(match s.int(0)? {
+                0 => cummax(a, axis, reverse, inclusive)?,
+                1 => cummin(a, axis, reverse, inclusive)?,
+                2 => cumsum(a, axis, reverse, inclusive, None)?,
+                3 => cumprod(a, axis, reverse, inclusive, None)?,
+                4 => logcumsumexp(a, axis, reverse, inclusive)?,
+                r => return Err(s.unsupported(format!("reduction {r}"))),
+            })
+        }),
+        ("Matmul", &[], binary!(matmul)),
+        ("AddMM", &[F, F], |x, s, _| {
+            let (alpha, beta) = (s.float(0)? as f64, s.float(1)? as f64);
+            one(addmm(&x[2], &x[0], &x[1], alpha, beta)?)
+        }),
+        ("Gather", &[V, V], |x, s, out| {
+            let axes = axes_of(s, 0, x[0].ndim())?;
+            check_whole_slices(s, &x[0], &axes, &s.sizes(1)?)?;
+            let gathered = gather(&x[0], &x[1..], &axes)?;
+            one(reshape(&gathered, &dims(&out[0].shape))?)
+        }),
+        ("GatherAxis", &[I], |x, s, _| {
+            one(take_along_axis(&x[0], &x[1], Some(s.int(0)?))?)
+        }),
+        ("Scatter", &[I, V], |x, s, _| {
+            let n = x.len();
+            let axes = axes_of(s, 1, x[0].ndim())?;
+            let updates = &x[n - 1];
+            let batch = if n > 2 { x[1].ndim() } else { 0 };
+            let slice_sizes = updates.shape().get(batch..).unwrap_or(&[]).to_vec();
+            check_whole_slices(s, &x[0], &axes, &slice_sizes)?;
+            // Drop the indexed axes' size-1 slice dimensions, as lazulite's scatter takes them.
+            let kept: Vec<i64> = updates.shape()[..batch]
+                .iter()
+                .chain(
+                    (0..x[0].ndim())
+                        .filter(|d| !axes.contains(d))
+                        .map(|d| &x[0].shape()[d]),
+                )
+                .map(|&d| d as i64)
+                .collect();
+            let updates = reshape(updates, &kept)?;
+            // `Scatter::ReduceType` is `{Max, Min, Sum, Prod, None}`.
+            let mode = match s.int(0)? {
+                0 => ScatterMode::Maximum,
+                1 => ScatterMode::Minimum,
+                2 => ScatterMode::Add,
+                3 => ScatterMode::Multiply,
+                4 => ScatterMode::Assign,
+                r => return Err(s.unsupported(format!("reduction {r}"))),
+            };
+            one(scatter(&x[0], &x[1..n - 1], &updates, &axes, mode)?)
+        }),
+        ("Sort", &[I], |x, s, _| one(sort(&x[0], Some(s.int(0)?))?)),
+        ("ArgSort", &[I], |x, s, _| {
+            one(argsort(&x[0], Some(s.int(0)?))?)
+        }),
+        ("Partition", &[I, I], |x, s, _| {
+            one(partition(&x[0], s.int(0)? as i64, Some(s.int(1)?))?)
+        }),
+        ("ArgPartition", &[I, I], |x, s, _| {
+            one(argpartition(&x[0], s.int(0)? as i64, Some(s.int(1)?))?)
+        }),
+        ("RandomBits", &[V, I], |x, s, _| {
+            let width = usize::try_from(s.int(1)?).map_err(|_| s.mismatch())?;
+            one(crate::random::bits(&s.sizes(0)?, width, Some(&x[0]))?)
+        }),
+        ("QuantizedMatmul", &[I, I, I, B], |x, s, _| {
+            if s.int(2)? != 0 {
+                return Err(s.unsupported(format!("quantization mode {}", s.int(2)?)));
+            }
+            if x.len() != 4 {
+                return Err(s.unsupported("no biases"));
+            }
+            let (gs, bits, transpose) = (s.int(0)?, s.int(1)?, s.bool(3)?);
+            one(quantized_matmul(
+                &x[0], &x[1], &x[2], &x[3], transpose, gs, bits,
+            )?)
+        }),
+        ("Quantize", &[N, I, I, I, B], |x, s, out| {
+            if s.int(2)? != 0 || (s.bool(3)? && x.len() != 3) {
+                return Err(s.unsupported(format!("quantization mode {}", s.int(2)?)));
+            }
+            let (gs, bits) = (s.int(0)?, s.int(1)?);
+            // State: group size, bits, mode, whether it dequantizes.
+            if s.bool(3)? {
+                return one(dequantize(
+                    &x[0],
+                    &x[1],
+                    &x[2],
+                    gs,
+                    bits,
+                    Some(out[0].dtype),
+                )?);
+            }
+            let (w, scales, biases) = quantize(&x[0], gs, bits)?;
+            Ok(vec![w, scales, biases])
+        }),
+        ("Convolution", &[V, V, V, V, V, I, B], |x, s, _| {
+            let params = ConvGeneral {
+                stride: s.ints(0)?,
+                padding_lo: s.ints(1)?,
+                padding_hi: s.ints(2)?,
+                kernel_dilation: s.ints(3)?,
+                input_dilation: s.ints(4)?,
+                groups: s.int(5)? as i64,
+                flip: s.bool(6)?,
+            };
+            one(conv_general(&x[0], &x[1], &params)?)
+        }),
+        ("NumberOfElements", &[V, B, T], |x, s, _| {
+            let axes = axes_of(s, 0, x[0].ndim())?;
+            let n: usize = axes.iter().map(|&a| x[0].shape()[a]).product();
+            let n = n as f64;
+            let value = if s.bool(1)? { 1.0 / n } else { n };
+            one(astype(&Array::scalar(value), s.dtype(2)?)?)
+        }),
+        ("RMSNorm", &[N, F], |x, s, _| {
+            one(fast::rms_norm(&x[0], x.get(1), s.float(0)?)?)
+        }),
+        ("LayerNorm", &[N, F], |x, s, _| {
+            one(fast::layer_norm(&x[0], x.get(1), x.get(2), s.float(0)?)?)
+        }),
+    ]
+}
+
+/// The state layout and interpretation of the MLX primitive `name`.
+pub(crate) fn lookup(name: &str) -> Option<(&'static str, &'static [Field], Interpret)> {
+    table().iter().find(|(n, _, _)| *n == name).copied()
+}
+
+/// The axes in field `i`, each checked against `ndim`.
+fn axes_of(s: &State, i: usize, ndim: usize) -> Result<Vec<usize>> {
+    s.axes(i)?
+        .iter()
+        .map(|&a| usize::try_from(a).ok().filter(|&a| a < ndim))
+        .collect::<Option<Vec<usize>>>()
+        .ok_or_else(|| s.mismatch())
+}
+
+/// Gathers and scatters read whole slices of the other axes; MLX's partial slices are
+/// not supported yet.
+fn check_whole_slices(s: &State, a: &Array, axes: &[usize], sizes: &[usize]) -> Result<()> {
+    let whole = sizes.len() == a.ndim()
+        && (0..a.ndim()).all(|d| sizes[d] == if axes.contains(&d) { 1 } else { a.shape()[d] });
+    if whole {
+        Ok(())
+    } else {
+        Err(s.unsupported(format!("slice sizes {sizes:?}")))
+    }
+}
+
+fn dims(shape: &[usize]) -> Vec<i64> {
+    shape.iter().map(|&d| d as i64).collect()
+}

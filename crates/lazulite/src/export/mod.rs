@@ -1,0 +1,234 @@
+//! Functions exported to and imported from MLX's function files (`.mlxfn`), in both
+//! directions: files written by MLX load here, and files written here load in MLX.
+//!
+//! Export traces the function on example inputs and writes each recorded operation as
+//! the MLX primitive(s) it corresponds to (each primitive knows its own encoding, see
+//! `Primitive::export`). Import reads the tape back and records the same computation
+//! with lazulite's op functions, so an imported function returns ordinary lazy arrays
+//! that `grad`, `vmap` and `compile` transform like any other.
+//!
+//! ```
+//! use lazulite::export::{export_function, import_function, Kwargs};
+//! use lazulite::{add, Array};
+//! let path = std::env::temp_dir().join("lazulite_doc_module.mlxfn");
+//! let f = |args: &[Array], _: &Kwargs| Ok(vec![add(&args[0], &args[0])?]);
+//! let x = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+//! export_function(&path, f, &[x.clone()], &Kwargs::new()).unwrap();
+//! let g = import_function(&path).unwrap();
+//! let y = g.call(&[x], &Kwargs::new()).unwrap();
+//! assert_eq!(y[0].to_vec::<f32>().unwrap(), vec![2.0, 4.0]);
+//! ```
+
+mod format;
+mod mlx_ops;
+mod read;
+mod write;
+
+pub use read::{import_function, import_function_bytes, ImportedFunction};
+
+use crate::array::Array;
+use crate::dtype::DType;
+use crate::error::{Error, ErrorKind, Result};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use write::FileWriter;
+
+/// Keyword inputs of an exported or imported function, by name (kept in key order,
+/// which is the order MLX appends them after the positional inputs).
+pub type Kwargs = BTreeMap<String, Array>;
+
+/// A function that can be exported: positional and keyword arrays to arrays.
+pub type ExportedFn = dyn Fn(&[Array], &Kwargs) -> Result<Vec<Array>> + Send + Sync;
+
+/// Exports `fun` traced at `args` and `kwargs` to the file `path` (MLX's
+/// `mx.export_function`), without metadata and with fixed shapes.
+///
+/// ```
+/// use lazulite::export::{export_function, import_function, Kwargs};
+/// use lazulite::{multiply, Array};
+/// let path = std::env::temp_dir().join("lazulite_doc_export.mlxfn");
+/// let mut kwargs = Kwargs::new();
+/// kwargs.insert("scale".into(), Array::scalar(3.0f32));
+/// let f = |a: &[Array], k: &Kwargs| Ok(vec![multiply(&a[0], &k["scale"])?]);
+/// export_function(&path, f, &[Array::scalar(2.0f32)], &kwargs).unwrap();
+/// let y = import_function(&path).unwrap().call(&[Array::scalar(5.0f32)], &kwargs).unwrap();
+/// assert_eq!(y[0].item::<f32>().unwrap(), 15.0);
+/// ```
+pub fn export_function<F>(
+    path: impl AsRef<Path>,
+    fun: F,
+    args: &[Array],
+    kwargs: &Kwargs,
+) -> Result<()>
+where
+    F: Fn(&[Array], &Kwargs) -> Result<Vec<Array>> + Send + Sync + 'static,
+{
+    let mut e = exporter(path, fun, false, "")?;
+    e.call(args, kwargs)
+}
+
+/// Opens `path` to export several signatures of `fun` into it (MLX's `mx.exporter`):
+/// each [`Exporter::call`] traces `fun` on new example inputs and adds it to the file.
+/// `metadata` is a string stored with the functions, read back with
+/// [`ImportedFunction::metadata`]. Exporting shapeless functions is not supported yet.
+///
+/// ```
+/// use lazulite::export::{exporter, import_function, Kwargs};
+/// use lazulite::{sum, Array};
+/// let path = std::env::temp_dir().join("lazulite_doc_exporter.mlxfn");
+/// let f = |a: &[Array], _: &Kwargs| Ok(vec![sum(&a[0], None::<i32>, false)?]);
+/// let mut e = exporter(&path, f, false, "{\"model\": \"tiny\"}").unwrap();
+/// e.call(&[Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap()], &Kwargs::new()).unwrap();
+/// e.call(&[Array::from_slice(&[1i32, 2, 3], &[3]).unwrap()], &Kwargs::new()).unwrap();
+/// e.close();
+/// let g = import_function(&path).unwrap();
+/// assert_eq!(g.metadata(), "{\"model\": \"tiny\"}");
+/// let y = g.call(&[Array::from_slice(&[4i32, 5, 6], &[3]).unwrap()], &Kwargs::new()).unwrap();
+/// assert_eq!(y[0].item::<i32>().unwrap(), 15);
+/// ```
+pub fn exporter<F>(
+    path: impl AsRef<Path>,
+    fun: F,
+    shapeless: bool,
+    metadata: &str,
+) -> Result<Exporter>
+where
+    F: Fn(&[Array], &Kwargs) -> Result<Vec<Array>> + Send + Sync + 'static,
+{
+    if shapeless {
+        return Err(Error::new(
+            ErrorKind::NotImplemented,
+            "[export_function] Shapeless export is not supported yet.",
+        ));
+    }
+    let e = Exporter {
+        path: path.as_ref().to_path_buf(),
+        fun: Box::new(fun),
+        metadata: metadata.to_string(),
+        signatures: vec![],
+        file: FileWriter::default(),
+        closed: false,
+    };
+    // The file exists (with no function) from the start, as with MLX.
+    e.write()?;
+    Ok(e)
+}
+
+/// Writes the traces of one function to one file; made by [`exporter`].
+pub struct Exporter {
+    path: PathBuf,
+    fun: Box<ExportedFn>,
+    metadata: String,
+    signatures: Vec<Signature>,
+    file: FileWriter,
+    closed: bool,
+}
+
+impl Exporter {
+    /// Traces the function at `args` and `kwargs` and adds it to the file. The same
+    /// signature (the count of inputs, keyword names, shapes and dtypes) twice is an
+    /// error, as is a call after [`Exporter::close`].
+    ///
+    /// ```
+    /// use lazulite::export::{exporter, Kwargs};
+    /// use lazulite::{negative, Array};
+    /// let path = std::env::temp_dir().join("lazulite_doc_exporter_call.mlxfn");
+    /// let mut e = exporter(&path, |a: &[Array], _: &Kwargs| Ok(vec![negative(&a[0])?]), false, "").unwrap();
+    /// e.call(&[Array::scalar(1.0f32)], &Kwargs::new()).unwrap();
+    /// assert!(e.call(&[Array::scalar(2.0f32)], &Kwargs::new()).is_err());
+    /// ```
+    pub fn call(&mut self, args: &[Array], kwargs: &Kwargs) -> Result<()> {
+        if self.closed {
+            return Err(Error::runtime(
+                "[export_function] Attempting to write after exporting is closed.",
+            ));
+        }
+        let signature = Signature::of(args, kwargs);
+        if self.signatures.iter().any(|s| s.matches(args, kwargs)) {
+            return Err(Error::runtime(
+                "[export_function] Attempting to export a function twice with the same \
+                 signature is not allowed.",
+            ));
+        }
+        self.file.add(&*self.fun, args, kwargs)?;
+        self.signatures.push(signature);
+        self.write()
+    }
+
+    /// Stops exporting: later calls are errors. The file is complete after every call,
+    /// so closing writes nothing.
+    ///
+    /// ```
+    /// use lazulite::export::{exporter, Kwargs};
+    /// use lazulite::Array;
+    /// let path = std::env::temp_dir().join("lazulite_doc_exporter_close.mlxfn");
+    /// let mut e = exporter(&path, |a: &[Array], _: &Kwargs| Ok(a.to_vec()), false, "").unwrap();
+    /// e.close();
+    /// assert!(e.call(&[Array::scalar(1.0f32)], &Kwargs::new()).is_err());
+    /// ```
+    pub fn close(&mut self) {
+        self.closed = true;
+    }
+
+    fn write(&self) -> Result<()> {
+        let bytes = self.file.file_bytes(false, &self.metadata);
+        crate::io::write_atomic(&self.path, |w| crate::io::put(w, &self.path, &bytes)).map_err(
+            |e| {
+                Error::new(
+                    e.kind(),
+                    format!(
+                        "[export_function] Failed to write {}: {}",
+                        self.path.display(),
+                        e.message()
+                    ),
+                )
+            },
+        )
+    }
+}
+
+/// The keyword names and the input shapes and dtypes a function was traced at.
+///
+/// ```
+/// use lazulite::export::{export_function, import_function, Kwargs};
+/// use lazulite::Array;
+/// let path = std::env::temp_dir().join("lazulite_doc_signature.mlxfn");
+/// let mut kwargs = Kwargs::new();
+/// kwargs.insert("y".into(), Array::scalar(1i32));
+/// export_function(&path, |a: &[Array], k: &Kwargs| Ok(vec![a[0].clone(), k["y"].clone()]), &[Array::scalar(1.0f32)], &kwargs).unwrap();
+/// let s = &import_function(&path).unwrap().signatures()[0];
+/// assert_eq!(s.kwarg_keys, vec!["y".to_string()]);
+/// assert_eq!(s.inputs, vec![(vec![], lazulite::DType::Float32), (vec![], lazulite::DType::Int32)]);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Signature {
+    /// The keyword inputs' names, in order.
+    pub kwarg_keys: Vec<String>,
+    /// Shape and dtype of the positional inputs then of the keyword inputs.
+    pub inputs: Vec<(Vec<usize>, DType)>,
+}
+
+impl Signature {
+    fn of(args: &[Array], kwargs: &Kwargs) -> Signature {
+        Signature {
+            kwarg_keys: kwargs.keys().cloned().collect(),
+            inputs: args
+                .iter()
+                .chain(kwargs.values())
+                .map(|a| (a.shape().to_vec(), a.dtype()))
+                .collect(),
+        }
+    }
+
+    /// Whether a call with `args` and `kwargs` runs this function: the same keyword
+    /// names and, input by input, the same dtype and shape.
+    pub fn matches(&self, args: &[Array], kwargs: &Kwargs) -> bool {
+        self.inputs.len() == args.len() + kwargs.len()
+            && kwargs.keys().eq(self.kwarg_keys.iter())
+            && args
+                .iter()
+                .chain(kwargs.values())
+                .zip(&self.inputs)
+                .all(|(a, (shape, dtype))| a.dtype() == *dtype && a.shape() == shape.as_slice())
+    }
+}

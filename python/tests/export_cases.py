@@ -1,0 +1,132 @@
+"""Functions exported to MLX's function files by both MLX and lazulite, for the export
+fixtures (tools/mlx_reference/export_functions.py) and python/tests/test_export.py.
+
+Each case is written once against a module `mx` (`mlx.core` or `lazulite.core`) and
+`np`; `cases(mx)` returns, per case, the function, the example inputs it is exported
+at (one or more signatures) and the different inputs it is then run on.
+"""
+
+import numpy as np
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+def _f32(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def cases(mx):
+    """name -> (fun, [(example_args, example_kwargs)], [(run_args, run_kwargs)])."""
+    a = lambda x: mx.array(x)  # noqa: E731
+    out = {}
+
+    # A two-layer perceptron with captured weights.
+    r = _rng(1)
+    w1, b1 = a(_f32(r, 16, 8) * 0.3), a(_f32(r, 16))
+    w2, b2 = a(_f32(r, 4, 16) * 0.3), a(_f32(r, 4))
+
+    def mlp(x):
+        h = mx.maximum(x @ w1.T + b1, 0.0)
+        h = mx.addmm(b2, h, w2.T, alpha=1.0, beta=1.0)
+        return mx.softmax(h, axis=-1)
+
+    out["mlp"] = (mlp, [((a(_f32(r, 3, 8)),), {})], [((a(_f32(r, 3, 8)),), {})])
+
+    # A transformer block: RMS norm, attention with rotary embeddings and a causal mask
+    # (mx.fast), layer norm and a GELU feed-forward.
+    r = _rng(2)
+    d, heads = 16, 2
+    wq, wk, wv, wo = (a(_f32(r, d, d) * 0.25) for _ in range(4))
+    g1, g2, beta2 = a(1 + 0.1 * _f32(r, d)), a(1 + 0.1 * _f32(r, d)), a(0.1 * _f32(r, d))
+    f1, f2 = a(_f32(r, 2 * d, d) * 0.25), a(_f32(r, d, 2 * d) * 0.25)
+
+    def block(x):
+        b, t, _ = x.shape
+        h = mx.fast.rms_norm(x, g1, 1e-5)
+
+        def split(y):
+            return y.reshape(b, t, heads, d // heads).transpose(0, 2, 1, 3)
+
+        q, k, v = split(h @ wq.T), split(h @ wk.T), split(h @ wv.T)
+        q = mx.fast.rope(q, d // heads, traditional=False, base=10000.0, scale=1.0, offset=0)
+        k = mx.fast.rope(k, d // heads, traditional=False, base=10000.0, scale=1.0, offset=0)
+        o = mx.fast.scaled_dot_product_attention(q, k, v, scale=(d // heads) ** -0.5, mask="causal")
+        x = x + o.transpose(0, 2, 1, 3).reshape(b, t, d) @ wo.T
+        h = mx.fast.layer_norm(x, g2, beta2, 1e-5)
+        u = h @ f1.T
+        u = u * 0.5 * (1 + mx.erf(u / np.sqrt(2.0).astype(np.float32)))
+        return x + u @ f2.T
+
+    out["transformer_block"] = (
+        block,
+        [((a(_f32(r, 1, 5, d)),), {})],
+        [((a(_f32(r, 1, 5, d)),), {})],
+    )
+
+    # Keyword inputs (appended after the positional ones in key order), constants used
+    # twice, and a mix of shape, indexing, reduction and comparison ops.
+    r = _rng(3)
+    table = a(np.arange(12, dtype=np.float32).reshape(3, 4))
+    idx = a(np.array([2, 0], dtype=np.int32))
+
+    def mixed(x, *, shift, scale):
+        y = (x - shift) * scale + table
+        z = mx.concatenate([y[::-1, 1:4:2], mx.take(y, idx, axis=1)], axis=1)
+        z = mx.where(z > 2.0, z, -z) + mx.cumsum(z, axis=0)
+        s = mx.logsumexp(z, axis=0, keepdims=True) + mx.sum(z, axis=(0, 1))
+        m = mx.argmax(z, axis=1).astype(mx.float32)
+        u = y.at[idx].add(1.0)[:, :2]
+        v = mx.sort(mx.expand_dims(m, 1) * 0.5 + mx.squeeze(s), axis=-1)
+        return z, v, mx.max(u, axis=0) + mx.sqrt(mx.abs(table[:2, 0])).sum()
+
+    ex = (a(_f32(r, 3, 4)),), {"shift": a(_f32(r, 4)), "scale": a(np.float32(2.0))}
+    run = (a(_f32(r, 3, 4)),), {"shift": a(_f32(r, 4)), "scale": a(np.float32(-1.5))}
+    out["kwargs_and_constants"] = (mixed, [ex], [run])
+
+    # Integer and boolean ops: bitwise, shifts, comparisons, logical, floor division.
+    r = _rng(4)
+
+    def ints(i, j):
+        k = (i & j) | (i ^ 3)
+        k = (k << 1) >> 1
+        both = mx.logical_and(i > 2, mx.logical_not(j == 5))
+        return mx.where(both, k // 2, i % 3), mx.sum(both, axis=0), mx.minimum(i, j)
+
+    ri = lambda: a(r.integers(0, 9, (2, 5)).astype(np.int32))  # noqa: E731
+    out["integers"] = (ints, [((ri(), ri()), {})], [((ri(), ri()), {})])
+
+    # A 4-bit quantized linear layer.
+    r = _rng(5)
+    wq4, sc, bi = mx.quantize(a(_f32(r, 8, 64)), group_size=32, bits=4)
+
+    def qlinear(x):
+        return mx.quantized_matmul(x, wq4, sc, bi, transpose=True, group_size=32, bits=4)
+
+    out["quantized_linear"] = (qlinear, [((a(_f32(r, 2, 64)),), {})], [((a(_f32(r, 2, 64)),), {})])
+
+    # A small convolution.
+    r = _rng(6)
+    kern = a(_f32(r, 3, 3, 3, 2) * 0.5)
+
+    def conv(x):
+        return mx.tanh(mx.conv2d(x, kern, stride=1, padding=1))
+
+    out["conv2d"] = (conv, [((a(_f32(r, 1, 5, 5, 2)),), {})], [((a(_f32(r, 1, 5, 5, 2)),), {})])
+
+    # One function exported at several signatures into one file.
+    r = _rng(7)
+
+    def poly(*xs):
+        total = xs[0]
+        for x in xs[1:]:
+            total = total * x + 1
+        return (total,)
+
+    out["signatures"] = (
+        poly,
+        [((a(_f32(r, 2)),), {}), ((a(_f32(r, 2)), a(_f32(r, 2))), {}), ((a(_f32(r, 3, 2)),), {})],
+        [((a(_f32(r, 2)), a(_f32(r, 2))), {}), ((a(_f32(r, 3, 2)),), {})],
+    )
+    return out
