@@ -146,7 +146,12 @@ impl Node {
 
     /// Whether evaluation must keep this node's graph (see [`Flags`]).
     pub(crate) fn retains_graph(&self) -> bool {
-        self.flags.dataflow || (self.flags.traced && TRACING_DEPTH.with(|d| d.get() > 0))
+        self.flags.dataflow || self.traced_now()
+    }
+
+    /// Whether this node depends on the inputs of a grad or jvp that is running.
+    fn traced_now(&self) -> bool {
+        self.flags.traced && TRACING_DEPTH.with(|d| d.get() > 0)
     }
 }
 
@@ -212,7 +217,7 @@ impl Array {
     /// Whether this array depends on the inputs of a transform that is running (grad,
     /// jvp, vmap, compile).
     pub(crate) fn is_traced(&self) -> bool {
-        self.node.flags.stand_in || (self.node.flags.traced && TRACING_DEPTH.with(|d| d.get() > 0))
+        self.node.flags.stand_in || self.node.traced_now()
     }
 
     fn inherited_flags(inputs: &[Array]) -> Flags {

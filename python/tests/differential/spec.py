@@ -76,15 +76,7 @@ def build(spec, lib):
     mx = lib.core
     if isinstance(spec, Arr):
         a = mx.array(spec.base.astype(NP_OF[spec.dtype]) if spec.dtype != "bfloat16" else spec.base)
-        a = a.astype(getattr(mx, spec.dtype))
-        for view in spec.views:
-            if view[0] == "T":
-                a = a.T
-            elif view[0] == "slice":
-                a = a[view[1]]
-            elif view[0] == "bcast":
-                a = mx.broadcast_to(a, view[1])
-        return a
+        return with_views(a.astype(getattr(mx, spec.dtype)), spec.views, mx.broadcast_to)
     if isinstance(spec, Dt):
         return getattr(mx, spec.name)
     if isinstance(spec, Key):
@@ -105,14 +97,18 @@ def build(spec, lib):
 def numpy_view(spec):
     """The values an ``Arr`` spec stands for, as NumPy computes them (float32 for
     bfloat16)."""
-    a = spec.base.astype(NP_OF[spec.dtype])
-    for view in spec.views:
+    return with_views(spec.base.astype(NP_OF[spec.dtype]), spec.views, np.broadcast_to)
+
+
+def with_views(a, views, broadcast_to):
+    """``a`` seen through an ``Arr`` spec's views, in order."""
+    for view in views:
         if view[0] == "T":
             a = a.T
         elif view[0] == "slice":
             a = a[view[1]]
         elif view[0] == "bcast":
-            a = np.broadcast_to(a, view[1])
+            a = broadcast_to(a, view[1])
     return a
 
 

@@ -13,7 +13,8 @@ use std::sync::Arc;
 /// format they follow.
 pub(crate) const MLX_VERSION: &str = "0.32.4";
 
-/// MLX's `Dtype::Val` numbering.
+/// MLX's `Dtype::Val` numbering (bfloat16 after float64, unlike the declaration order of
+/// [`DType::ALL`]).
 const DTYPES: [DType; 14] = [
     DType::Bool,
     DType::UInt8,

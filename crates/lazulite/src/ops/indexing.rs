@@ -1040,15 +1040,14 @@ fn update(a: &Array, indices: &[Index], value: Operand, mode: ScatterMode) -> Re
         Operand::Array(v) => astype(&v, a.dtype())?,
         scalar => to_arrays(op, &[Operand::Array(a.clone()), scalar])?.0[1].astype(a.dtype())?,
     };
-    // A 0-d mask selects all of `a` or nothing: a lazy select.
+    // A mask alone: lazy forms that need no evaluation of the mask where they exist.
     if let [Index::Mask(m)] = indices {
+        // A 0-d mask selects all of `a` or nothing.
         if m.ndim() == 0 && m.dtype() == DType::Bool {
             let new = combine(a, &value_for(op, &value, a.shape())?, mode)?;
             return where_(m, &new, a);
         }
-    }
-    // A full-shape mask with one value: a lazy select (no evaluation of the mask).
-    if let [Index::Mask(m)] = indices {
+        // A full-shape mask with one value: a select.
         if m.shape() == a.shape() && value.size() == 1 && m.dtype() == DType::Bool {
             let value = reshape(&value, &[])?;
             let new = combine(a, &value, mode)?;
