@@ -13,7 +13,7 @@ fn scratch(ext: &str) -> PathBuf {
 pub fn load_bytes(data: &[u8], ext: &str) {
     // Loaded arrays are capped well below the fuzzer's RSS limit: a reader that trusts a
     // size from the header fails here instead of being killed.
-    lazulite::set_memory_limit(256 << 20);
+    lazulite::set_allocation_limit(256 << 20);
     let path = scratch(ext);
     if std::fs::write(&path, data).is_err() {
         return;
@@ -32,7 +32,7 @@ pub fn load_bytes(data: &[u8], ext: &str) {
 /// Imports an MLX function file from `data` and runs each of its traces on zeros of its
 /// signature.
 pub fn import_function(data: &[u8]) {
-    lazulite::set_memory_limit(256 << 20);
+    lazulite::set_allocation_limit(256 << 20);
     let Ok(f) = lazulite::export::import_function_bytes(data.to_vec()) else {
         return;
     };

@@ -39,13 +39,31 @@ def test_exception_types(call, kind, message):
         call()
 
 
-def test_memory_limit_raises_memory_error():
-    old = mx.set_memory_limit(1024)
+def test_memory_limit_is_a_guideline_as_in_mlx():
+    # MLX 0.32.4: with a limit of one byte both calls still return their values.
+    old = mx.set_memory_limit(1)
     try:
-        with pytest.raises(MemoryError):
-            mx.eval(mx.zeros((1 << 20,)) + 1)
+        assert mx.sin(mx.array(1.0)).item() == pytest.approx(0.841471, abs=1e-6)
+        big = mx.sin(mx.ones((1000, 1000))) * 2
+        assert big.sum().item() == pytest.approx(2e6 * 0.8414709848, rel=1e-5)
+        assert mx.get_memory_limit() == 1
     finally:
-        mx.set_memory_limit(old)
+        assert mx.set_memory_limit(old) == 1
+
+
+def test_default_memory_limit_is_a_share_of_physical_memory():
+    with open("/proc/meminfo") as f:
+        total = next(int(line.split()[1]) * 1024 for line in f if line.startswith("MemTotal:"))
+    assert mx.get_memory_limit() == int(total * 0.8)
+
+
+def test_a_block_larger_than_the_machine_raises_memory_error():
+    with open("/proc/meminfo") as f:
+        total = next(int(line.split()[1]) * 1024 for line in f if line.startswith("MemTotal:"))
+    a = mx.ones((3,))
+    with pytest.raises(MemoryError):
+        mx.eval(mx.zeros((total // 4096 + 1024, 1024)) + 1)
+    assert a.tolist() == [1.0, 1.0, 1.0]
 
 
 def test_inputs_survive_errors():

@@ -180,7 +180,7 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
 }
 
 fn fuzz(target: &str, format: &str) {
-    lazulite::set_memory_limit(HEAP_LIMIT);
+    lazulite::set_allocation_limit(HEAP_LIMIT);
     let seeds = seeds(target);
     assert!(!seeds.is_empty(), "no seeds for {target}");
     let start = Instant::now();

@@ -1,7 +1,7 @@
 //! Lazy loading of a file larger than the memory allowed: only the tensor used is read.
-//! Its own test binary, because it sets the process-wide memory limit.
+//! Its own test binary, because it sets the process-wide allocation limit.
 
-use lazulite::{get_active_memory, load, set_memory_limit, sum};
+use lazulite::{get_active_memory, load, set_allocation_limit, sum};
 use std::io::Write;
 
 const MB: u64 = 1 << 20;
@@ -43,7 +43,7 @@ fn using_one_tensor_of_a_large_file_reads_only_that_tensor() {
     drop(file);
 
     // Far less than the file: loading and reducing one tensor must fit.
-    set_memory_limit((8 * MB) as usize);
+    set_allocation_limit((8 * MB) as usize);
     let before = resident();
     let arrays = load(&path, None, false).unwrap().into_arrays().unwrap();
     let total = sum(&arrays["b"], lazulite::Axes::All, false).unwrap();

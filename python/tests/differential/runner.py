@@ -39,12 +39,17 @@ def cache_dir():
     return d
 
 
-def child(args, progress=None):
-    """Runs the MLX child to its end: (return code, stderr), or (None, "") when it stalled:
-    `progress` (a file the child appends to) did not grow for STALL seconds."""
+MLX_CHILD = ("differential.mlx_child", mlx_python)
+
+
+def child(args, progress=None, kind=MLX_CHILD, cwd=None):
+    """Runs a child to its end: (return code, stderr), or (None, "") when it stalled:
+    `progress` (a file the child appends to) did not grow for STALL seconds. `kind` is the
+    child's module and a function giving the Python that runs it (real MLX's by default)."""
+    module, python = kind
     env = dict(os.environ, PYTHONPATH=str(HERE.parent), PYTHONHASHSEED="0")
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([mlx_python(), "-m", "differential.mlx_child", *args], env=env,
+        proc = subprocess.Popen([python(), "-m", module, *args], env=env, cwd=cwd,
                                 stdout=subprocess.DEVNULL, stderr=err)
         size, since = -1, time.monotonic()
         while proc.poll() is None:
@@ -74,9 +79,10 @@ def read_appended(path):
     return out
 
 
-def run_batch(cases, tmp):
-    """Outcomes of `cases` on MLX: {id: outcome}. A case that kills the child is run alone;
-    if it kills that child too it is recorded as ("crash", how)."""
+def run_batch(cases, tmp, kind=MLX_CHILD):
+    """Outcomes of `cases` in `kind` of child (real MLX's by default): {id: outcome}. A
+    case that kills the child is run alone; if it kills that child too it is recorded as
+    ("crash", how)."""
     tmp.mkdir(parents=True, exist_ok=True)
     results = {}
     todo = list(cases)
@@ -85,7 +91,7 @@ def run_batch(cases, tmp):
         n += 1
         cases_file, out_file = tmp / f"cases{n}.pkl", tmp / f"out{n}.pkl"
         cases_file.write_bytes(pickle.dumps(todo, protocol=4))
-        code, err = child([str(cases_file), str(out_file)], progress=out_file)
+        code, err = child([str(cases_file), str(out_file)], progress=out_file, kind=kind, cwd=tmp)
         how = f"no outcome after {STALL} s" if code is None else f"exit status {code}: {err.strip()[-300:]}"
         died = code != 0
         done = read_appended(out_file)
@@ -94,13 +100,13 @@ def run_batch(cases, tmp):
         todo = todo[len(done):]
         if not died or not todo:
             if todo:  # the child ended early without dying: should not happen
-                raise RuntimeError(f"MLX child stopped after {len(done)} cases: {how}")
+                raise RuntimeError(f"child stopped after {len(done)} cases: {how}")
             break
         suspect, todo = todo[0], todo[1:]
         if len(done) == 0 and len(todo) == 0:
             results[suspect.id] = ("crash", how)
             continue
-        alone = run_batch([suspect], tmp / f"alone{n}")
+        alone = run_batch([suspect], tmp / f"alone{n}", kind)
         results.update(alone)
     return results
 

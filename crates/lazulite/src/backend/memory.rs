@@ -19,7 +19,10 @@ struct Pool {
     active: usize,
     peak: usize,
     cache_limit: usize,
-    memory_limit: usize,
+    /// MLX's guideline (`None`: the default, a share of physical memory).
+    memory_limit: Option<usize>,
+    /// A hard cap no allocation may cross (a Rust-side extension; none by default).
+    allocation_limit: usize,
 }
 
 // SAFETY: the pointers in the cache are owned by the pool alone.
@@ -31,8 +34,31 @@ static POOL: Mutex<Pool> = Mutex::new(Pool {
     active: 0,
     peak: 0,
     cache_limit: usize::MAX,
-    memory_limit: usize::MAX,
+    memory_limit: None,
+    allocation_limit: usize::MAX,
 });
+
+/// Bytes of physical memory (MLX's `get_memory_size`), or 0 where it cannot be read.
+fn physical_memory() -> usize {
+    static SIZE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *SIZE.get_or_init(|| {
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        meminfo
+            .lines()
+            .find_map(|line| line.strip_prefix("MemTotal:"))
+            .and_then(|rest| rest.trim().strip_suffix("kB"))
+            .and_then(|kb| kb.trim().parse::<usize>().ok())
+            .map_or(0, |kb| kb.saturating_mul(1024))
+    })
+}
+
+/// MLX's default memory limit on CPU: 80% of physical memory, or 8 GiB if unknown.
+fn default_memory_limit() -> usize {
+    match physical_memory() {
+        0 => 1 << 33,
+        bytes => (bytes as f64 * 0.8) as usize,
+    }
+}
 
 fn pool() -> std::sync::MutexGuard<'static, Pool> {
     // A panic while holding the lock cannot leave the counters inconsistent enough to
@@ -64,19 +90,30 @@ pub(crate) fn allocate(bytes: usize) -> Result<(NonNull<u8>, usize)> {
         )
     };
     let cap = size_class(bytes).ok_or_else(too_big)?;
+    // One block larger than the machine's memory can never be backed (with overcommit
+    // it would be granted and then kill the process on first touch).
+    let physical = physical_memory();
+    if physical != 0 && cap > physical {
+        return Err(too_big());
+    }
     let mut p = pool();
     // Blocks of one cache line (scalars, tiny shapes) are exempt: creating a scalar
-    // operand cannot fail, whatever the limit.
-    if cap > ALIGN && p.active.saturating_add(cap) > p.memory_limit {
+    // operand cannot fail, whatever the cap.
+    if cap > ALIGN && p.active.saturating_add(cap) > p.allocation_limit {
         clear_locked(&mut p);
         return Err(Error::new(
             ErrorKind::OutOfMemory,
             format!(
-                "[malloc] Allocating {bytes} bytes would exceed the memory limit of {} bytes \
-                 ({} bytes in use).",
-                p.memory_limit, p.active
+                "[malloc] Allocating {bytes} bytes would exceed the allocation limit of {} \
+                 bytes ({} bytes in use).",
+                p.allocation_limit, p.active
             ),
         ));
+    }
+    // Past the guideline, cached blocks go back to the system before more is taken.
+    let limit = p.memory_limit.unwrap_or_else(default_memory_limit);
+    if p.active.saturating_add(p.cached).saturating_add(cap) > limit {
+        clear_locked(&mut p);
     }
     let reused = p.free.get_mut(&cap).and_then(|v| v.pop());
     let ptr = match reused {
@@ -139,7 +176,7 @@ pub(crate) struct Scratch<T> {
 }
 
 impl<T: Copy> Scratch<T> {
-    /// Room for `len` values (an `OutOfMemory` error past the memory limit).
+    /// Room for `len` values (an `OutOfMemory` error past the allocation limit).
     pub(crate) fn new(len: usize) -> Result<Self> {
         debug_assert!(std::mem::align_of::<T>() <= ALIGN);
         let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| {
@@ -206,14 +243,25 @@ pub fn set_cache_limit(limit: usize) -> usize {
     old
 }
 
-/// Sets the most bytes live arrays may hold; returns the previous limit. Unlike MLX, where
-/// the limit is a guideline, an allocation past it fails with an `OutOfMemory` error
-/// raised from `eval`.
+/// Sets the memory limit and returns the previous one. As in MLX it is a guideline, not a
+/// cap: past it, freed blocks held in the cache go back to the system before new memory is
+/// taken, and allocations still succeed while the system grants them (for a hard cap see
+/// [`set_allocation_limit`]). The default is MLX's: 80% of physical memory.
+///
+/// ```
+/// let old = lazulite::set_memory_limit(1);
+/// let y = lazulite::sin(&lazulite::Array::scalar(1.0f32)).unwrap();
+/// assert!((y.item::<f32>().unwrap() - 1f32.sin()).abs() < 1e-6);
+/// assert_eq!(lazulite::set_memory_limit(old), 1);
+/// ```
 pub fn set_memory_limit(limit: usize) -> usize {
-    std::mem::replace(&mut pool().memory_limit, limit)
+    let mut p = pool();
+    let old = p.memory_limit.unwrap_or_else(default_memory_limit);
+    p.memory_limit = Some(limit);
+    old
 }
 
-/// The most bytes live arrays may hold (see [`set_memory_limit`]); no limit is `usize::MAX`.
+/// The memory limit (see [`set_memory_limit`]).
 ///
 /// ```
 /// let old = lazulite::set_memory_limit(1 << 40);
@@ -221,7 +269,23 @@ pub fn set_memory_limit(limit: usize) -> usize {
 /// lazulite::set_memory_limit(old);
 /// ```
 pub fn get_memory_limit() -> usize {
-    pool().memory_limit
+    pool().memory_limit.unwrap_or_else(default_memory_limit)
+}
+
+/// Sets a hard cap on the bytes live arrays and kernel temporaries may hold, and returns
+/// the previous cap (`usize::MAX`, none, by default). An allocation that would cross it
+/// fails with an [`ErrorKind::OutOfMemory`] error from `eval`, leaving every array intact:
+/// a service can bound what untrusted inputs make it allocate. MLX has no such cap.
+///
+/// ```
+/// let old = lazulite::set_allocation_limit(1 << 20);
+/// let big = lazulite::zeros(&[1 << 20], lazulite::DType::Float32).unwrap();
+/// let err = lazulite::add(&big, 1.0f32).unwrap().eval().unwrap_err();
+/// assert_eq!(err.kind(), lazulite::ErrorKind::OutOfMemory);
+/// lazulite::set_allocation_limit(old);
+/// ```
+pub fn set_allocation_limit(limit: usize) -> usize {
+    std::mem::replace(&mut pool().allocation_limit, limit)
 }
 
 /// MLX's wired limit: bytes a Metal GPU keeps resident, on macOS. lazulite's buffers are
