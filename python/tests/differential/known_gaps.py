@@ -37,7 +37,6 @@ GAPS = [
     Gap("snippet.nn_QQLinear", ("*",), ("exception-class",),
         MISSING + ": nn.QQLinear (MLX's CPU build raises NYI for its product)"),
     # complex64.
-    Gap("floor_divide", ("complex64", "*complex64*"), ("raises-only-lazulite",), COMPLEX + ": floor_divide"),
     Gap("linalg.svd", ("complex64",), ("raises-only-lazulite",), COMPLEX + ": svd"),
     Gap("linalg.eigh", ("complex64",), ("raises-only-lazulite",), COMPLEX + ": eigh (Hermitian)"),
     Gap("linalg.eigvalsh", ("complex64",), ("raises-only-lazulite",), COMPLEX + ": eigvalsh (Hermitian)"),
@@ -50,7 +49,6 @@ GAPS = [
         "integer operands: the gradient with respect to an integer input is zero in lazulite; MLX "
         "differentiates it"),
     # Values.
-    Gap("sign", ("float32-special",), ("value",), "values: sign(NaN) is 0 in MLX, NaN in lazulite"),
     Gap("random.multivariate_normal", ("basic",), ("value",),
         "values: the covariance is factored differently from MLX (same key, other draws)"),
 ]

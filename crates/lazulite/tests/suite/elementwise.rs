@@ -766,10 +766,21 @@ fn documented_integer_semantics() {
     );
     let e = lazulite::negative(&t).expect_err("negative bool");
     assert_eq!(e.kind(), ErrorKind::Value);
-    // sign(NaN) is NaN (NumPy; MLX gives 0) and sign(-0.0) is +0.0 (both).
-    let f = Array::from_slice(&[f32::NAN, -0.0, 0.0], &[3]).unwrap();
-    let s = lazulite::sign(&f).unwrap().to_vec::<f32>().unwrap();
-    assert!(s[0].is_nan() && s[1] == 0.0 && s[1].is_sign_positive() && s[2] == 0.0);
+    // sign(NaN) is 0 (MLX; NumPy gives NaN) and sign(-0.0) is +0.0 (both), in every
+    // float dtype and on the vector and scalar paths alike.
+    for dtype in [
+        DType::Float32,
+        DType::Float64,
+        DType::Float16,
+        DType::BFloat16,
+    ] {
+        let f = Array::from_slice(&[f32::NAN, -0.0, 0.0, -2.0], &[4]).unwrap();
+        let f = lazulite::astype(&f, dtype).unwrap();
+        let s = lazulite::astype(&lazulite::sign(&f).unwrap(), DType::Float32).unwrap();
+        let s = s.to_vec::<f32>().unwrap();
+        assert_eq!(s, vec![0.0, 0.0, 0.0, -1.0], "{dtype:?}");
+        assert!(s[1].is_sign_positive(), "{dtype:?}");
+    }
 }
 
 #[test]

@@ -97,8 +97,8 @@ impl BinaryOp {
                     "[{name}] Only allowed on integer or boolean types but got type {t}."
                 )))
             }
-            FloorDivide | Remainder if t.is_complex() => Err(Error::value(format!(
-                "[{name}] Not supported for complex64 inputs."
+            Remainder if t.is_complex() => Err(Error::value(format!(
+                "[{name}] Complex type not supported."
             ))),
             _ => Ok(t),
         }
@@ -535,8 +535,9 @@ impl Arith for Complex {
         complex::div(self, o)
     }
     #[inline]
-    fn floor_div(self, _: Complex) -> Complex {
-        unreachable!("rejected when recorded")
+    fn floor_div(self, o: Complex) -> Complex {
+        // MLX's floor division of complex numbers is plain division (nothing is floored).
+        complex::div(self, o)
     }
     #[inline]
     fn rem(self, _: Complex) -> Complex {

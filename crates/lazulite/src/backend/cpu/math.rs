@@ -157,9 +157,8 @@ macro_rules! float_impl {
                     1.0
                 } else if self < 0.0 {
                     -1.0
-                } else if self.is_nan() {
-                    self
                 } else {
+                    // ±0 and, as in MLX, NaN.
                     0.0
                 }
             }

@@ -740,9 +740,9 @@ fn arctanh<V: Vector>(x: V) -> V {
 /// 1 for positive lanes, -1 for negative ones, 0 for ±0 (unsigned, as NumPy), NaN for NaN.
 #[inline(always)]
 fn sign<V: Vector>(x: V) -> V {
+    // NaN compares false both ways, so it gets 0 (MLX's sign of NaN).
     let y = V::select(x.gt(splat(0.0)), splat(1.0), splat(0.0));
-    let y = V::select(x.lt(splat(0.0)), splat(-1.0), y);
-    V::select(x.is_nan(), x, y)
+    V::select(x.lt(splat(0.0)), splat(-1.0), y)
 }
 
 #[inline(always)]

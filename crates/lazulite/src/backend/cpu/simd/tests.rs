@@ -47,10 +47,10 @@ fn reference(f: Function) -> fn(f64) -> f64 {
         Abs => f64::abs,
         Negative => |x| -x,
         Square => |x| x * x,
-        // NumPy's sign: zero (unsigned) for ±0.
+        // MLX's sign: an unsigned zero for ±0 and NaN.
         Sign => |x| {
             if x.is_nan() || x == 0.0 {
-                x.abs()
+                0.0
             } else {
                 x.signum()
             }
