@@ -12,8 +12,7 @@
 //!
 //! [`categorical`] and [`permutation`] are MLX's compositions (the argmax of logits
 //! plus Gumbel noise; the argsort of random bits) and give MLX's numbers for the same
-//! key. [`multivariate_normal`] factors the covariance by Cholesky where MLX takes an
-//! SVD: same distribution, different numbers.
+//! key, as does [`multivariate_normal`] (the covariance's square root from its SVD).
 //!
 //! ```
 //! use lazulite::{random, DType};
@@ -32,9 +31,9 @@ use crate::ops::operand::{scalar_array, to_arrays};
 use crate::ops::random::{bits_dtype, record_draw, Draw};
 use crate::ops::view::slice_axis;
 use crate::ops::{
-    abs, add, argmax, argsort, astype, cholesky, cumsum, divide, erf, erfinv, exp, expand_dims,
-    floor, less, log, log1p, matmul, max, maximum, minimum, multiply, negative, reshape,
-    searchsorted, sign, slice, squeeze, subtract, swapaxes, take, Operand,
+    abs, add, argmax, argsort, astype, cumsum, divide, erf, erfinv, exp, expand_dims, floor, less,
+    log, log1p, matmul, max, maximum, minimum, multiply, negative, reshape, searchsorted, sign,
+    slice, sqrt, squeeze, subtract, take, Operand,
 };
 use crate::shape::{axis_in_range, broadcast_shapes, checked_size, shape_text};
 use std::sync::Mutex;
@@ -676,11 +675,11 @@ pub fn permutation_along(x: &Array, axis: i32, key: Option<&Array>) -> Result<Ar
 }
 
 /// Jointly normal samples with mean `mean` (`[..., n]`) and covariance `cov`
-/// (`[..., n, n]`, symmetric positive semi-definite; its lower triangle is read). The
-/// output has shape `shape` (default: the broadcast batch shapes of `mean` and `cov`)
-/// followed by `n`; only float32 is supported, as in MLX. Each sample is
-/// `mean + L z` for the Cholesky factor `L` of `cov` and a standard normal `z`: the
-/// distribution of MLX's samples, which use an SVD, but not the same numbers.
+/// (`[..., n, n]`, symmetric positive semi-definite). The output has shape `shape`
+/// (default: the broadcast batch shapes of `mean` and `cov`) followed by `n`; `dtype`
+/// must be float32, as in MLX, and the result takes the promoted dtype of the draws and
+/// `mean`. Each sample is `mean + z R` for a standard normal row `z` and the square root
+/// `R = U sqrt(S) Vᵀ` of `cov` from its SVD: MLX's numbers for the same key.
 ///
 /// ```
 /// use lazulite::{random, Array, DType};
@@ -699,6 +698,9 @@ pub fn multivariate_normal(
     key: Option<&Array>,
 ) -> Result<Array> {
     let op = "multivariate_normal";
+    if dtype != DType::Float32 {
+        return Err(Error::value(format!("[{op}] dtype must be float32.")));
+    }
     if mean.ndim() < 1 {
         return Err(Error::value(format!(
             "[{op}] mean must have at least one dimension."
@@ -720,9 +722,6 @@ pub fn multivariate_normal(
             "[{op}] mean and cov must have compatible shapes."
         )));
     }
-    if dtype != DType::Float32 {
-        return Err(Error::value(format!("[{op}] dtype must be float32.")));
-    }
     let batch = broadcast_shapes(
         &mean.shape()[..mean.ndim() - 1],
         &cov.shape()[..cov.ndim() - 2],
@@ -730,9 +729,15 @@ pub fn multivariate_normal(
     let mut out_shape = broadcast_shapes(shape, &batch)?;
     out_shape.push(n);
     checked_size(&out_shape)?;
-    let factor = cholesky(&astype(cov, dtype)?, false)?;
+    // The symmetric square root U sqrt(S) Vᵀ from the SVD, as MLX takes it, so that the
+    // same key gives MLX's draws (a Cholesky factor would give other, equally valid ones).
+    let usv = crate::linalg::svd(&astype(cov, DType::Float32)?, true)?;
+    let root = matmul(
+        &multiply(&usv[0], &expand_dims(&sqrt(&usv[1])?, -2)?)?,
+        &usv[2],
+    )?;
     let z = normal(&out_shape, dtype, None, None, key)?;
-    // Row vectors: z Lᵀ is L z for each sample.
-    let correlated = matmul(&expand_dims(&z, -2)?, &swapaxes(&factor, -1, -2)?)?;
-    add(&astype(mean, dtype)?, &squeeze(&correlated, -2)?)
+    let correlated = matmul(&expand_dims(&z, -2)?, &root)?;
+    // The mean keeps its dtype, as in MLX (a float64 mean gives float64 draws).
+    add(mean, &squeeze(&correlated, -2)?)
 }

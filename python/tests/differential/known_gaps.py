@@ -42,13 +42,9 @@ GAPS = [
     Gap("linalg.eigvalsh", ("complex64",), ("raises-only-lazulite",), COMPLEX + ": eigvalsh (Hermitian)"),
     Gap("linalg.eig", ("complex64",), ("raises-only-lazulite",), COMPLEX + ": eig (documented)"),
     Gap("linalg.eigvals", ("complex64",), ("raises-only-lazulite",), COMPLEX + ": eigvals (documented)"),
-    # Result dtypes.
-    Gap("random.multivariate_normal", ("float64",), ("dtype",), "dtype rules: float64 draws come back as float32"),
     # Integer operands.
     Gap("snippet.grad_int_input", ("*",), ("value",),
         "integer operands: the gradient with respect to an integer input is zero in lazulite; MLX "
         "differentiates it"),
     # Values.
-    Gap("random.multivariate_normal", ("basic",), ("value",),
-        "values: the covariance is factored differently from MLX (same key, other draws)"),
 ]

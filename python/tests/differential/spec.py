@@ -59,7 +59,7 @@ class Case:
     fn: str
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
-    check: str = "value"  # value | loose | shape | sorted-last | sign-free | partition
+    check: str = "value"  # value | loose | float32-math | shape | sorted-last | sign-free | partition
     ns: str = ""
     alone: bool = False  # MLX may write outside its buffers: run in a process of its own
 
