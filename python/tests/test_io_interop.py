@@ -371,22 +371,40 @@ def test_lazulite_reads_gguf_package(tmp_path):
 
 
 @pytest.mark.parametrize("qtype", ["Q8_0", "Q4_0", "Q4_1"])
-def test_lazulite_dequantizes_gguf_package_tensors(tmp_path, qtype):
+def test_gguf_package_tensors_load_as_mlx_quantized_triples(tmp_path, qtype):
     gguf = pytest.importorskip("gguf")
     quants = pytest.importorskip("gguf.quants")
     kind = getattr(gguf.GGMLQuantizationType, qtype)
+    bits = 8 if qtype == "Q8_0" else 4
     rng = np.random.default_rng(0)
     data = rng.standard_normal((4, 64)).astype(np.float32)
-    try:
-        blocks = quants.quantize(data, kind)
-    except (NotImplementedError, ValueError) as e:
-        pytest.skip(f"the gguf package cannot quantize {qtype}: {e}")
+    blocks = quants.quantize(data, kind)
     expected = quants.dequantize(blocks, kind).reshape(data.shape)
-    gguf_write(gguf, tmp_path / "q.gguf", {"w": (blocks, {"raw_dtype": kind})})
-    w = mx.load(str(tmp_path / "q.gguf"))["w"]
-    assert w.dtype == mx.float32 and w.shape == data.shape
-    assert np.array_equal(np.array(w), expected)
-    assert np.abs(np.array(w) - data).max() < 0.3  # a quantization of the data
+    gguf_write(gguf, tmp_path / "q.gguf", {"layer.weight": (blocks, {"raw_dtype": kind})})
+    loaded = mx.load(str(tmp_path / "q.gguf"))
+    w, scales, biases = loaded["layer.weight"], loaded["layer.scales"], loaded["layer.biases"]
+    assert (w.dtype, w.shape) == (mx.uint32, (4, 64 * bits // 32))
+    assert scales.dtype == biases.dtype == mx.float16 and scales.shape == biases.shape == (4, 2)
+    # In float32, scale * level + bias is ggml's value exactly (up to the sign of zero).
+    values = mx.dequantize(w, scales.astype(mx.float32), biases.astype(mx.float32), 32, bits)
+    np.testing.assert_array_equal(np.array(values), expected)
+    # The triple is ready for a quantized product.
+    x = rng.standard_normal((3, 64)).astype(np.float32)
+    y = mx.quantized_matmul(mx.array(x), w, scales, biases, transpose=True, group_size=32, bits=bits)
+    np.testing.assert_allclose(np.array(y), x @ expected.T, rtol=2e-3, atol=2e-3)
+
+
+def test_quantized_gguf_loads_as_real_mlx_loads_it():
+    """python/tests/mlx_gguf: a file of Q4_0, Q4_1 and Q8_0 tensors (llama.cpp's names, a
+    short name, three dimensions) and what MLX 0.32.4's `mx.load` gives for it
+    (tools/mlx_reference/gguf_quantized.py)."""
+    here = pathlib.Path(__file__).parent / "mlx_gguf"
+    ours = mx.load(str(here / "quantized.gguf"))
+    theirs = np.load(here / "quantized_by_mlx.npz")
+    assert sorted(ours) == sorted(theirs.files)
+    for name in theirs.files:
+        assert np.array(ours[name]).dtype == theirs[name].dtype, name
+        np.testing.assert_array_equal(np.array(ours[name]), theirs[name], err_msg=name)
 
 
 # ---- the seed: mlx-saving-and-loading.rst ----------------------------------------------

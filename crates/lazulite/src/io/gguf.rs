@@ -53,12 +53,23 @@ fn value_type(dtype: DType) -> Option<u32> {
     })
 }
 
-/// A block-quantized GGML type, read as float32.
+/// A block-quantized GGML type, read as MLX's quantized triple (see [`QuantPart`]).
 #[derive(Copy, Clone, Debug)]
 pub(crate) enum Quant {
     Q4_0,
     Q4_1,
     Q8_0,
+}
+
+/// Which array of MLX's quantized triple a lazy GGUF tensor reads: the levels packed
+/// into uint32 words (element `i` of a row in bits `bits * (i % (32 / bits))` of word
+/// `i * bits / 32`, as `quantize` packs them), or one float16 scale or bias per block of
+/// 32, so that `scale * level + bias` is the value ggml defines.
+#[derive(Copy, Clone, Debug)]
+pub(crate) enum QuantPart {
+    Weights,
+    Scales,
+    Biases,
 }
 
 /// Elements per quantization block.
@@ -82,39 +93,56 @@ impl Quant {
         }
     }
 
-    /// Dequantizes whole blocks, as ggml's reference code (and the `gguf` Python
-    /// package) does: the f16 scale (and minimum) widened to f32, times each quant.
-    pub(crate) fn dequantize(self, blocks: &[u8], out: &mut [f32]) {
-        let scale = |b: &[u8], at: usize| f16::from_le_bytes([b[at], b[at + 1]]).to_f32();
+    fn bits(self) -> usize {
+        match self {
+            Quant::Q8_0 => 8,
+            Quant::Q4_0 | Quant::Q4_1 => 4,
+        }
+    }
+
+    /// Packed words of whole blocks: ggml stores a 4-bit block's first 16 levels in the
+    /// low nibbles and the rest in the high ones, and 8-bit levels as int8 (level - 128).
+    pub(crate) fn weights(self, blocks: &[u8], out: &mut [u32]) {
+        let words = BLOCK * self.bits() / 32;
         for (block, out) in blocks
             .chunks_exact(self.block_bytes())
-            .zip(out.chunks_exact_mut(BLOCK))
+            .zip(out.chunks_exact_mut(words))
         {
-            let d = scale(block, 0);
+            let mut bytes = [0u8; BLOCK];
+            let bytes = &mut bytes[..words * 4];
             match self {
-                Quant::Q4_0 | Quant::Q4_1 => {
-                    let (m, qs) = match self {
-                        Quant::Q4_1 => (scale(block, 2), &block[4..]),
-                        _ => (0.0, &block[2..]),
-                    };
-                    let (low, high) = out.split_at_mut(BLOCK / 2);
-                    for ((&q, lo), hi) in qs.iter().zip(low).zip(high) {
-                        let (ql, qh) = (q & 0x0F, q >> 4);
-                        if let Quant::Q4_1 = self {
-                            *lo = d * ql as f32 + m;
-                            *hi = d * qh as f32 + m;
-                        } else {
-                            *lo = d * (ql as i32 - 8) as f32;
-                            *hi = d * (qh as i32 - 8) as f32;
-                        }
+                Quant::Q8_0 => {
+                    for (b, &q) in bytes.iter_mut().zip(&block[2..]) {
+                        *b = q ^ 0x80;
                     }
                 }
-                Quant::Q8_0 => {
-                    for (&q, o) in block[2..].iter().zip(out) {
-                        *o = q as i8 as f32 * d;
+                Quant::Q4_0 | Quant::Q4_1 => {
+                    let qs = &block[block.len() - BLOCK / 2..];
+                    for k in 0..BLOCK / 4 {
+                        let (even, odd) = (qs[2 * k], qs[2 * k + 1]);
+                        bytes[k] = (even & 0x0F) | (odd << 4);
+                        bytes[BLOCK / 4 + k] = (even >> 4) | (odd & 0xF0);
                     }
                 }
             }
+            for (o, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+                *o = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            }
+        }
+    }
+
+    /// One scale (`part` Scales) or bias (Biases) per block: ggml's `d`, and `m` (Q4_1)
+    /// or `-8 d` / `-128 d` for the levels' offsets.
+    pub(crate) fn scales_or_biases(self, blocks: &[u8], part: QuantPart, out: &mut [f16]) {
+        let half = |b: &[u8], at: usize| f16::from_le_bytes([b[at], b[at + 1]]);
+        for (block, out) in blocks.chunks_exact(self.block_bytes()).zip(out) {
+            let d = half(block, 0);
+            *out = match (part, self) {
+                (QuantPart::Biases, Quant::Q4_1) => half(block, 2),
+                (QuantPart::Biases, Quant::Q4_0) => f16::from_f32(-8.0 * d.to_f32()),
+                (QuantPart::Biases, Quant::Q8_0) => f16::from_f32(-128.0 * d.to_f32()),
+                _ => d,
+            };
         }
     }
 }
@@ -441,43 +469,72 @@ pub(crate) fn load(file: &Arc<Mapping>, return_metadata: bool) -> Result<(Arrays
         let bad = |m: String| file.error(OP, format!("'{name}': {m}"));
         let shape: Vec<usize> = dims.iter().rev().copied().collect();
         let quant = Quant::from_type(t);
-        let (dtype, bytes) = if let Some(quant) = quant {
-            if dims.first().is_none_or(|d| d % BLOCK != 0) {
-                return Err(bad(format!(
-                    "{quant:?} needs an innermost dimension that is a multiple of {BLOCK}; \
-                     dims are {dims:?}."
-                )));
+        let start = |bytes: u64| -> Result<std::ops::Range<usize>> {
+            let start = data_start
+                .checked_add(offset)
+                .ok_or_else(|| bad(format!("offset {offset} is too large.")))?;
+            file.range(OP, &name, start, bytes)
+        };
+        let mut insert = |name: String, array: Array| {
+            if arrays.insert(name.clone(), array).is_some() {
+                return Err(file.error(OP, format!("'{name}': the name appears twice.")));
             }
-            let n = super::byte_size(file, OP, &shape, DType::Float32)? / 4;
-            (
-                DType::Float32,
-                n / BLOCK as u64 * quant.block_bytes() as u64,
-            )
-        } else {
+            Ok(())
+        };
+        let Some(quant) = quant else {
             let dtype = DType::ALL
                 .into_iter()
                 .find(|&d| ggml_type(d) == Some(t))
                 .ok_or_else(|| bad(format!("unsupported GGML tensor type {t}.")))?;
-            (dtype, super::byte_size(file, OP, &shape, dtype)?)
+            let range = start(super::byte_size(file, OP, &shape, dtype)?)?;
+            ranges.push((range.clone(), name.clone()));
+            let storage = Storage::Raw(range);
+            let array = lazy_array(file, &name, storage, Layout::little_endian(), shape, dtype);
+            insert(name, array)?;
+            continue;
         };
-        let start = data_start
-            .checked_add(offset)
-            .ok_or_else(|| bad(format!("offset {offset} is too large.")))?;
-        let range = file.range(OP, &name, start, bytes)?;
+        if dims.first().is_none_or(|d| d % BLOCK != 0) {
+            return Err(bad(format!(
+                "{quant:?} needs an innermost dimension that is a multiple of {BLOCK}; \
+                 dims are {dims:?}."
+            )));
+        }
+        let n = super::byte_size(file, OP, &shape, DType::Float32)? / 4;
+        let range = start(n / BLOCK as u64 * quant.block_bytes() as u64)?;
         ranges.push((range.clone(), name.clone()));
-        let array = lazy_array(
-            file,
-            &name,
-            match quant {
-                Some(quant) => Storage::Quantized(range, quant),
-                None => Storage::Raw(range),
-            },
-            Layout::little_endian(),
-            shape,
-            dtype,
-        );
-        if arrays.insert(name.clone(), array).is_some() {
-            return Err(bad("the name appears twice.".into()));
+        // MLX's names: the scales and biases of `x.weight` are `x.scales` and `x.biases`
+        // (MLX drops the last seven characters whatever they are).
+        let prefix = name
+            .char_indices()
+            .rev()
+            .nth(6)
+            .map_or(name.as_str(), |(at, _)| &name[..at]);
+        let last = shape.len() - 1;
+        let mut words = shape.clone();
+        words[last] = words[last] * quant.bits() / 32;
+        let mut blocks = shape.clone();
+        blocks[last] /= BLOCK;
+        for (part, part_name, part_shape, dtype) in [
+            (
+                QuantPart::Scales,
+                format!("{prefix}.scales"),
+                blocks.clone(),
+                DType::Float16,
+            ),
+            (
+                QuantPart::Biases,
+                format!("{prefix}.biases"),
+                blocks,
+                DType::Float16,
+            ),
+            (QuantPart::Weights, name.clone(), words, DType::UInt32),
+        ] {
+            let storage = Storage::Quantized(range.clone(), quant, part);
+            let layout = Layout::little_endian();
+            insert(
+                part_name,
+                lazy_array(file, &name, storage, layout, part_shape, dtype),
+            )?;
         }
     }
     check_disjoint(file, OP, ranges)?;

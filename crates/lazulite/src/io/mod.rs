@@ -35,6 +35,7 @@ use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
 use crate::primitive::{OutputSpec, Primitive};
+use half::f16;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
@@ -110,7 +111,11 @@ impl Loaded {
 /// when evaluated. The format comes from the extension unless `format` names
 /// it (`"npy"`, `"npz"`, `"safetensors"`, `"gguf"`). `return_metadata` asks for the
 /// metadata of `.safetensors` and `.gguf` files (an error for the NumPy formats, as in
-/// MLX). GGUF tensors quantized as Q4_0, Q4_1 or Q8_0 are dequantized to float32.
+/// MLX). A GGUF tensor quantized as Q4_0, Q4_1 or Q8_0 loads as MLX loads it: `name`
+/// holds the levels packed into uint32 words and `prefix.scales` / `prefix.biases`
+/// (`prefix` is `name` without its last seven characters, `.weight`) one float16 scale and
+/// bias per 32 values, ready for [`quantized_matmul`](crate::quantized_matmul) with group
+/// size 32 and 4 or 8 bits; [`dequantize`](crate::dequantize) gives the values.
 ///
 /// ```
 /// use lazulite::{load, save, Array, Loaded};
@@ -362,8 +367,8 @@ pub(crate) enum Storage {
         skip: usize,
         crc: u32,
     },
-    /// GGML blocks in `range`, dequantized to float32.
-    Quantized(Range<usize>, gguf::Quant),
+    /// GGML blocks in `range`, read as one array of MLX's quantized triple.
+    Quantized(Range<usize>, gguf::Quant, gguf::QuantPart),
 }
 
 /// Element order in the file, besides the dtype.
@@ -427,9 +432,13 @@ impl Primitive for Load {
             Storage::Deflated { range, skip, crc } => {
                 self.inflate(range.clone(), *skip, *crc, spec)?
             }
-            Storage::Quantized(range, quant) => {
-                let mut t = Tensor::uninit(DType::Float32, &spec.shape)?;
-                quant.dequantize(self.file.bytes(range.clone()), t.slice_mut::<f32>());
+            Storage::Quantized(range, quant, part) => {
+                let mut t = Tensor::uninit(spec.dtype, &spec.shape)?;
+                let blocks = self.file.bytes(range.clone());
+                match part {
+                    gguf::QuantPart::Weights => quant.weights(blocks, t.slice_mut::<u32>()),
+                    _ => quant.scales_or_biases(blocks, *part, t.slice_mut::<f16>()),
+                }
                 t
             }
         };

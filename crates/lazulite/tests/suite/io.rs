@@ -284,13 +284,41 @@ fn reads_gguf_package_files() {
         );
     }
     assert_same(&m["vector"], &pattern(DType::Float32, &[5]), "vector");
-    for q in ["q4_0", "q4_1", "q8_0"] {
+    // Quantized tensors load as MLX's triple (the names are shorter than ".weight", so
+    // MLX keeps them whole for the scales' and biases' names).
+    for (q, bits) in [("q4_0", 4), ("q4_1", 4), ("q8_0", 8)] {
         let expected = load(fixture(&format!("gguf/{q}_expected.npy")), None, false)
             .unwrap()
             .into_array()
             .unwrap();
         assert_eq!(expected.shape(), &[3, 64]);
-        assert_same(&m[q], &expected, q);
+        let (w, scales, biases) = (
+            &m[q],
+            &m[&format!("{q}.scales")],
+            &m[&format!("{q}.biases")],
+        );
+        assert_eq!(
+            (w.dtype(), w.shape()),
+            (DType::UInt32, &[3, 64 * bits / 32][..])
+        );
+        assert_eq!(
+            (scales.dtype(), scales.shape()),
+            (DType::Float16, &[3, 2][..])
+        );
+        assert_eq!(
+            (biases.dtype(), biases.shape()),
+            (DType::Float16, &[3, 2][..])
+        );
+        // `scale * level + bias` in float32 is ggml's `d * (level - offset)` exactly,
+        // up to the sign of zero.
+        let wide = |a: &Array| lazulite::astype(a, DType::Float32).unwrap();
+        let values =
+            lazulite::dequantize(w, &wide(scales), &wide(biases), 32, bits as i32, None).unwrap();
+        assert_eq!(
+            values.to_vec::<f32>().unwrap(),
+            expected.to_vec::<f32>().unwrap(),
+            "{q}"
+        );
     }
     let scalar = |key: &str| match &meta[key] {
         MetadataValue::Array(a) => {
