@@ -49,3 +49,28 @@ def test_errors_as_mlx():
         mx.from_fp8(mx.ones(2))
     with pytest.raises(ValueError, match=r"\[from_fp8\] Only real floating types are supported"):
         mx.from_fp8(mx.ones(2, mx.uint8), dtype=mx.int32)
+
+
+def write_safetensors(path, tensors):
+    """A .safetensors file written by hand: NumPy has no 8-bit float dtypes to save from."""
+    header, data = {}, b""
+    for name, (dtype, shape, raw) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    text = json.dumps(header).encode()
+    path.write_bytes(len(text).to_bytes(8, "little") + text + data)
+
+
+def test_fp8_safetensors_load_as_bytes_as_in_mlx(tmp_path):
+    # MLX 0.32.4 loads F8_E4M3 and F8_E8M0 tensors as uint8 and refuses F8_E5M2 with a
+    # RuntimeError.
+    write_safetensors(tmp_path / "f8.safetensors", {
+        "w": ("F8_E4M3", [2, 128], bytes(range(256))), "s": ("F8_E8M0", [4], bytes([0, 127, 128, 255]))})
+    loaded = mx.load(str(tmp_path / "f8.safetensors"))
+    assert loaded["w"].dtype == loaded["s"].dtype == mx.uint8
+    assert loaded["w"].shape == (2, 128) and loaded["s"].tolist() == [0, 127, 128, 255]
+    decoded = np.array(mx.from_fp8(loaded["w"].reshape(-1), dtype=mx.float32))
+    np.testing.assert_array_equal(decoded, floats(FACTS["decoded"]))
+    write_safetensors(tmp_path / "e5m2.safetensors", {"w": ("F8_E5M2", [2], bytes([1, 2]))})
+    with pytest.raises(RuntimeError, match="unsupported dtype 'F8_E5M2'"):
+        mx.load(str(tmp_path / "e5m2.safetensors"))

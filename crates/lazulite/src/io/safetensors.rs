@@ -35,7 +35,12 @@ fn name_of(dtype: DType) -> &'static str {
 }
 
 fn dtype_of(name: &str) -> Option<DType> {
-    DType::ALL.into_iter().find(|&d| name_of(d) == name)
+    match name {
+        // 8-bit floats load as their bytes, as in MLX (`from_fp8` decodes E4M3; E8M0 is
+        // the exponent-only scale format of the microscaling quantization modes).
+        "F8_E4M3" | "F8_E8M0" => Some(DType::UInt8),
+        _ => DType::ALL.into_iter().find(|&d| name_of(d) == name),
+    }
 }
 
 /// Saves named arrays to `path` in `.safetensors` format, adding the extension when
