@@ -441,3 +441,16 @@ def test_guide_save_safetensors_and_gguf(tmp_path, monkeypatch):
     mx.save_gguf("arrays", {"a": a, "b": b})
     loaded = mx.load("arrays.gguf")
     assert sorted(loaded) == ["a", "b"] and loaded["a"].tolist() == [1.0]
+
+
+def test_gguf_tensors_of_up_to_eight_dimensions_as_mlx_writes_them(tmp_path):
+    here = pathlib.Path(__file__).parent / "mlx_gguf"
+    theirs = mx.load(str(here / "eight_dims.gguf"))
+    np.testing.assert_array_equal(np.array(theirs["five"]), np.arange(32, dtype=np.float32).reshape((2,) * 5))
+    np.testing.assert_array_equal(np.array(theirs["eight"]), np.arange(6, dtype=np.int32).reshape(1, 1, 1, 1, 1, 2, 1, 3))
+    ours = {"a": mx.arange(8.0).reshape((2, 1, 2, 1, 2, 1, 1, 1))}
+    mx.save_gguf(str(tmp_path / "ours.gguf"), ours)
+    assert mx.load(str(tmp_path / "ours.gguf"))["a"].tolist() == ours["a"].tolist()
+    # MLX writes nine dimensions and then aborts reading them; lazulite refuses to write.
+    with pytest.raises(RuntimeError, match="9 dimensions"):
+        mx.save_gguf(str(tmp_path / "nine.gguf"), {"a": mx.ones((1,) * 9)})

@@ -1,7 +1,9 @@
 """Writes python/tests/mlx_gguf/quantized.gguf (Q4_0, Q4_1 and Q8_0 tensors made by the
 `gguf` package, llama.cpp's Python writer, from seeded values, next to a float32 one) and
 python/tests/mlx_gguf/quantized_by_mlx.npz: what real MLX's `mx.load` gives for it (the
-packed uint32 levels, `.scales` and `.biases` of each quantized tensor). Run with a
+packed uint32 levels, `.scales` and `.biases` of each quantized tensor), and
+python/tests/mlx_gguf/eight_dims.gguf, which MLX's `save_gguf` writes with tensors of 5
+and 8 dimensions (more than llama.cpp's 4). Run with a
 Python that has mlx, numpy and gguf:
 
     python tools/mlx_reference/gguf_quantized.py
@@ -38,6 +40,9 @@ def main():
     writer.close()
     loaded = mx.load(str(OUT / "quantized.gguf"))
     np.savez(OUT / "quantized_by_mlx.npz", **{k: np.array(v) for k, v in loaded.items()})
+    mx.save_gguf(str(OUT / "eight_dims.gguf"), {
+        "five": mx.arange(32, dtype=mx.float32).reshape(2, 2, 2, 2, 2),
+        "eight": mx.arange(6, dtype=mx.int32).reshape(1, 1, 1, 1, 1, 2, 1, 3)})
 
 
 if __name__ == "__main__":

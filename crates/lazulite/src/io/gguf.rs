@@ -13,8 +13,9 @@ use std::sync::Arc;
 
 const MAGIC: &[u8; 4] = b"GGUF";
 const DEFAULT_ALIGNMENT: u64 = 32;
-/// GGML_MAX_DIMS.
-const MAX_DIMS: usize = 4;
+/// The most dimensions a tensor may have: llama.cpp's own files use 4 (GGML_MAX_DIMS), but
+/// MLX writes and reads up to 8.
+const MAX_DIMS: usize = 8;
 const STRING: u32 = 8;
 const ARRAY: u32 = 9;
 
@@ -149,7 +150,7 @@ impl Quant {
 
 /// Saves named arrays and metadata to `path` in `.gguf` format (version 3), adding the
 /// extension when missing (MLX: `save_gguf(file, arrays, metadata)`). Tensors may be
-/// float32, float16, bfloat16, float64, int8, int16, int32 or int64 with at most 4
+/// float32, float16, bfloat16, float64, int8, int16, int32 or int64 with at most 8
 /// dimensions; metadata values are strings, lists of strings, and 0-d or 1-d arrays of
 /// bool, integers, float32 or float64.
 ///
