@@ -158,3 +158,14 @@ def test_state_is_a_live_view_of_the_global_key():
         state[1]
     with pytest.raises(IndexError):
         state[-2]
+
+
+def test_split_count_is_a_c_int_as_in_mlx():
+    # MLX 0.32.4: a count past a C int is a TypeError (its binding refuses it), a negative
+    # one a ValueError from the bits it would draw.
+    key = mx.random.key(0)
+    with pytest.raises(TypeError):
+        mx.random.split(key, 2**31)
+    with pytest.raises(ValueError, match=r"\[bits\] Negative dimensions not allowed."):
+        mx.random.split(key, -1)
+    assert mx.random.split(key, 0).shape == (0, 2)

@@ -101,6 +101,19 @@ fn draw_permutation(x: IntOrArr, axis: i32, key: Option<&Array>) -> lazulite::Re
     }
 }
 
+/// `split`'s `num` is a C int in MLX: past its range a TypeError (as MLX's binding
+/// raises), and a negative count MLX's ValueError.
+fn split_keys(key: &Array, num: i64) -> lazulite::Result<Array> {
+    let num = i32::try_from(num).map_err(|_| {
+        Error::type_error(format!(
+            "Expected an int in a C int's range (-2147483648 to 2147483647) but got {num}."
+        ))
+    })?;
+    let num = usize::try_from(num)
+        .map_err(|_| Error::value("[bits] Negative dimensions not allowed."))?;
+    rnd::split(key, num)
+}
+
 bind! {
     functions {
         /// Make a PRNG key from a seed.
@@ -124,7 +137,7 @@ bind! {
         ///
         /// Returns:
         ///     array: The keys, one per row.
-        split(key: Arr, num: usize = 2, stream) => rnd::split(&key.0, num);
+        split(key: Arr, num: i64 = 2, stream) => split_keys(&key.0, num);
         /// Draw samples uniformly from ``[low, high)``.
         ///
         /// Args:
