@@ -169,3 +169,22 @@ def test_split_count_is_a_c_int_as_in_mlx():
     with pytest.raises(ValueError, match=r"\[bits\] Negative dimensions not allowed."):
         mx.random.split(key, -1)
     assert mx.random.split(key, 0).shape == (0, 2)
+
+
+def test_each_thread_has_its_own_key_as_in_mlx():
+    # Real MLX 0.32.4, same calls: another thread's draws through a compiled function
+    # that takes the random state leave this thread's sequence where it was.
+    import threading
+
+    draw = mx.compile(lambda x: x + mx.random.uniform(shape=(2,)), inputs=mx.random.state,
+                      outputs=mx.random.state)
+    mx.random.seed(3)
+    first = [draw(mx.zeros(2)).tolist() for _ in range(2)]
+    np.testing.assert_allclose(first, [[0.5208584666252136, 0.24485553801059723],
+                                       [0.4657380282878876, 0.031703751534223557]], rtol=1e-6)
+    other = []
+    thread = threading.Thread(target=lambda: other.append(draw(mx.zeros(2)).tolist()))
+    thread.start()
+    thread.join()
+    assert len(other) == 1
+    assert mx.random.uniform(shape=(1,)).item() == pytest.approx(0.19682888686656952, abs=1e-7)

@@ -2,8 +2,8 @@
 //!
 //! A key is a uint32 array of shape `[2]`. The same key and the same call give the same
 //! numbers, on any number of threads; [`split`] derives independent keys. Functions take
-//! `key: Option<&Array>`: with `None` they draw the next key from a global state, which
-//! [`seed`] resets. Bits come from Threefry-2x32 (20 rounds) laid out exactly as MLX lays
+//! `key: Option<&Array>`: with `None` they draw the next key from the calling thread's
+//! key, which [`seed`] resets (each thread has its own, as in MLX's Python binding). Bits come from Threefry-2x32 (20 rounds) laid out exactly as MLX lays
 //! them out, and each distribution is composed from the same ops as in MLX, so keys,
 //! [`split`], [`bits`], [`uniform`], [`randint`] and [`bernoulli`] give MLX's numbers bit
 //! for bit. [`normal`], [`truncated_normal`], [`gumbel`] and [`laplace`] go through
@@ -36,7 +36,8 @@ use crate::ops::{
     slice, sqrt, squeeze, subtract, take, Operand,
 };
 use crate::shape::{axis_in_range, broadcast_shapes, checked_size, shape_text};
-use std::sync::Mutex;
+use std::cell::RefCell;
+use std::sync::OnceLock;
 
 /// Threefry-2x32 with 20 rounds (Random123's `threefry2x32_20`): encrypts `counter`
 /// under `key`. The generator behind every function here.
@@ -63,29 +64,38 @@ fn key_array(words: [u32; 2]) -> Array {
     Array::from_slice(&words, &[2]).expect("two words make a key")
 }
 
-/// The global key: words, or, while a compiled function that takes the random state as
-/// an input is traced, the array standing for that input (see [`set_state_lazy`]).
-enum GlobalKey {
+/// The calling thread's key: words, or, while a compiled function that takes the random
+/// state as an input is traced, the array standing for that input (see [`set_state_lazy`]).
+enum ThreadKey {
     Words([u32; 2]),
     Lazy(Array),
 }
 
-/// The global key, seeded from the clock on first use (as MLX does) unless [`seed`] set
-/// it. One state for the whole process, so a seed set in one thread holds in all.
-static GLOBAL_KEY: Mutex<Option<GlobalKey>> = Mutex::new(None);
-
-fn with_global_key<R>(f: impl FnOnce(&mut GlobalKey) -> R) -> R {
-    let mut guard = GLOBAL_KEY.lock().unwrap_or_else(|e| e.into_inner());
-    let state = guard.get_or_insert_with(|| {
-        let millis = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        GlobalKey::Words([(millis >> 32) as u32, millis as u32])
-    });
-    f(state)
+thread_local! {
+    /// Each thread has its own key, as in MLX's Python binding: draws on one thread
+    /// never race with (or, while a compiled function is traced, leak into) another's.
+    static KEY: RefCell<Option<ThreadKey>> = const { RefCell::new(None) };
 }
 
-/// Resets the global key to `key(seed)`.
+/// The seed of every thread's first key: the clock when the first key of the process
+/// was made (as MLX does), unless [`seed`] set the thread's key before.
+fn clock_seed() -> u64 {
+    static SEED: OnceLock<u64> = OnceLock::new();
+    *SEED.get_or_init(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64)
+    })
+}
+
+fn with_thread_key<R>(f: impl FnOnce(&mut ThreadKey) -> R) -> R {
+    KEY.with_borrow_mut(|key| {
+        let seed = clock_seed();
+        f(key.get_or_insert(ThreadKey::Words([(seed >> 32) as u32, seed as u32])))
+    })
+}
+
+/// Resets the calling thread's key to `key(seed)`.
 ///
 /// ```
 /// use lazulite::{random, DType};
@@ -96,23 +106,23 @@ fn with_global_key<R>(f: impl FnOnce(&mut GlobalKey) -> R) -> R {
 /// assert_eq!(a.to_vec::<f32>().unwrap(), b.to_vec::<f32>().unwrap());
 /// ```
 pub fn seed(seed: u64) {
-    with_global_key(|k| *k = GlobalKey::Words([(seed >> 32) as u32, seed as u32]));
+    with_thread_key(|k| *k = ThreadKey::Words([(seed >> 32) as u32, seed as u32]));
 }
 
-/// The global key as it is now (MLX: `mx.random.state[0]`).
+/// The calling thread's key as it is now (MLX: `mx.random.state[0]`).
 ///
 /// ```
 /// lazulite::random::seed(9);
 /// assert_eq!(lazulite::random::state().to_vec::<u32>().unwrap(), vec![0, 9]);
 /// ```
 pub fn state() -> Array {
-    with_global_key(|k| match k {
-        GlobalKey::Words(words) => key_array(*words),
-        GlobalKey::Lazy(key) => key.clone(),
+    with_thread_key(|k| match k {
+        ThreadKey::Words(words) => key_array(*words),
+        ThreadKey::Lazy(key) => key.clone(),
     })
 }
 
-/// Replaces the global key (evaluates `key`).
+/// Replaces the calling thread's key (evaluates `key`).
 ///
 /// ```
 /// use lazulite::random;
@@ -124,11 +134,11 @@ pub fn state() -> Array {
 pub fn set_state(key: &Array) -> Result<()> {
     check_key("set_state", key)?;
     let words = key.to_vec::<u32>()?;
-    with_global_key(|k| *k = GlobalKey::Words([words[0], words[1]]));
+    with_thread_key(|k| *k = ThreadKey::Words([words[0], words[1]]));
     Ok(())
 }
 
-/// Replaces the global key by `key` without evaluating it: later draws record the
+/// Replaces the calling thread's key by `key` without evaluating it: later draws record the
 /// splits of the key in the graph instead of computing them. A compiled function that
 /// takes the random state as an input traces with its stand-in set this way and returns
 /// [`state`] as an output, so each call draws fresh numbers; [`set_state`] afterwards
@@ -149,22 +159,22 @@ pub fn set_state(key: &Array) -> Result<()> {
 /// ```
 pub fn set_state_lazy(key: &Array) -> Result<()> {
     check_key("set_state", key)?;
-    with_global_key(|k| *k = GlobalKey::Lazy(key.clone()));
+    with_thread_key(|k| *k = ThreadKey::Lazy(key.clone()));
     Ok(())
 }
 
-/// The next key of the global sequence: the state is split in two, the first half kept
+/// The next key of the calling thread's sequence: the state is split in two, the first half kept
 /// as the new state and the second returned (MLX's `KeySequence::next`). Computed here,
-/// not recorded, so the global state never grows a graph, unless the state is lazy.
+/// not recorded, so the key never grows a graph, unless it is lazy.
 fn next_key() -> Result<Array> {
-    with_global_key(|k| match k {
-        GlobalKey::Words(words) => {
+    with_thread_key(|k| match k {
+        ThreadKey::Words(words) => {
             let mut out = [0u32; 4];
             fill_key_words(*words, &mut out, 1);
             *words = [out[0], out[1]];
             Ok(key_array([out[2], out[3]]))
         }
-        GlobalKey::Lazy(key) => {
+        ThreadKey::Lazy(key) => {
             let halves = split(key, 2)?;
             let row = |i: i64| slice_axis(&halves, 0, i, i + 1, 1)?.reshape(&[2]);
             let (kept, drawn) = (row(0)?, row(1)?);
@@ -190,8 +200,8 @@ fn check_key(op: &str, key: &Array) -> Result<()> {
     Ok(())
 }
 
-/// The given key (checked) or the next global one. Called after every other check, so
-/// a call that fails leaves the global state alone.
+/// The given key (checked) or the thread's next one. Called after every other check, so
+/// a call that fails leaves the thread's key alone.
 fn resolve_key(key: Option<&Array>) -> Result<Array> {
     match key {
         Some(k) => {

@@ -346,17 +346,23 @@ fn global_seed_follows_mlx_key_sequence() {
     assert_bit_identical(&second, &cases["seed42_second"], "second draw");
     assert_bit_identical(&state, &cases["seed42_state"], "state");
 
-    // set_state rewinds; the state is shared by all threads.
+    // set_state rewinds; each thread has its own key, so another thread's draws (from
+    // its own key, or after its own seed) leave this one's sequence alone.
     random::set_state(&key(42)).unwrap();
-    let again = std::thread::spawn(|| {
-        random::uniform(0, 1, &[4], DType::Float32, None)
-            .unwrap()
-            .to_vec::<f32>()
-            .unwrap()
+    let elsewhere = std::thread::spawn(|| {
+        random::seed(42);
+        let seeded = random::uniform(0, 1, &[4], DType::Float32, None).unwrap();
+        random::uniform(0, 1, &[4], DType::Float32, None).unwrap();
+        seeded.to_vec::<f32>().unwrap()
     })
     .join()
     .unwrap();
-    assert_eq!(again, first.to_vec::<f32>().unwrap());
+    assert_eq!(elsewhere, first.to_vec::<f32>().unwrap());
+    let again = random::uniform(0, 1, &[4], DType::Float32, None).unwrap();
+    assert_eq!(
+        again.to_vec::<f32>().unwrap(),
+        first.to_vec::<f32>().unwrap()
+    );
     let bad = random::set_state(&Array::from_slice(&[1i32, 2], &[2]).unwrap());
     assert_eq!(bad.unwrap_err().kind(), ErrorKind::Value);
     // Without a seed, successive calls differ.
