@@ -268,3 +268,21 @@ def test_gradient_and_vmap_through_fused_chains_at_new_sizes():
         np.testing.assert_allclose(
             np.array(mx.vmap(per_row)(x)), np.array(mx.tanh(mx.cos(x) * 3.0)), rtol=1e-6
         )
+
+
+def test_arrays_shaped_like_an_input_and_gathers():
+    table = rand(10, 4)
+
+    def f(x, ids):
+        return mx.zeros_like(x) + mx.ones_like(x) * 2 + mx.full_like(x, 3.0), mx.take(table, ids, axis=0)
+
+    ids = [mx.array(RNG.integers(0, 10, n).astype(np.int32)) for n in [3, 8]]
+    check(f, (rand(2, 3), ids[0]), (rand(4, 5), ids[1]))
+
+
+
+def test_scatters_cannot_infer_their_shapes():
+    # MLX 0.32.4: "[Primitive::output_shapes] Scatter Sum cannot infer output shapes."
+    compiled, _ = counted(lambda x, ids, v: x.at[ids].add(v))
+    with pytest.raises(ValueError, match=r"^\[Primitive::output_shapes\] Scatter\w* cannot infer"):
+        compiled(rand(4, 3), mx.array([0, 2]), rand(2, 3))

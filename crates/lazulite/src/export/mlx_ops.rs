@@ -227,7 +227,7 @@ fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
             let trailing = ignore
                 .iter()
                 .enumerate()
-                .all(|(i, &a)| i64::from(a) == i as i64 - keep as i64);
+                .all(|(i, &a)| a == i as i64 - keep as i64);
             if !trailing || x.iter().any(|a| a.ndim() < keep) {
                 return Err(s.unsupported(format!("ignored axes {ignore:?}")));
             }

@@ -250,6 +250,16 @@ impl Primitive for Gather {
         "gather"
     }
 
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        // The index arrays were broadcast together when recorded; whole slices of the
+        // other axes are read, so their sizes follow input 0.
+        let batch = &inputs[1].shape;
+        if inputs[1..].iter().any(|i| &i.shape != batch) {
+            return Err(crate::primitive::cannot_infer("gather"));
+        }
+        Ok(vec![gather_shape(&inputs[0].shape, &self.axes, batch)])
+    }
+
     fn params(&self) -> String {
         format!("axes={:?}", self.axes)
     }

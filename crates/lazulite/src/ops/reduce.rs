@@ -693,7 +693,7 @@ fn variance(op: &str, a: &Array, axes: Axes, keepdims: bool, ddof: i32) -> Resul
     let shapeless = crate::transforms::in_shapeless_trace();
     let summed = record(ReduceOp::Sum, &x, &axes, true, compute);
     let mu = if shapeless {
-        multiply(&summed, &number_of_elements(a, &axes, true, compute))?
+        multiply(&summed, number_of_elements(a, &axes, true, compute))?
     } else {
         divide(summed, count as f64)?
     };
