@@ -286,3 +286,8 @@ def test_scatters_cannot_infer_their_shapes():
     compiled, _ = counted(lambda x, ids, v: x.at[ids].add(v))
     with pytest.raises(ValueError, match=r"^\[Primitive::output_shapes\] Scatter\w* cannot infer"):
         compiled(rand(4, 3), mx.array([0, 2]), rand(2, 3))
+
+
+def test_compiled_functions_inside_a_shapeless_one():
+    inner = mx.compile(lambda x: mx.softmax(x, axis=-1).reshape(-1))
+    check(lambda x: inner(x) * 2, (rand(2, 3),), (rand(4, 5),))

@@ -586,7 +586,10 @@ impl Compiled {
         let tape = match cached {
             Some(tape) => tape,
             None => {
-                let traced = with_shapeless_trace(self.shapeless, || trace(&*self.f, inputs))?;
+                // Inside another function's shapeless trace the generic forms are needed
+                // too: this trace becomes part of that one.
+                let generic = self.shapeless || in_shapeless_trace();
+                let traced = with_shapeless_trace(generic, || trace(&*self.f, inputs))?;
                 let tape = Arc::new(fuse(traced));
                 self.lock().insert(signature, tape.clone());
                 tape
