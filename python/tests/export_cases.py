@@ -8,6 +8,10 @@ at (one or more signatures) and the different inputs it is then run on.
 
 import numpy as np
 
+# Cases exported with `shapeless=True`: they are run on inputs of other sizes than their
+# examples.
+SHAPELESS = {"shapeless_mlp", "shapeless_attention"}
+
 
 def _rng(seed):
     return np.random.default_rng(seed)
@@ -128,5 +132,44 @@ def cases(mx):
         poly,
         [((a(_f32(r, 2)),), {}), ((a(_f32(r, 2)), a(_f32(r, 2))), {}), ((a(_f32(r, 3, 2)),), {})],
         [((a(_f32(r, 2)), a(_f32(r, 2))), {}), ((a(_f32(r, 3, 2)),), {})],
+    )
+
+    # Shapeless: a perceptron run on batches of other sizes.
+    r = _rng(8)
+    v1, c1 = a(_f32(r, 8, 16) * 0.3), a(_f32(r, 16))
+    v2 = a(_f32(r, 16, 3) * 0.3)
+
+    def shapeless_mlp(x):
+        h = mx.maximum(x @ v1 + c1, 0.0)
+        h = h - mx.mean(h, axis=-1, keepdims=True)
+        return mx.softmax(h @ v2, axis=-1), mx.sum(h, axis=0)
+
+    out["shapeless_mlp"] = (
+        shapeless_mlp,
+        [((a(_f32(r, 3, 8)),), {})],
+        [((a(_f32(r, 5, 8)),), {}), ((a(_f32(r, 2, 8)),), {})],
+    )
+
+    # Shapeless: an attention block run on sequences of other lengths (the sequence axis
+    # is inferred by its reshapes, the batch size is fixed).
+    r = _rng(9)
+    dim, nh = 8, 2
+    u_q, u_k, u_v = (a(_f32(r, dim, dim) * 0.3) for _ in range(3))
+
+    def shapeless_attention(x, bias):
+        def split(y):
+            return y.reshape(2, -1, nh, dim // nh).transpose(0, 2, 1, 3)
+
+        q, k, v = split(x @ u_q), split(x @ u_k), split(x @ u_v)
+        s = (q @ k.swapaxes(-1, -2)) * (dim // nh) ** -0.5
+        o = (mx.softmax(s, axis=-1) @ v).transpose(0, 2, 1, 3).reshape(2, -1, dim)
+        y = o + x + bias
+        mu = mx.mean(y, axis=-1, keepdims=True)
+        return (y - mu) * mx.rsqrt(mx.var(y, axis=-1, keepdims=True) + 1e-5)
+
+    out["shapeless_attention"] = (
+        shapeless_attention,
+        [((a(_f32(r, 2, 4, dim)), a(_f32(r, dim))), {})],
+        [((a(_f32(r, 2, 7, dim)), a(_f32(r, dim))), {}), ((a(_f32(r, 2, 1, dim)), a(_f32(r, dim))), {})],
     )
     return out

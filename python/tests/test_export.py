@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import lazulite.core as mx
-from export_cases import cases
+from export_cases import SHAPELESS, cases
 
 FIXTURES = Path(__file__).parent / "mlx_export"
+RNG = np.random.default_rng(11)
 CASES = cases(mx)
 
 
@@ -53,7 +54,7 @@ def test_mlx_file_runs_with_mlx_outputs(name):
 def test_round_trip_on_new_inputs(name, tmp_path):
     fun, examples, runs = CASES[name]
     path = str(tmp_path / f"{name}.mlxfn")
-    with mx.exporter(path, fun) as exporter:
+    with mx.exporter(path, fun, shapeless=name in SHAPELESS) as exporter:
         for args, kwargs in examples:
             exporter(*args, **kwargs)
     f = mx.import_function(path)
@@ -82,7 +83,7 @@ def test_lazulite_writes_the_files_mlx_ran(name, tmp_path):
     # tools/mlx_reference/export_functions.py.
     fun, examples, _ = CASES[name]
     path = tmp_path / f"{name}.mlxfn"
-    with mx.exporter(str(path), fun) as exporter:
+    with mx.exporter(str(path), fun, shapeless=name in SHAPELESS) as exporter:
         for args, kwargs in examples:
             exporter(*args, **kwargs)
     assert path.read_bytes() == (FIXTURES / "lazulite" / f"{name}.mlxfn").read_bytes()
@@ -132,3 +133,50 @@ def test_imported_functions_transform(tmp_path):
     np.testing.assert_allclose(np.array(g), expected, rtol=1e-6)
     batched = mx.vmap(lambda r: f(r)[0])(mx.array([[0.3, 0.7], [1.0, 2.0]]))
     np.testing.assert_allclose(np.array(batched)[1], np.sin([1.0, 2.0]) * [1.0, 2.0], rtol=1e-6)
+
+
+def test_shapeless_exports(tmp_path):
+    # What MLX 0.32.4 does with the same calls: one trace per dimension count, traces
+    # chosen by dimension count and dtype, slices refused on every call.
+    path = str(tmp_path / "double.mlxfn")
+    exporter = mx.exporter(path, lambda x: x * 2 + x.sum(axis=-1, keepdims=True), shapeless=True)
+    exporter(mx.zeros((2, 3)))
+    with pytest.raises(RuntimeError, match="twice with the same signature"):
+        exporter(mx.zeros((4, 5)))
+    exporter(mx.zeros((4,)))
+    exporter.close()
+    f = mx.import_function(path)
+    for shape in [(7,), (1, 9), (5, 2)]:
+        x = mx.array(RNG.standard_normal(shape).astype(np.float32))
+        (y,) = f(x)
+        np.testing.assert_allclose(np.array(y), np.array(x * 2 + x.sum(axis=-1, keepdims=True)), rtol=1e-6)
+    with pytest.raises(ValueError, match="No imported function found"):
+        f(mx.ones((1, 9, 2)))
+    with pytest.raises(ValueError, match="No imported function found"):
+        f(mx.ones((7,), dtype=mx.int32))
+
+    sliced = str(tmp_path / "sliced.mlxfn")
+    mx.export_function(sliced, lambda x: x[1:], mx.zeros((4, 3)), shapeless=True)
+    g = mx.import_function(sliced)
+    for shape in [(4, 3), (6, 3)]:
+        with pytest.raises(ValueError, match=r"^\[Primitive::output_shapes\] Slice cannot infer output shapes\.$"):
+            g(mx.ones(shape))
+
+
+def test_shapeless_export_composes_with_shapeless_compile(tmp_path):
+    path = str(tmp_path / "rows.mlxfn")
+    mx.export_function(path, lambda x: mx.softmax(x, axis=-1).reshape(-1), mx.zeros((2, 3)), shapeless=True)
+    f = mx.import_function(path)
+    traces = []
+
+    def g(x):
+        traces.append(1)
+        return f(x)[0] * 2
+
+    compiled = mx.compile(g, shapeless=True)
+    for shape in [(2, 3), (5, 4), (1, 8)]:
+        x = mx.array(RNG.standard_normal(shape).astype(np.float32))
+        np.testing.assert_allclose(
+            np.array(compiled(x)), np.array(mx.softmax(x, axis=-1).reshape(-1) * 2), rtol=1e-6
+        )
+    assert len(traces) == 1

@@ -25,7 +25,8 @@ OUT = ROOT / "python/tests/mlx_export"
 def export(mx, folder):
     folder.mkdir(parents=True, exist_ok=True)
     for name, (fun, examples, _) in export_cases.cases(mx).items():
-        with mx.exporter(str(folder / f"{name}.mlxfn"), fun) as exporter:
+        shapeless = name in export_cases.SHAPELESS
+        with mx.exporter(str(folder / f"{name}.mlxfn"), fun, shapeless=shapeless) as exporter:
             for args, kwargs in examples:
                 exporter(*args, **kwargs)
         print(f"wrote {folder / name}.mlxfn")

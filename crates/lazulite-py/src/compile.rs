@@ -35,24 +35,30 @@ struct CompiledFunction {
     inputs: Option<Py<PyAny>>,
     outputs: Option<Py<PyAny>>,
     entries: Mutex<HashMap<String, Arc<Entry>>>,
+    shapeless: bool,
 }
 
 /// A key that tells argument structures apart: containers and their keys, array shapes
-/// and dtypes, and the other leaves by type and value (MLX treats them as constants).
-fn describe(tree: &Bound<'_, PyAny>, out: &mut String) -> PyResult<()> {
+/// (only their dimension counts when `shapeless`) and dtypes, and the other leaves by
+/// type and value (MLX treats them as constants).
+fn describe(tree: &Bound<'_, PyAny>, shapeless: bool, out: &mut String) -> PyResult<()> {
     if let Ok(a) = tree.cast::<PyArray>() {
         let a = a.get().array();
-        out.push_str(&format!("a{:?}{};", a.shape(), a.dtype()));
+        if shapeless {
+            out.push_str(&format!("a{}d{};", a.ndim(), a.dtype()));
+        } else {
+            out.push_str(&format!("a{:?}{};", a.shape(), a.dtype()));
+        }
     } else if let Ok(l) = tree.cast::<PyList>() {
         out.push('[');
         for item in l.iter() {
-            describe(&item, out)?;
+            describe(&item, shapeless, out)?;
         }
         out.push(']');
     } else if let Ok(t) = tree.cast::<PyTuple>() {
         out.push('(');
         for item in t.iter() {
-            describe(&item, out)?;
+            describe(&item, shapeless, out)?;
         }
         out.push(')');
     } else if let Ok(d) = tree.cast::<PyDict>() {
@@ -60,7 +66,7 @@ fn describe(tree: &Bound<'_, PyAny>, out: &mut String) -> PyResult<()> {
         for (k, v) in d.iter() {
             out.push_str(&k.repr()?.to_string());
             out.push(':');
-            describe(&v, out)?;
+            describe(&v, shapeless, out)?;
         }
         out.push('}');
     } else if tree.is_none()
@@ -152,7 +158,7 @@ impl CompiledFunction {
         let outputs = self.outputs.as_ref().map(|s| s.clone_ref(py));
         let template: Py<PyTuple> = template.clone().unbind();
         let traced_in = traced.clone();
-        let compiled = lz::compile(move |flat: &[Array]| {
+        let run = move |flat: &[Array]| {
             Python::attach(|py| {
                 let run = || -> PyResult<Vec<Array>> {
                     let state = state_leaves(inputs.as_ref().map(|s| s.bind(py)))?;
@@ -186,7 +192,12 @@ impl CompiledFunction {
                 };
                 run().map_err(stash)
             })
-        });
+        };
+        let compiled = if self.shapeless {
+            lz::compile_shapeless(run)
+        } else {
+            lz::compile(run)
+        };
         Entry { compiled, traced }
     }
 }
@@ -210,7 +221,7 @@ impl CompiledFunction {
         flat.extend(state_arrays(self.inputs.as_ref(), py)?);
 
         let mut key = String::new();
-        describe(template.as_any(), &mut key)?;
+        describe(template.as_any(), self.shapeless, &mut key)?;
         key.push_str(&format!("|{}", flat.len() - n_args));
         let entry = {
             let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
@@ -239,11 +250,10 @@ impl CompiledFunction {
 
 /// `compile(fun, inputs=None, outputs=None, shapeless=False)`: `fun` traced once per
 /// argument structure (array shapes and dtypes, other values as constants) and replayed
-/// with fused elementwise kernels afterwards. `shapeless=True` is accepted and traces
-/// again for new shapes, which gives the same results.
+/// with fused elementwise kernels afterwards. With `shapeless=True` arrays of new sizes
+/// (same dimension counts and dtypes) replay the trace, each node's shape inferred anew.
 #[pyfunction]
 #[pyo3(signature = (fun, inputs = None, outputs = None, shapeless = false))]
-#[allow(unused_variables)]
 fn compile(
     fun: Py<PyAny>,
     inputs: Option<Py<PyAny>>,
@@ -255,6 +265,7 @@ fn compile(
         inputs,
         outputs,
         entries: Mutex::new(HashMap::new()),
+        shapeless,
     }
 }
 

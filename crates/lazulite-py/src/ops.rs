@@ -759,7 +759,7 @@ bind! {
         ///
         /// Returns:
         ///     array: The zeros.
-        zeros_like(a: Arr, /, dtype: Option<Dt> = None, *, stream) => lz::zeros(a.0.shape(), dtype_or(dtype, a.0.dtype()));
+        zeros_like(a: Arr, /, dtype: Option<Dt> = None, *, stream) => lz::full_like(&a.0, 0, Some(dtype_or(dtype, a.0.dtype())));
         /// Make an array of ones with the shape (and by default the type) of ``a``.
         ///
         /// Args:
@@ -768,7 +768,7 @@ bind! {
         ///
         /// Returns:
         ///     array: The ones.
-        ones_like(a: Arr, /, dtype: Option<Dt> = None, *, stream) => lz::ones(a.0.shape(), dtype_or(dtype, a.0.dtype()));
+        ones_like(a: Arr, /, dtype: Option<Dt> = None, *, stream) => lz::full_like(&a.0, 1, Some(dtype_or(dtype, a.0.dtype())));
 
         /// Give an array a new shape with the same number of elements.
         ///

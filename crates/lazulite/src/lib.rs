@@ -83,6 +83,7 @@ pub use print::{get_printoptions, set_printoptions};
 pub use raw::{get_array_buffer_size, RawData};
 pub use shape::{broadcast_shapes, Axes};
 pub use transforms::{
-    checkpoint, compile, custom_function, grad, jvp, set_compile_enabled, value_and_grad,
-    value_and_grad_argnums, value_and_grad_aux, vjp, vmap, Compiled, CustomFunction, Tree,
+    checkpoint, compile, compile_shapeless, custom_function, grad, jvp, set_compile_enabled,
+    value_and_grad, value_and_grad_argnums, value_and_grad_aux, vjp, vmap, Compiled,
+    CustomFunction, Tree,
 };

@@ -27,6 +27,14 @@ pub(crate) trait Primitive: Send + Sync + Any {
         false
     }
 
+    /// The output shapes for inputs of shapes `inputs` (MLX's `output_shapes`): how a
+    /// shapeless compiled or imported function replays this node at new input shapes.
+    /// A node whose result shape is fixed at trace time (a slice, a pad) cannot say, and
+    /// replaying it at any shape is an error, as in MLX.
+    fn output_shapes(&self, _inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        Err(cannot_infer(self.name()))
+    }
+
     /// Computes the outputs from evaluated inputs. Inputs are owned so that a kernel can
     /// write into a buffer nobody else holds (donation).
     fn eval(&self, inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>>;
@@ -80,6 +88,31 @@ pub(crate) trait Primitive: Send + Sync + Any {
             self.name()
         )))
     }
+}
+
+/// MLX's error for a node replayed shapelessly that cannot infer its output shapes;
+/// `name` is lazulite's (`"slice"`), shown as MLX spells its primitives (`Slice`).
+pub(crate) fn cannot_infer(name: &str) -> Error {
+    let camel: String = name
+        .split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect();
+    Error::value(format!(
+        "[Primitive::output_shapes] {camel} cannot infer output shapes."
+    ))
+}
+
+/// The shape of the first input (elementwise nodes, whose inputs share one shape).
+pub(crate) fn same_shape(inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+    Ok(vec![inputs
+        .first()
+        .map(|s| s.shape.clone())
+        .unwrap_or_default()])
 }
 
 /// Shape and dtype of one output, fixed when the node is recorded.

@@ -214,7 +214,24 @@ fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
         ("AsType", &[T], |x, s, _| one(astype(&x[0], s.dtype(0)?)?)),
         ("View", &[T], |x, s, _| one(view(&x[0], s.dtype(0)?)?)),
         ("Broadcast", &[V], |x, s, _| {
-            one(broadcast_to(&x[0], &s.sizes(0)?)?)
+            if x.len() == 1 {
+                return one(broadcast_to(&x[0], &s.sizes(0)?)?);
+            }
+            // Several inputs (a shapeless trace): the first broadcast against the others.
+            one(broadcast_to(&x[0], &broadcast_all(x, 0)?)?)
+        }),
+        ("BroadcastAxes", &[V], |x, s, _| {
+            let ignore = s.ints(0)?;
+            let keep = ignore.len();
+            // MLX writes the trailing axes a batched matrix product keeps: -k..=-1.
+            let trailing = ignore
+                .iter()
+                .enumerate()
+                .all(|(i, &a)| a == i as i64 - keep as i64);
+            if !trailing || x.iter().any(|a| a.ndim() < keep) {
+                return Err(s.unsupported(format!("ignored axes {ignore:?}")));
+            }
+            one(broadcast_to(&x[0], &broadcast_all(x, keep)?)?)
         }),
         ("Reshape", &[V], |x, s, _| one(reshape(&x[0], &s.ints(0)?)?)),
         ("Transpose", &[V], |x, s, _| {
@@ -418,6 +435,31 @@ fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
         }),
     ]
 }
+
+/// The shape of `inputs` broadcast together, but for their last `keep` axes, which are
+/// the first input's.
+fn broadcast_all(inputs: &[Array], keep: usize) -> Result<Vec<usize>> {
+    let mut lead: Vec<usize> = vec![];
+    for a in inputs {
+        lead = crate::shape::broadcast_shapes(&lead, &a.shape()[..a.ndim() - keep])?;
+    }
+    let own = inputs[0].shape();
+    lead.extend_from_slice(&own[own.len() - keep..]);
+    Ok(lead)
+}
+
+/// MLX primitives without an output shape rule: a shapeless function using one cannot
+/// be replayed, in MLX or here.
+pub(crate) const SHAPE_FIXED: &[&str] = &[
+    "AsStrided",
+    "FFT",
+    "Pad",
+    "RandomBits",
+    "Scatter",
+    "Slice",
+    "Split",
+    "View",
+];
 
 /// The state layout and interpretation of the MLX primitive `name`.
 pub(crate) fn lookup(name: &str) -> Option<(&'static str, &'static [Field], Interpret)> {

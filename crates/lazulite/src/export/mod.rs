@@ -28,7 +28,7 @@ pub use read::{import_function, import_function_bytes, ImportedFunction};
 
 use crate::array::Array;
 use crate::dtype::DType;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use write::FileWriter;
@@ -70,7 +70,10 @@ where
 /// Opens `path` to export several signatures of `fun` into it (MLX's `mx.exporter`):
 /// each [`Exporter::call`] traces `fun` on new example inputs and adds it to the file.
 /// `metadata` is a string stored with the functions, read back with
-/// [`ImportedFunction::metadata`]. Exporting shapeless functions is not supported yet.
+/// [`ImportedFunction::metadata`]. With `shapeless`, the file is marked shapeless and
+/// its traces are recorded in their shape-generic forms (as by [`crate::compile_shapeless`]):
+/// the imported function, in lazulite or MLX, runs at inputs of other sizes with the same
+/// dimension counts and dtypes.
 ///
 /// ```
 /// use lazulite::export::{exporter, import_function, Kwargs};
@@ -95,13 +98,8 @@ pub fn exporter<F>(
 where
     F: Fn(&[Array], &Kwargs) -> Result<Vec<Array>> + Send + Sync + 'static,
 {
-    if shapeless {
-        return Err(Error::new(
-            ErrorKind::NotImplemented,
-            "[export_function] Shapeless export is not supported yet.",
-        ));
-    }
     let e = Exporter {
+        shapeless,
         path: path.as_ref().to_path_buf(),
         fun: Box::new(fun),
         metadata: metadata.to_string(),
@@ -116,6 +114,7 @@ where
 
 /// Writes the traces of one function to one file; made by [`exporter`].
 pub struct Exporter {
+    shapeless: bool,
     path: PathBuf,
     fun: Box<ExportedFn>,
     metadata: String,
@@ -144,13 +143,18 @@ impl Exporter {
             ));
         }
         let signature = Signature::of(args, kwargs);
-        if self.signatures.iter().any(|s| s.matches(args, kwargs)) {
+        let shapeless = self.shapeless;
+        if self
+            .signatures
+            .iter()
+            .any(|s| s.accepts(args, kwargs, shapeless))
+        {
             return Err(Error::runtime(
                 "[export_function] Attempting to export a function twice with the same \
                  signature is not allowed.",
             ));
         }
-        self.file.add(&*self.fun, args, kwargs)?;
+        self.file.add(&*self.fun, args, kwargs, shapeless)?;
         self.signatures.push(signature);
         self.write()
     }
@@ -171,7 +175,7 @@ impl Exporter {
     }
 
     fn write(&self) -> Result<()> {
-        let bytes = self.file.file_bytes(false, &self.metadata);
+        let bytes = self.file.file_bytes(self.shapeless, &self.metadata);
         crate::io::write_atomic(&self.path, |w| crate::io::put(w, &self.path, &bytes)).map_err(
             |e| {
                 Error::new(
@@ -223,12 +227,34 @@ impl Signature {
     /// Whether a call with `args` and `kwargs` runs this function: the same keyword
     /// names and, input by input, the same dtype and shape.
     pub fn matches(&self, args: &[Array], kwargs: &Kwargs) -> bool {
+        self.accepts(args, kwargs, false)
+    }
+
+    /// [`Signature::matches`], or with `shapeless` the same dimension counts in place of
+    /// the same shapes (how a shapeless function picks its trace, as in MLX).
+    ///
+    /// ```
+    /// use lazulite::export::{Kwargs, Signature};
+    /// use lazulite::{Array, DType};
+    /// let s = Signature { kwarg_keys: vec![], inputs: vec![(vec![2], DType::Float32)] };
+    /// let x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
+    /// assert!(!s.accepts(&[x.clone()], &Kwargs::new(), false));
+    /// assert!(s.accepts(&[x], &Kwargs::new(), true));
+    /// ```
+    pub fn accepts(&self, args: &[Array], kwargs: &Kwargs, shapeless: bool) -> bool {
         self.inputs.len() == args.len() + kwargs.len()
             && kwargs.keys().eq(self.kwarg_keys.iter())
             && args
                 .iter()
                 .chain(kwargs.values())
                 .zip(&self.inputs)
-                .all(|(a, (shape, dtype))| a.dtype() == *dtype && a.shape() == shape.as_slice())
+                .all(|(a, (shape, dtype))| {
+                    a.dtype() == *dtype
+                        && if shapeless {
+                            a.ndim() == shape.len()
+                        } else {
+                            a.shape() == shape.as_slice()
+                        }
+                })
     }
 }

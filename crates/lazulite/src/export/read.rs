@@ -1,7 +1,7 @@
 //! Reading MLX function files into callable lazulite functions.
 
 use super::format::{read_header, Reader};
-use super::mlx_ops::{lookup, Interpret, State};
+use super::mlx_ops::{lookup, Interpret, State, SHAPE_FIXED};
 use super::{Kwargs, Signature};
 use crate::array::Array;
 use crate::error::{Error, Result};
@@ -219,7 +219,8 @@ fn parse_function(r: &mut Reader, file_constants: &mut HashMap<u64, Array>) -> R
 
 impl ImportedFunction {
     /// Runs the trace whose signature matches `args` and `kwargs` (same count, keyword
-    /// names, shapes and dtypes), returning its outputs as lazy arrays.
+    /// names, shapes and dtypes; for a shapeless file the same dimension counts in place
+    /// of the shapes), returning its outputs as lazy arrays.
     ///
     /// ```
     /// use lazulite::export::{export_function, import_function, Kwargs};
@@ -231,10 +232,11 @@ impl ImportedFunction {
     /// assert!(err.message().contains("No imported function found"));
     /// ```
     pub fn call(&self, args: &[Array], kwargs: &Kwargs) -> Result<Vec<Array>> {
+        let shapeless = self.shapeless;
         let Some(f) = self
             .functions
             .iter()
-            .find(|f| f.signature.matches(args, kwargs))
+            .find(|f| f.signature.accepts(args, kwargs, shapeless))
         else {
             return Err(self.no_match(args, kwargs));
         };
@@ -243,6 +245,13 @@ impl ImportedFunction {
             values.insert(id, a.clone());
         }
         for step in &f.steps {
+            if shapeless && SHAPE_FIXED.contains(&step.name) {
+                // MLX replays a shapeless file by inferring every shape, and these cannot.
+                return Err(Error::value(format!(
+                    "[Primitive::output_shapes] {} cannot infer output shapes.",
+                    step.name
+                )));
+            }
             let inputs: Vec<Array> = step.inputs.iter().map(|i| values[i].clone()).collect();
             let specs: Vec<OutputSpec> = step.outputs.iter().map(|(_, s)| s.clone()).collect();
             let state = State {
@@ -259,7 +268,8 @@ impl ImportedFunction {
                 )));
             }
             for (a, (id, spec)) in results.into_iter().zip(&step.outputs) {
-                if a.shape() != spec.shape.as_slice() {
+                // A shapeless function's shapes follow its inputs; the file's are examples.
+                if !shapeless && a.shape() != spec.shape.as_slice() {
                     return Err(Error::value(format!(
                         "[import_function] {} gave shape {:?} where the file records {:?}.",
                         step.name,
@@ -341,11 +351,6 @@ impl ImportedFunction {
         }
         for (k, a) in kwargs {
             let _ = writeln!(msg, "  \"{k}\": {} {}", shape_text(a.shape()), a.dtype());
-        }
-        if self.shapeless {
-            msg.push_str(
-                "\n(Calling a shapeless function with new shapes is not supported yet.)\n",
-            );
         }
         Error::value(msg)
     }

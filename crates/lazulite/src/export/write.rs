@@ -66,8 +66,19 @@ impl FileWriter {
     }
 
     /// Appends the function `f` traced at `args` then the values of `kwargs` (in key
-    /// order).
+    /// order). `shapeless`: ops record their shape-generic forms (also those that stand
+    /// for a lazulite node written as a composition), for a replay at other shapes.
     pub fn add(
+        &mut self,
+        f: &super::ExportedFn,
+        args: &[Array],
+        kwargs: &super::Kwargs,
+        shapeless: bool,
+    ) -> Result<()> {
+        crate::transforms::with_shapeless_trace(shapeless, || self.add_traced(f, args, kwargs))
+    }
+
+    fn add_traced(
         &mut self,
         f: &super::ExportedFn,
         args: &[Array],

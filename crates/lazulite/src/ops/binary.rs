@@ -2,7 +2,7 @@
 
 use super::cast::astype;
 use super::operand::{to_arrays, Operand};
-use super::view::broadcast_to;
+use super::view::broadcast_with;
 use crate::array::Array;
 use crate::backend::cpu::binary::{binary as binary_kernel, BinaryOp};
 use crate::backend::Tensor;
@@ -21,6 +21,10 @@ impl Primitive for Binary {
 
     fn is_elementwise(&self) -> bool {
         true
+    }
+
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        crate::primitive::same_shape(inputs)
     }
 
     fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
@@ -154,8 +158,9 @@ pub(crate) fn binary(op: BinaryOp, a: Operand, b: Operand) -> Result<Array> {
             b.shape()
         ))
     })?;
-    let a = broadcast_to(&astype(a, in_dtype)?, &shape)?;
-    let b = broadcast_to(&astype(b, in_dtype)?, &shape)?;
+    let a2 = broadcast_with(&astype(a, in_dtype)?, &shape, &[b], 0)?;
+    let b = broadcast_with(&astype(b, in_dtype)?, &shape, &[a], 0)?;
+    let a = a2;
     Ok(Array::from_op(
         Binary(op),
         vec![a, b],

@@ -19,6 +19,10 @@ impl Primitive for AsType {
         true
     }
 
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        crate::primitive::same_shape(inputs)
+    }
+
     fn params(&self) -> String {
         format!("dtype={}", self.0)
     }

@@ -14,7 +14,7 @@ use crate::dtype::DType;
 use crate::element::{dispatch, Element, Scalar};
 use crate::error::{Error, Result};
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
-use crate::shape::{axis_in_range, checked_size};
+use crate::shape::{axis_in_range, broadcast_shapes, checked_size};
 use crate::transforms::batch_to_front;
 
 /// An array of `shape` filled with `value` (an array is broadcast). The dtype is `dtype`
@@ -56,12 +56,12 @@ pub fn ones(shape: &[usize], dtype: DType) -> Result<Array> {
 
 /// Zeros with the shape and dtype of `a`.
 pub fn zeros_like(a: &Array) -> Result<Array> {
-    zeros(a.shape(), a.dtype())
+    full_like(a, Scalar::Int(0), None)
 }
 
 /// Ones with the shape and dtype of `a`.
 pub fn ones_like(a: &Array) -> Result<Array> {
-    ones(a.shape(), a.dtype())
+    full_like(a, Scalar::Int(1), None)
 }
 
 pub(crate) struct Arange {
@@ -150,7 +150,18 @@ pub fn empty(shape: &[usize], dtype: DType) -> Result<Array> {
 /// assert_eq!(full_like(&a, 2.5, Some(DType::Float32)).unwrap().dtype(), DType::Float32);
 /// ```
 pub fn full_like(a: &Array, value: impl Into<Operand>, dtype: Option<DType>) -> Result<Array> {
-    full(a.shape(), value, Some(dtype.unwrap_or(a.dtype())))
+    let dtype = dtype.unwrap_or(a.dtype());
+    if crate::transforms::in_shapeless_trace() {
+        // Shaped like `a` at whatever size a shapeless replay gives it (MLX's Full): the
+        // value broadcast against `a`.
+        let (values, _) = to_arrays("full", &[value.into()])?;
+        let v = astype(&values[0], dtype)?;
+        if broadcast_shapes(v.shape(), a.shape()).ok().as_deref() != Some(a.shape()) {
+            return full(a.shape(), v, Some(dtype));
+        }
+        return super::view::broadcast_with(&v, a.shape(), &[a], 0);
+    }
+    full(a.shape(), value, Some(dtype))
 }
 
 pub(crate) struct Linspace {

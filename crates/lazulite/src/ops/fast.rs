@@ -19,7 +19,8 @@ use crate::shape::shape_text;
 use crate::transforms::Fused;
 use crate::{
     add, arange, broadcast_to, concatenate, cos, expand_dims, greater_equal, matmul, mean,
-    multiply, reshape, rsqrt, sin, softmax, square, stack, subtract, swapaxes, var, where_,
+    multiply, reshape, rsqrt, sin, softmax, square, squeeze, stack, subtract, swapaxes, var,
+    where_,
 };
 use std::sync::Arc;
 
@@ -434,17 +435,24 @@ pub fn scaled_dot_product_attention(
     let (b, kh, tq, tk) = (batch as i64, kv_heads as i64, t_q as i64, t_kv as i64);
     // Query heads grouped under their key/value head: (B, N_kv, group, T_q, D) against
     // (B, N_kv, 1, T_kv, D) broadcasts without repeating keys or values.
-    let grouped_q = reshape(
-        &multiply(&astype(q, dtype)?, scale)?,
-        &[b, kh, group, tq, qs[3] as i64],
-    )?;
+    // In a shapeless trace without grouping, the group axis is inserted and removed by
+    // shape-generic expand_dims and squeeze, so the sequence lengths may change.
+    let generic = group == 1 && crate::transforms::in_shapeless_trace();
+    let scaled_q = multiply(&astype(q, dtype)?, scale)?;
+    let grouped_q = if generic {
+        expand_dims(&scaled_q, 2)?
+    } else {
+        reshape(&scaled_q, &[b, kh, group, tq, qs[3] as i64])?
+    };
     let k5 = expand_dims(&astype(k, dtype)?, 2)?;
     let v5 = expand_dims(&astype(v, dtype)?, 2)?;
     let scores = matmul(&grouped_q, &swapaxes(&k5, -1, -2)?)?;
-    let mut scores = astype(
-        &reshape(&scores, &[b, heads as i64, tq, tk])?,
-        DType::Float32,
-    )?;
+    let scores = if generic {
+        squeeze(&scores, 2)?
+    } else {
+        reshape(&scores, &[b, heads as i64, tq, tk])?
+    };
+    let mut scores = astype(&scores, DType::Float32)?;
     match mask {
         None => {}
         Some(AttentionMask::Causal) => {
@@ -492,6 +500,10 @@ pub fn scaled_dot_product_attention(
             slice_axis(&with_sink, 3, 1, tk + 1, 1)?
         }
     };
+    if generic {
+        let weights = expand_dims(&astype(&weights, dtype)?, 2)?;
+        return squeeze(&matmul(&weights, &v5)?, 2);
+    }
     let weights = reshape(&astype(&weights, dtype)?, &[b, kh, group, tq, tk])?;
     let out = matmul(&weights, &v5)?;
     reshape(&out, &[b, heads as i64, tq, vs[3] as i64])

@@ -250,6 +250,16 @@ impl Primitive for Gather {
         "gather"
     }
 
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        // The index arrays were broadcast together when recorded; whole slices of the
+        // other axes are read, so their sizes follow input 0.
+        let batch = &inputs[1].shape;
+        if inputs[1..].iter().any(|i| &i.shape != batch) {
+            return Err(crate::primitive::cannot_infer("gather"));
+        }
+        Ok(vec![gather_shape(&inputs[0].shape, &self.axes, batch)])
+    }
+
     fn params(&self) -> String {
         format!("axes={:?}", self.axes)
     }
@@ -863,6 +873,25 @@ fn basic_view(a: &Array, entries: &[Entry]) -> Result<(Array, Vec<usize>)> {
             }
         }
         axis += e.consumes_axis() as usize;
+    }
+    let whole = entries
+        .iter()
+        .filter(|e| e.consumes_axis())
+        .zip(a.shape())
+        .all(|(e, &n)| matches!(e, Entry::Slice(0, len, 1) if *len == n));
+    if whole && crate::transforms::in_shapeless_trace() {
+        // Only new axes: recorded as expand_dims, so that a shapeless replay keeps the
+        // other axes' new sizes (as MLX does).
+        let new_axes: Vec<usize> = entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| matches!(e, Entry::NewAxis))
+            .map(|(i, _)| i)
+            .collect();
+        let dims: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
+        let view =
+            super::view::reshape_by(a, &dims, super::view::ReshapeRule::ExpandDims(new_axes))?;
+        return Ok((view, array_axes));
     }
     let view = reshape(&slice(a, &start, &stop, &step)?, &shape)?;
     Ok((view, array_axes))

@@ -13,7 +13,7 @@ use super::cast::astype;
 use super::creation::{ones, zeros_like};
 use super::shape::swapaxes;
 use super::unary::conjugate;
-use super::view::{broadcast_to, transpose};
+use super::view::{broadcast_to, broadcast_with, reshape_by, transpose, ReshapeRule};
 use crate::array::Array;
 use crate::backend::cpu::cholesky::cholesky as cholesky_kernel;
 use crate::backend::cpu::matmul::matmul as matmul_kernel;
@@ -32,6 +32,10 @@ pub(crate) struct Matmul;
 impl Primitive for Matmul {
     fn name(&self) -> &'static str {
         "matmul"
+    }
+
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        product_shape("matmul", &inputs[0].shape, &inputs[1].shape)
     }
 
     fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
@@ -123,6 +127,18 @@ impl Primitive for AddMm {
         "addmm"
     }
 
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        let out = product_shape("addmm", &inputs[1].shape, &inputs[2].shape)?;
+        if inputs[0].shape != out[0] {
+            return Err(Error::value(format!(
+                "[addmm] Input c with shape {} must broadcast to the output shape {}.",
+                shape_text(&inputs[0].shape),
+                shape_text(&out[0])
+            )));
+        }
+        Ok(out)
+    }
+
     fn params(&self) -> String {
         format!("alpha={}, beta={}", self.alpha, self.beta)
     }
@@ -203,6 +219,23 @@ fn reshaped(a: &Array, shape: &[usize]) -> Result<Array> {
     a.reshape(shape)
 }
 
+/// The output shape of the matrix product primitive for operands of these shapes (same
+/// batch dimensions, matching inner dimensions; MLX's message otherwise).
+fn product_shape(op: &str, a: &[usize], b: &[usize]) -> Result<Vec<Vec<usize>>> {
+    let (na, nb) = (a.len(), b.len());
+    if na < 2 || na != nb || a[..na - 2] != b[..nb - 2] || a[na - 1] != b[nb - 2] {
+        return Err(Error::value(format!(
+            "[{op}] Last dimension of first input with shape {} must match second to last \
+             dimension of second input with shape {}.",
+            shape_text(a),
+            shape_text(b)
+        )));
+    }
+    let mut out = a.to_vec();
+    out[na - 1] = b[nb - 1];
+    Ok(vec![out])
+}
+
 /// The operands of a (batched) matrix product, ready for the primitives: 1-D inputs
 /// promoted to matrices, batch dimensions broadcast (as views).
 struct MatrixOperands {
@@ -212,6 +245,8 @@ struct MatrixOperands {
     shape: Vec<usize>,
     /// The shape returned to the user: the promoted vector dimensions removed.
     result_shape: Vec<usize>,
+    /// Those removed dimensions, as axes of `shape`.
+    squeezed: Vec<usize>,
 }
 
 fn matrix_operands(op: &str, a: &Array, b: &Array, dtype: DType) -> Result<MatrixOperands> {
@@ -221,13 +256,14 @@ fn matrix_operands(op: &str, a: &Array, b: &Array, dtype: DType) -> Result<Matri
         )));
     }
     let (a, b) = (astype(a, dtype)?, astype(b, dtype)?);
+    // Recorded as expand_dims, so that a shapeless replay promotes vectors of new sizes.
     let a2 = if a.ndim() == 1 {
-        reshaped(&a, &[1, a.size()])?
+        reshape_by(&a, &[1, a.size()], ReshapeRule::ExpandDims(vec![0]))?
     } else {
         a.clone()
     };
     let b2 = if b.ndim() == 1 {
-        reshaped(&b, &[b.size(), 1])?
+        reshape_by(&b, &[b.size(), 1], ReshapeRule::ExpandDims(vec![1]))?
     } else {
         b.clone()
     };
@@ -253,17 +289,31 @@ fn matrix_operands(op: &str, a: &Array, b: &Array, dtype: DType) -> Result<Matri
     let shape = with([m, n]);
     checked_size(&shape)?;
     let mut result_shape = batch.clone();
+    let mut squeezed = vec![];
     if a.ndim() > 1 {
         result_shape.push(m);
+    } else {
+        squeezed.push(batch.len());
     }
     if b.ndim() > 1 {
         result_shape.push(n);
+    } else {
+        squeezed.push(batch.len() + 1);
     }
+    // Batch dimensions broadcast against the other operand's (MLX's BroadcastAxes in a
+    // shapeless trace), the matrix dimensions stay each operand's own.
+    let batched = na > 2 || nb > 2;
+    let (pa, pb): (&[&Array], &[&Array]) = if batched {
+        (&[&b2], &[&a2])
+    } else {
+        (&[], &[])
+    };
     Ok(MatrixOperands {
-        a: broadcast_to(&a2, &with([m, k]))?,
-        b: broadcast_to(&b2, &with([k, n]))?,
+        a: broadcast_with(&a2, &with([m, k]), pa, 2)?,
+        b: broadcast_with(&b2, &with([k, n]), pb, 2)?,
         shape,
         result_shape,
+        squeezed,
     })
 }
 
@@ -292,7 +342,7 @@ pub fn matmul(a: &Array, b: &Array) -> Result<Array> {
     }
     let ops = matrix_operands("matmul", a, b, dtype)?;
     let out = Array::from_op(Matmul, vec![ops.a, ops.b], ops.shape, dtype);
-    reshaped(&out, &ops.result_shape)
+    reshape_by(&out, &ops.result_shape, ReshapeRule::Squeeze(ops.squeezed))
 }
 
 /// `alpha * (a @ b) + beta * c`, with `a @ b` as in [`matmul`] and `c` broadcast to its

@@ -75,6 +75,14 @@ impl Primitive for Reduce {
         self.op.name()
     }
 
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        Ok(vec![reduced_shape(
+            &inputs[0].shape,
+            &self.axes,
+            self.keepdims,
+        )])
+    }
+
     fn params(&self) -> String {
         format!("axes={:?}", self.axes)
     }
@@ -219,6 +227,14 @@ impl ArgReduce {
 impl Primitive for ArgReduce {
     fn name(&self) -> &'static str {
         self.op.name()
+    }
+
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        Ok(vec![reduced_shape(
+            &inputs[0].shape,
+            &[self.axis],
+            self.keepdims,
+        )])
     }
 
     fn params(&self) -> String {
@@ -588,8 +604,75 @@ pub fn mean(a: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
     let axes = resolve_axes("mean", &axes.into(), a.ndim())?;
     let out = a.dtype().to_inexact();
     let total = record(ReduceOp::Sum, a, &axes, keepdims, accumulation_dtype(out));
+    if crate::transforms::in_shapeless_trace() {
+        let inverse = number_of_elements(a, &axes, true, total.dtype());
+        return astype(&multiply(&total, &inverse)?, out);
+    }
     let count = reduced_count(a.shape(), &axes) as f64;
     astype(&divide(&total, count)?, out)
+}
+
+/// The count of elements of `a` over `axes` (or its inverse), as a 0-d array of `dtype`
+/// computed from `a`'s shape when evaluated: how a shapeless trace records the divisor
+/// of a mean, so that a replay at other shapes divides by the new count.
+fn number_of_elements(a: &Array, axes: &[usize], inverted: bool, dtype: DType) -> Array {
+    let primitive = NumberOfElements {
+        axes: axes.to_vec(),
+        inverted,
+        dtype,
+    };
+    Array::from_op(primitive, vec![a.clone()], vec![], dtype)
+}
+
+/// MLX's `NumberOfElements`: see [`number_of_elements`].
+struct NumberOfElements {
+    axes: Vec<usize>,
+    inverted: bool,
+    dtype: DType,
+}
+
+impl Primitive for NumberOfElements {
+    fn name(&self) -> &'static str {
+        "number_of_elements"
+    }
+
+    fn params(&self) -> String {
+        format!("axes={:?}, inverted={}", self.axes, self.inverted)
+    }
+
+    fn output_shapes(&self, _: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        Ok(vec![vec![]])
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        let state = vec![
+            mlx_ints("number_of_elements", &self.axes)?,
+            MlxState::Bool(self.inverted),
+            MlxState::Dtype(self.dtype),
+        ];
+        MlxNode::single("NumberOfElements", state, inputs, outputs)
+    }
+
+    fn eval(&self, inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        let n = reduced_count(&inputs[0].shape, &self.axes) as f64;
+        let value = if self.inverted { 1.0 / n } else { n };
+        let scalar = Tensor::from_slice(&[value], &[])?;
+        super::cast::AsType(self.dtype).eval(vec![scalar], &[])
+    }
+
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        _: &[Array],
+        _: &[Array],
+        argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        argnums.iter().map(|&i| zeros_like(&inputs[i])).collect()
+    }
+
+    fn jvp(&self, _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![zeros(&[], self.dtype)?])
+    }
 }
 
 fn variance(op: &str, a: &Array, axes: Axes, keepdims: bool, ddof: i32) -> Result<Array> {
@@ -607,10 +690,13 @@ fn variance(op: &str, a: &Array, axes: Axes, keepdims: bool, ddof: i32) -> Resul
     };
     let x = astype(a, compute)?;
     let count = reduced_count(a.shape(), &axes);
-    let mu = divide(
-        record(ReduceOp::Sum, &x, &axes, true, compute),
-        count as f64,
-    )?;
+    let shapeless = crate::transforms::in_shapeless_trace();
+    let summed = record(ReduceOp::Sum, &x, &axes, true, compute);
+    let mu = if shapeless {
+        multiply(&summed, number_of_elements(a, &axes, true, compute))?
+    } else {
+        divide(summed, count as f64)?
+    };
     let deviation = subtract(&x, &mu)?;
     let squared = if is_complex {
         square(&abs(&deviation)?)?
@@ -619,6 +705,11 @@ fn variance(op: &str, a: &Array, axes: Axes, keepdims: bool, ddof: i32) -> Resul
     };
     let total = record(ReduceOp::Sum, &squared, &axes, keepdims, squared.dtype());
     // NumPy divides by max(n - ddof, 0): inf (or NaN for a zero sum) when ddof >= n.
+    if shapeless {
+        let n = number_of_elements(a, &axes, false, total.dtype());
+        let divisor = crate::maximum(&subtract(&n, ddof as f64)?, 0.0)?;
+        return astype(&divide(&total, &divisor)?, out);
+    }
     let divisor = (count as i64 - ddof as i64).max(0) as f64;
     astype(&divide(&total, divisor)?, out)
 }

@@ -32,6 +32,10 @@ impl Primitive for Scan {
         self.op.name()
     }
 
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        crate::primitive::same_shape(inputs)
+    }
+
     fn params(&self) -> String {
         format!(
             "axis={}, reverse={}, inclusive={}",

@@ -8,7 +8,9 @@
 use super::cast::astype;
 use super::creation::zeros_like;
 use super::operand::{to_arrays, Operand};
-use super::view::{broadcast_to, make_contiguous, reshape, slice, slice_axis, transpose};
+use super::view::{
+    broadcast_to, make_contiguous, reshape, reshape_by, slice, slice_axis, transpose, ReshapeRule,
+};
 use crate::array::Array;
 use crate::backend::cpu::shape::{concatenate as concatenate_kernel, scatter_add_strided};
 use crate::backend::{contiguous_strides, Tensor};
@@ -70,7 +72,7 @@ pub fn flatten(a: &Array, start_axis: i32, end_axis: i32) -> Result<Array> {
     let mut out = shape[..start].to_vec();
     out.push(shape[start..=end].iter().product());
     out.extend_from_slice(&shape[end + 1..]);
-    reshaped(a, &out)
+    reshape_by(a, &out, ReshapeRule::Flatten(start, end))
 }
 
 /// `a` with `axis` split into `shape` (one entry may be `-1`, inferred).
@@ -206,7 +208,9 @@ pub fn expand_dims(a: &Array, axes: impl Into<Axes>) -> Result<Array> {
             }
         })
         .collect();
-    reshaped(a, &shape)
+    let mut inserted = positions.to_vec();
+    inserted.sort_unstable();
+    reshape_by(a, &shape, ReshapeRule::ExpandDims(inserted))
 }
 
 /// `a` without the size-1 axes in `axes` (`Axes::All`: every size-1 axis; a view).
@@ -237,7 +241,7 @@ pub fn squeeze(a: &Array, axes: impl Into<Axes>) -> Result<Array> {
         .filter(|d| !drop.contains(d))
         .map(|d| shape[d])
         .collect();
-    reshaped(a, &out)
+    reshape_by(a, &out, ReshapeRule::Squeeze(drop))
 }
 
 /// The arrays broadcast against each other (views; dtypes unchanged).
@@ -306,6 +310,23 @@ pub(crate) struct Concatenate {
 impl Primitive for Concatenate {
     fn name(&self) -> &'static str {
         "concatenate"
+    }
+
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        let mut out = inputs[0].shape.clone();
+        out[self.axis] = 0;
+        for spec in inputs {
+            let same_rest = spec.shape.len() == out.len()
+                && (0..out.len()).all(|d| d == self.axis || spec.shape[d] == out[d]);
+            if !same_rest {
+                return Err(Error::value(
+                    "[concatenate] All the input array dimensions must match exactly except \
+                     for the concatenation axis.",
+                ));
+            }
+            out[self.axis] += spec.shape[self.axis];
+        }
+        Ok(vec![out])
     }
 
     fn params(&self) -> String {
@@ -658,6 +679,10 @@ pub fn pad(
             as usize;
     }
     sized("pad", &out_shape)?;
+    if crate::transforms::in_shapeless_trace() && widths.iter().any(|&(lo, hi)| lo + hi > 0) {
+        // MLX's Pad has no shape rule: a shapeless replay of it fails on every call.
+        return Err(crate::primitive::cannot_infer("pad"));
+    }
     let value = {
         let (values, _) = to_arrays("pad", &[constant_values.into()])?;
         if values[0].size() != 1 {
@@ -1222,6 +1247,10 @@ pub(crate) struct Contiguous {
 impl Primitive for Contiguous {
     fn name(&self) -> &'static str {
         "contiguous"
+    }
+
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        crate::primitive::same_shape(inputs)
     }
 
     fn params(&self) -> String {

@@ -47,6 +47,10 @@ impl Primitive for Softmax {
         "softmax"
     }
 
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        crate::primitive::same_shape(inputs)
+    }
+
     fn params(&self) -> String {
         format!("axis={}, precise={}", self.axis, self.precise)
     }
@@ -170,6 +174,16 @@ impl Primitive for LogSumExp {
         "logsumexp"
     }
 
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        let mut shape = inputs[0].shape.clone();
+        if self.keepdims {
+            shape[self.axis] = 1;
+        } else {
+            shape.remove(self.axis);
+        }
+        Ok(vec![shape])
+    }
+
     fn params(&self) -> String {
         format!("axis={}, keepdims={}", self.axis, self.keepdims)
     }
@@ -188,8 +202,22 @@ impl Primitive for LogSumExp {
             ),
         };
         if kept.shape != outputs[0].shape {
-            let shape = outputs[0].shape.iter().map(|&d| d as i32).collect();
-            then.push(("Reshape", vec![MlxState::Ints(shape)], outputs[0].clone()));
+            // Squeeze and expand rather than reshape to fixed sizes, so that a shapeless
+            // export runs at other shapes in MLX.
+            let last = kept.shape.len() as i32 - 1;
+            let mut squeezed = kept.clone();
+            squeezed.shape.pop();
+            if self.keepdims {
+                then.push(("Squeeze", vec![MlxState::Ints(vec![last])], squeezed));
+                let axis = vec![self.axis as i32];
+                then.push(("ExpandDims", vec![MlxState::Ints(axis)], outputs[0].clone()));
+            } else {
+                then.push((
+                    "Squeeze",
+                    vec![MlxState::Ints(vec![last])],
+                    outputs[0].clone(),
+                ));
+            }
         }
         mlx_chain(first, then)
     }

@@ -37,6 +37,10 @@ impl Primitive for Sort {
         }
     }
 
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        crate::primitive::same_shape(inputs)
+    }
+
     fn params(&self) -> String {
         match self.kind {
             SortKind::Partition(kth) | SortKind::ArgPartition(kth) => {

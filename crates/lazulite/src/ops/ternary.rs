@@ -6,7 +6,7 @@ use super::cast::astype;
 use super::creation::zeros_like;
 use super::operand::{to_arrays, Operand};
 use super::unary::{abs, imag, isnan, isneginf, isposinf, logical_not, real};
-use super::view::broadcast_to;
+use super::view::broadcast_with;
 use crate::array::Array;
 use crate::backend::cpu::ternary::select as select_kernel;
 use crate::backend::Tensor;
@@ -26,6 +26,10 @@ impl Primitive for Select {
 
     fn is_elementwise(&self) -> bool {
         true
+    }
+
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        crate::primitive::same_shape(inputs)
     }
 
     fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
@@ -98,9 +102,24 @@ pub fn where_(
     let shape = broadcast_shapes(cond[0].shape(), values[0].shape())
         .and_then(|s| broadcast_shapes(&s, values[1].shape()))?;
     let inputs = vec![
-        broadcast_to(&astype(&cond[0], DType::Bool)?, &shape)?,
-        broadcast_to(&astype(&values[0], dtype)?, &shape)?,
-        broadcast_to(&astype(&values[1], dtype)?, &shape)?,
+        broadcast_with(
+            &astype(&cond[0], DType::Bool)?,
+            &shape,
+            &[&values[0], &values[1]],
+            0,
+        )?,
+        broadcast_with(
+            &astype(&values[0], dtype)?,
+            &shape,
+            &[&cond[0], &values[1]],
+            0,
+        )?,
+        broadcast_with(
+            &astype(&values[1], dtype)?,
+            &shape,
+            &[&cond[0], &values[0]],
+            0,
+        )?,
     ];
     Ok(Array::from_op(Select, inputs, shape, dtype))
 }

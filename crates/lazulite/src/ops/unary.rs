@@ -21,6 +21,10 @@ impl Primitive for Unary {
         true
     }
 
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        crate::primitive::same_shape(inputs)
+    }
+
     fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
         use UnaryOp::*;
         let plain = |name| MlxNode::single(name, vec![], inputs, outputs);

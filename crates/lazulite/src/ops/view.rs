@@ -21,21 +21,128 @@ pub(crate) fn make_contiguous(x: Tensor) -> Result<Tensor> {
     dispatch!(x.dtype, T => map1::<T, T>(x, |v| v))
 }
 
-/// Reshape to the stored shape.
-pub(crate) struct Reshape(pub Vec<usize>);
+/// Reshape to the stored shape, which `.1` says how to infer at other input shapes.
+pub(crate) struct Reshape(pub Vec<usize>, pub ReshapeRule);
+
+/// How a reshape recorded in a shapeless trace finds its shape for new input shapes
+/// (each is one of MLX's primitives, which is how it is exported).
+#[derive(Clone, Debug)]
+pub(crate) enum ReshapeRule {
+    /// The stored shape, whatever the input (MLX's `Reshape` without `-1`).
+    Fixed,
+    /// The requested shape, `-1` inferred from the input's size (`Reshape`).
+    Infer(Vec<i64>),
+    /// Size-1 axes inserted at these output positions (`ExpandDims`).
+    ExpandDims(Vec<usize>),
+    /// These size-1 input axes removed (`Squeeze`).
+    Squeeze(Vec<usize>),
+    /// Input axes `start..=end` merged (`Flatten`).
+    Flatten(usize, usize),
+}
+
+impl Reshape {
+    /// The output shape for an input of shape `input` (MLX's messages for misfits).
+    fn shape_for(&self, input: &[usize]) -> Result<Vec<usize>> {
+        let size: usize = input.iter().product();
+        let misfit = |shape: &[i64]| {
+            let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+            Error::value(format!(
+                "[reshape] Cannot reshape array of size {size} into shape ({}).",
+                dims.join(",")
+            ))
+        };
+        match &self.1 {
+            ReshapeRule::Fixed => {
+                if checked_size(&self.0)? != size {
+                    return Err(misfit(&as_i64(&self.0)));
+                }
+                Ok(self.0.clone())
+            }
+            ReshapeRule::Infer(requested) => {
+                let known: usize = requested
+                    .iter()
+                    .filter(|&&d| d >= 0)
+                    .map(|&d| d as usize)
+                    .product();
+                if known == 0 {
+                    return Err(Error::value(
+                        "[reshape] Cannot infer the shape of an empty array",
+                    ));
+                }
+                let inferred = size / known;
+                let out: Vec<usize> = requested
+                    .iter()
+                    .map(|&d| if d < 0 { inferred } else { d as usize })
+                    .collect();
+                if inferred * known != size {
+                    let shown: Vec<i64> = out.iter().map(|&d| d as i64).collect();
+                    return Err(misfit(&shown));
+                }
+                Ok(out)
+            }
+            ReshapeRule::ExpandDims(axes) => {
+                let mut out = input.to_vec();
+                for &a in axes {
+                    if a > out.len() {
+                        return Err(crate::primitive::cannot_infer("expand_dims"));
+                    }
+                    out.insert(a, 1);
+                }
+                Ok(out)
+            }
+            ReshapeRule::Squeeze(axes) => {
+                for &a in axes {
+                    match input.get(a) {
+                        Some(1) => {}
+                        Some(&d) => {
+                            return Err(Error::value(format!(
+                                "[squeeze] Cannot squeeze axis {a} with size {d} which is \
+                                 not equal to 1."
+                            )))
+                        }
+                        None => return Err(crate::primitive::cannot_infer("squeeze")),
+                    }
+                }
+                Ok((0..input.len())
+                    .filter(|d| !axes.contains(d))
+                    .map(|d| input[d])
+                    .collect())
+            }
+            ReshapeRule::Flatten(start, end) => {
+                if *end >= input.len() {
+                    return Err(crate::primitive::cannot_infer("flatten"));
+                }
+                let mut out = input[..*start].to_vec();
+                out.push(input[*start..=*end].iter().product());
+                out.extend_from_slice(&input[end + 1..]);
+                Ok(out)
+            }
+        }
+    }
+}
 
 impl Primitive for Reshape {
     fn name(&self) -> &'static str {
         "reshape"
     }
 
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        Ok(vec![self.shape_for(&inputs[0].shape)?])
+    }
+
     fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
-        MlxNode::single(
-            "Reshape",
-            vec![mlx_ints("reshape", &self.0)?],
-            inputs,
-            outputs,
-        )
+        let ints = |v: &[usize]| mlx_ints("reshape", v);
+        let (name, state) = match &self.1 {
+            ReshapeRule::Fixed => ("Reshape", vec![ints(&self.0)?]),
+            ReshapeRule::Infer(requested) => ("Reshape", vec![mlx_ints("reshape", requested)?]),
+            ReshapeRule::ExpandDims(axes) => ("ExpandDims", vec![ints(axes)?]),
+            ReshapeRule::Squeeze(axes) => ("Squeeze", vec![ints(axes)?]),
+            ReshapeRule::Flatten(start, end) => (
+                "Flatten",
+                vec![MlxState::Int(*start as i32), MlxState::Int(*end as i32)],
+            ),
+        };
+        MlxNode::single(name, state, inputs, outputs)
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
@@ -63,7 +170,9 @@ impl Primitive for Reshape {
     }
 
     fn jvp(&self, _: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
-        Ok(vec![reshape(&tangents[0], &as_i64(&self.0))?])
+        // The rule, not the stored shape: a shapeless replay may run at other shapes.
+        let shape = self.shape_for(tangents[0].shape())?;
+        Ok(vec![reshape(&tangents[0], &as_i64(&shape))?])
     }
 
     fn vmap(
@@ -72,10 +181,34 @@ impl Primitive for Reshape {
         axes: &[Option<usize>],
     ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
         let x = batch_to_front(&inputs[0], axes[0])?;
-        let mut shape = as_i64(&self.0);
+        let mut shape = as_i64(&self.shape_for(&x.shape()[1..])?);
         shape.insert(0, x.shape()[0] as i64);
         Ok((vec![reshape(&x, &shape)?], vec![Some(0)]))
     }
+}
+
+/// `a` reshaped to `shape` (same size), recorded with `rule` in a shapeless trace so
+/// that a replay at other shapes infers its shape as MLX's primitive of that kind does.
+pub(crate) fn reshape_by(a: &Array, shape: &[usize], rule: ReshapeRule) -> Result<Array> {
+    if !crate::transforms::in_shapeless_trace() {
+        return reshape(a, &as_i64(shape));
+    }
+    if checked_size(shape)? != a.size() {
+        return Err(Error::value(format!(
+            "[reshape] Cannot reshape array of size {} into shape {}.",
+            a.size(),
+            crate::shape::shape_text(shape)
+        )));
+    }
+    if shape == a.shape() {
+        return Ok(a.clone());
+    }
+    Ok(Array::from_op(
+        Reshape(shape.to_vec(), rule),
+        vec![a.clone()],
+        shape.to_vec(),
+        a.dtype(),
+    ))
 }
 
 fn as_i64(shape: &[usize]) -> Vec<i64> {
@@ -172,11 +305,18 @@ pub fn reshape(a: &Array, shape: &[i64]) -> Result<Array> {
             "[reshape] Cannot reshape array of size {size} into shape {shape:?}."
         )));
     }
-    if out == a.shape() {
+    // In a shapeless trace an inferred dimension stays inferred at other input sizes
+    // (then even a reshape to the same shape is recorded: it may not be one at others).
+    let rule = if inferred.is_some() && crate::transforms::in_shapeless_trace() {
+        ReshapeRule::Infer(shape.to_vec())
+    } else {
+        ReshapeRule::Fixed
+    };
+    if out == a.shape() && matches!(rule, ReshapeRule::Fixed) {
         return Ok(a.clone());
     }
     Ok(Array::from_op(
-        Reshape(out.clone()),
+        Reshape(out.clone(), rule),
         vec![a.clone()],
         out,
         a.dtype(),
@@ -201,6 +341,10 @@ impl Primitive for Transpose {
             inputs,
             outputs,
         )
+    }
+
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        Ok(vec![self.0.iter().map(|&p| inputs[0].shape[p]).collect()])
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
@@ -288,6 +432,19 @@ pub(crate) struct Broadcast(pub Vec<usize>);
 impl Primitive for Broadcast {
     fn name(&self) -> &'static str {
         "broadcast"
+    }
+
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        // A broadcast to a fixed shape stays valid only for inputs that broadcast to it.
+        let fits = broadcast_shapes(&inputs[0].shape, &self.0).is_ok_and(|s| s == self.0);
+        if !fits {
+            return Err(Error::value(format!(
+                "[broadcast_shapes] Shapes {} and {} cannot be broadcast.",
+                crate::shape::shape_text(&inputs[0].shape),
+                crate::shape::shape_text(&self.0)
+            )));
+        }
+        Ok(vec![self.0.clone()])
     }
 
     fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
@@ -380,6 +537,152 @@ pub fn broadcast_to(a: &Array, shape: &[usize]) -> Result<Array> {
     Ok(Array::from_op(
         Broadcast(shape.to_vec()),
         vec![a.clone()],
+        shape.to_vec(),
+        a.dtype(),
+    ))
+}
+
+/// Broadcasts its first input against the shapes of the others (MLX's `BroadcastAxes`):
+/// what a shapeless trace records where an op broadcasts its operands together, so a
+/// replay broadcasts them at their new shapes. The last `keep` axes are the first
+/// input's own (the matrix axes of a batched matrix product).
+pub(crate) struct BroadcastLike {
+    pub keep: usize,
+}
+
+impl BroadcastLike {
+    fn target(&self, inputs: &[&[usize]]) -> Result<Vec<usize>> {
+        let keep = self.keep;
+        let mut lead: Vec<usize> = vec![];
+        for shape in inputs {
+            let Some(cut) = shape.len().checked_sub(keep) else {
+                return Err(crate::primitive::cannot_infer("broadcast_axes"));
+            };
+            lead = broadcast_shapes(&lead, &shape[..cut]).map_err(|_| {
+                Error::value(format!(
+                    "[broadcast_shapes] Shapes {} and {} cannot be broadcast.",
+                    crate::shape::shape_text(&lead),
+                    crate::shape::shape_text(&shape[..cut])
+                ))
+            })?;
+        }
+        let own = inputs[0];
+        lead.extend_from_slice(&own[own.len() - keep..]);
+        Ok(lead)
+    }
+}
+
+impl Primitive for BroadcastLike {
+    fn name(&self) -> &'static str {
+        "broadcast_axes"
+    }
+
+    fn params(&self) -> String {
+        format!("keep={}", self.keep)
+    }
+
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        let shapes: Vec<&[usize]> = inputs.iter().map(|s| s.shape.as_slice()).collect();
+        Ok(vec![self.target(&shapes)?])
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        if self.keep == 0 {
+            // MLX's `Broadcast` of several inputs broadcasts them together.
+            let state = vec![mlx_ints("broadcast", &outputs[0].shape)?];
+            return MlxNode::single("Broadcast", state, inputs, outputs);
+        }
+        let ignore: Vec<i32> = (1..=self.keep as i32).rev().map(|k| -k).collect();
+        MlxNode::single(
+            "BroadcastAxes",
+            vec![MlxState::Ints(ignore)],
+            inputs,
+            outputs,
+        )
+    }
+
+    fn eval(&self, inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        // Only the first input's data is read; the others gave their shapes.
+        let first = inputs.into_iter().next().expect("at least one input");
+        Broadcast(outputs[0].shape.clone()).eval(vec![first], outputs)
+    }
+
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        outputs: &[Array],
+        cotangents: &[Array],
+        argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        argnums
+            .iter()
+            .map(|&i| {
+                if i == 0 {
+                    let fixed = Broadcast(cotangents[0].shape().to_vec());
+                    Ok(fixed
+                        .vjp(&inputs[..1], outputs, cotangents, &[0])?
+                        .remove(0))
+                } else {
+                    // The other inputs give only their shapes (MLX stops their gradient).
+                    crate::ops::zeros_like(&inputs[i])
+                }
+            })
+            .collect()
+    }
+
+    fn jvp(&self, inputs: &[Array], tangents: &[Array], argnums: &[usize]) -> Result<Vec<Array>> {
+        let shapes: Vec<&[usize]> = inputs.iter().map(|a| a.shape()).collect();
+        let target = self.target(&shapes)?;
+        match argnums.iter().position(|&a| a == 0) {
+            Some(k) => Ok(vec![broadcast_to(&tangents[k], &target)?]),
+            None => Ok(vec![zeros(&target, inputs[0].dtype())?]),
+        }
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        // The per-example target, then the fixed broadcast's batching rule.
+        let examples: Vec<Vec<usize>> = inputs
+            .iter()
+            .zip(axes)
+            .map(|(a, ax)| {
+                let mut s = a.shape().to_vec();
+                if let Some(ax) = *ax {
+                    s.remove(ax);
+                }
+                s
+            })
+            .collect();
+        let shapes: Vec<&[usize]> = examples.iter().map(|s| s.as_slice()).collect();
+        let target = self.target(&shapes)?;
+        if axes[0].is_none() {
+            // Only a peer is batched: every example broadcasts the same data.
+            return Ok((vec![broadcast_to(&inputs[0], &target)?], vec![None]));
+        }
+        Broadcast(target).vmap(&inputs[..1], &axes[..1])
+    }
+}
+
+/// `a` broadcast to `shape`, the broadcast of its shape with its `peers'` (all but the
+/// last `keep` axes): in a shapeless trace it is recorded against the peers, so that a
+/// replay broadcasts at their new shapes; otherwise it is [`broadcast_to`].
+pub(crate) fn broadcast_with(
+    a: &Array,
+    shape: &[usize],
+    peers: &[&Array],
+    keep: usize,
+) -> Result<Array> {
+    if !crate::transforms::in_shapeless_trace() || peers.is_empty() {
+        return broadcast_to(a, shape);
+    }
+    let mut inputs = vec![a.clone()];
+    inputs.extend(peers.iter().map(|p| (*p).clone()));
+    Ok(Array::from_op(
+        BroadcastLike { keep },
+        inputs,
         shape.to_vec(),
         a.dtype(),
     ))
@@ -534,6 +837,27 @@ impl Primitive for SliceUpdate {
         "slice_update"
     }
 
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        // As in MLX the update's own shape says how many elements are written from the
+        // fixed starts and steps; they must stay inside the destination.
+        let (dst, src) = (&inputs[0].shape, &inputs[1].shape);
+        let fits = src.len() == dst.len()
+            && (0..dst.len()).all(|d| {
+                let (start, step, n) = (self.0.start[d] as i64, self.0.step[d] as i64, src[d]);
+                let last = start + (n as i64 - 1) * step;
+                n == 0 || (start < dst[d] as i64 && last >= 0 && last < dst[d] as i64)
+            });
+        if !fits {
+            return Err(Error::value(format!(
+                "[slice_update] An update of shape {} does not fit the slice of an array of \
+                 shape {} recorded while tracing.",
+                crate::shape::shape_text(src),
+                crate::shape::shape_text(dst)
+            )));
+        }
+        Ok(vec![dst.clone()])
+    }
+
     fn params(&self) -> String {
         self.0.params()
     }
@@ -555,8 +879,9 @@ impl Primitive for SliceUpdate {
             dispatch!(dst.dtype, T => map1::<T, T>(dst, |v| v))?
         };
         let (strides, offset) = self.0.layout_in(&out.shape);
+        // The update's shape is the slice's, also when a shapeless replay changed it.
         let layout = ViewLayout {
-            shape: &self.0.shape,
+            shape: &src.shape,
             strides: &strides,
             offset,
         };

@@ -45,8 +45,11 @@ struct Tape {
 }
 
 impl Tape {
-    /// Records the tape's steps on `inputs`, returning the outputs (lazy arrays).
-    fn replay(&self, inputs: &[Array]) -> Vec<Array> {
+    /// Records the tape's steps on `inputs`, returning the outputs (lazy arrays). With
+    /// `shapeless`, each step's output shapes are inferred anew from its inputs' shapes by
+    /// its primitive's rule (the inputs may have other shapes than at trace time), and a
+    /// step that cannot infer them is an error.
+    fn replay_with(&self, inputs: &[Array], shapeless: bool) -> Result<Vec<Array>> {
         let mut values: Vec<Vec<Array>> = Vec::with_capacity(self.steps.len());
         let resolve = |r: &Ref, values: &Vec<Vec<Array>>| match *r {
             Ref::Input(i) => inputs[i].clone(),
@@ -54,15 +57,93 @@ impl Tape {
             Ref::Step { step, output } => values[step][output].clone(),
         };
         for step in &self.steps {
-            let args = step.inputs.iter().map(|r| resolve(r, &values)).collect();
-            values.push(Array::from_shared_op(
-                step.primitive.clone(),
-                args,
-                step.outputs.clone(),
-            ));
+            let args: Vec<Array> = step.inputs.iter().map(|r| resolve(r, &values)).collect();
+            let outputs = if shapeless {
+                infer_outputs(&*step.primitive, &args, &step.outputs)?
+            } else {
+                step.outputs.clone()
+            };
+            values.push(Array::from_shared_op(step.primitive.clone(), args, outputs));
         }
-        self.outputs.iter().map(|r| resolve(r, &values)).collect()
+        Ok(self.outputs.iter().map(|r| resolve(r, &values)).collect())
     }
+
+    /// The output shapes of the tape for inputs of shapes `inputs`, step by step.
+    fn infer_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        let mut values: Vec<Vec<OutputSpec>> = Vec::with_capacity(self.steps.len());
+        let resolve = |r: &Ref, values: &Vec<Vec<OutputSpec>>| match *r {
+            Ref::Input(i) => inputs[i].clone(),
+            Ref::Constant(i) => spec_of(&self.constants[i]),
+            Ref::Step { step, output } => values[step][output].clone(),
+        };
+        for step in &self.steps {
+            let args: Vec<OutputSpec> = step.inputs.iter().map(|r| resolve(r, &values)).collect();
+            let shapes = step.primitive.output_shapes(&args)?;
+            values.push(with_shapes(&step.outputs, shapes)?);
+        }
+        Ok(self
+            .outputs
+            .iter()
+            .map(|r| resolve(r, &values).shape)
+            .collect())
+    }
+}
+
+fn spec_of(a: &Array) -> OutputSpec {
+    OutputSpec {
+        shape: a.shape().to_vec(),
+        dtype: a.dtype(),
+    }
+}
+
+/// The traced output specs of a step with `shapes` in place of the traced shapes.
+fn with_shapes(traced: &[OutputSpec], shapes: Vec<Vec<usize>>) -> Result<Vec<OutputSpec>> {
+    if shapes.len() != traced.len() {
+        return Err(Error::value(
+            "[compile] A shape rule gave the wrong number of outputs.",
+        ));
+    }
+    shapes
+        .into_iter()
+        .zip(traced)
+        .map(|(shape, t)| {
+            crate::shape::checked_size(&shape)?;
+            Ok(OutputSpec {
+                shape,
+                dtype: t.dtype,
+            })
+        })
+        .collect()
+}
+
+/// The outputs of `primitive` applied to `args`, their shapes inferred by its rule.
+fn infer_outputs(
+    primitive: &dyn Primitive,
+    args: &[Array],
+    traced: &[OutputSpec],
+) -> Result<Vec<OutputSpec>> {
+    let specs: Vec<OutputSpec> = args.iter().map(spec_of).collect();
+    with_shapes(traced, primitive.output_shapes(&specs)?)
+}
+
+thread_local! {
+    /// Whether a shapeless trace (compile or export) is running on this thread: ops then
+    /// record shape-generic nodes where their result depends on their inputs' shapes
+    /// (broadcasts against their peers, counts of elements, reshapes with `-1`).
+    static SHAPELESS_TRACE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether ops are being recorded for a shapeless compiled or exported function.
+pub(crate) fn in_shapeless_trace() -> bool {
+    SHAPELESS_TRACE.with(|s| s.get())
+}
+
+/// Runs `f` with the shapeless-trace flag set to `on`, restoring it afterwards.
+pub(crate) fn with_shapeless_trace<T>(on: bool, f: impl FnOnce() -> T) -> T {
+    let before = SHAPELESS_TRACE.with(|s| s.replace(on));
+    let out = f();
+    SHAPELESS_TRACE.with(|s| s.set(before));
+    out
 }
 
 /// Stands for an input while `compile` traces a function: it has no value.
@@ -380,6 +461,10 @@ impl Primitive for Fused {
         names.join(",")
     }
 
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        self.tape.infer_shapes(inputs)
+    }
+
     fn eval(&self, inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
         let spec = &outputs[0];
         let total: usize = spec.shape.iter().product();
@@ -423,7 +508,8 @@ impl Primitive for Fused {
         cotangents: &[Array],
         argnums: &[usize],
     ) -> Result<Vec<Array>> {
-        let (_, grads) = super::vjp(|xs| Ok(self.tape.replay(xs)), inputs, cotangents)?;
+        // Shapes inferred: a shapeless function may have replayed this node at new sizes.
+        let (_, grads) = super::vjp(|xs| self.tape.replay_with(xs, true), inputs, cotangents)?;
         Ok(argnums.iter().map(|&i| grads[i].clone()).collect())
     }
 
@@ -435,7 +521,7 @@ impl Primitive for Fused {
         for (t, &i) in tangents.iter().zip(argnums) {
             all_tangents[i] = t.clone();
         }
-        let (_, out) = super::jvp(|xs| Ok(self.tape.replay(xs)), inputs, &all_tangents)?;
+        let (_, out) = super::jvp(|xs| self.tape.replay_with(xs, true), inputs, &all_tangents)?;
         Ok(out)
     }
 
@@ -445,7 +531,7 @@ impl Primitive for Fused {
         axes: &[Option<usize>],
     ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
         let in_axes = axes.iter().map(|a| a.map(|a| a as i32)).collect();
-        let batched = super::vmap(|xs| Ok(self.tape.replay(xs)), in_axes, vec![Some(0)]);
+        let batched = super::vmap(|xs| self.tape.replay_with(xs, true), in_axes, vec![Some(0)]);
         Ok((batched(inputs)?, vec![Some(0)]))
     }
 }
@@ -469,10 +555,11 @@ pub fn set_compile_enabled(enabled: bool) {
 /// The function a [`Compiled`] traces.
 type Traced = Box<dyn Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync>;
 
-/// A compiled function: see [`compile`].
+/// A compiled function: see [`compile`] and [`compile_shapeless`].
 pub struct Compiled {
     f: Traced,
     tapes: Mutex<HashMap<Signature, Arc<Tape>>>,
+    shapeless: bool,
 }
 
 impl Compiled {
@@ -482,23 +569,48 @@ impl Compiled {
         if !COMPILE_ENABLED.load(Ordering::Relaxed) {
             return (self.f)(inputs);
         }
+        // A shapeless function is traced once per number of dimensions and dtype of each
+        // input (MLX's rule): the sizes are left out of the key.
         let signature: Signature = inputs
             .iter()
-            .map(|a| (a.shape().to_vec(), a.dtype()))
+            .map(|a| {
+                let shape = if self.shapeless {
+                    vec![0; a.ndim()]
+                } else {
+                    a.shape().to_vec()
+                };
+                (shape, a.dtype())
+            })
             .collect();
         let cached = self.lock().get(&signature).cloned();
         let tape = match cached {
             Some(tape) => tape,
             None => {
-                let tape = Arc::new(fuse(trace(&*self.f, inputs)?));
+                // Inside another function's shapeless trace the generic forms are needed
+                // too: this trace becomes part of that one.
+                let generic = self.shapeless || in_shapeless_trace();
+                let traced = with_shapeless_trace(generic, || trace(&*self.f, inputs))?;
+                let tape = Arc::new(fuse(traced));
                 self.lock().insert(signature, tape.clone());
                 tape
             }
         };
-        Ok(tape.replay(inputs))
+        tape.replay_with(inputs, self.shapeless)
     }
 
-    /// How many input signatures have been traced (each traces the function once).
+    /// Whether the function replays its trace at new input shapes (see
+    /// [`compile_shapeless`]).
+    ///
+    /// ```
+    /// use lazulite::{compile_shapeless, Array};
+    /// assert!(compile_shapeless(|x: &[Array]| Ok(x.to_vec())).is_shapeless());
+    /// ```
+    pub fn is_shapeless(&self) -> bool {
+        self.shapeless
+    }
+
+    /// How many input signatures have been traced (each traces the function once; a
+    /// shapeless function's signatures are its inputs' dimension counts and dtypes).
     pub fn traces(&self) -> usize {
         self.lock().len()
     }
@@ -532,5 +644,37 @@ where
     Compiled {
         f: Box::new(f),
         tapes: Mutex::new(HashMap::new()),
+        shapeless: false,
+    }
+}
+
+/// Compiles `f` once for inputs of any shapes (MLX's `compile(f, shapeless=True)`): `f`
+/// is traced once per combination of input dimension counts and dtypes, and a call with
+/// new sizes replays that trace, each node's output shape inferred from its inputs'
+/// shapes. Operations whose result depends on sizes seen while tracing follow MLX: a
+/// reshape to fixed sizes, a slice, a broadcast to a fixed shape keep those sizes and
+/// give an error (or MLX's fixed-size result) at others; reshapes with `-1`, reductions,
+/// means, broadcasting between inputs and matrix products adapt.
+///
+/// ```
+/// use lazulite::{compile_shapeless, reshape, sum, Array};
+/// let f = compile_shapeless(|x: &[Array]| {
+///     let rows = sum(&x[0], -1, false)?;
+///     Ok(vec![reshape(&(&rows * 2.0), &[-1])?])
+/// });
+/// let a = f.call(&[Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2])?])?;
+/// let b = f.call(&[Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[3, 2])?])?;
+/// assert_eq!(a[0].to_vec::<f32>()?, vec![6.0, 14.0]);
+/// assert_eq!(b[0].to_vec::<f32>()?, vec![6.0, 14.0, 22.0]);
+/// assert_eq!(f.traces(), 1); // one trace serves both shapes
+/// # Ok::<(), lazulite::Error>(())
+/// ```
+pub fn compile_shapeless<F>(f: F) -> Compiled
+where
+    F: Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + 'static,
+{
+    Compiled {
+        shapeless: true,
+        ..compile(f)
     }
 }

@@ -373,6 +373,16 @@ impl Primitive for Fused {
         Ok(Export::Composed(self.composed.clone()))
     }
 
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        // The composition's own shape rules decide, recorded on value-less stand-ins.
+        let stand_ins = inputs
+            .iter()
+            .map(|s| crate::ops::zeros(&s.shape, s.dtype))
+            .collect::<Result<Vec<_>>>()?;
+        let outputs = super::with_shapeless_trace(true, || (self.composed)(&stand_ins))?;
+        Ok(outputs.iter().map(|a| a.shape().to_vec()).collect())
+    }
+
     fn eval(&self, inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
         Ok(vec![(self.kernel)(inputs)?])
     }

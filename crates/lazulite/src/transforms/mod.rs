@@ -11,7 +11,8 @@ mod tree;
 mod vjp;
 mod vmap;
 
-pub use compile::{compile, set_compile_enabled, Compiled};
+pub use compile::{compile, compile_shapeless, set_compile_enabled, Compiled};
+pub(crate) use compile::{in_shapeless_trace, with_shapeless_trace};
 pub(crate) use custom::Fused;
 pub use custom::{checkpoint, custom_function, CustomFunction};
 pub use jvp::jvp;

@@ -7,6 +7,7 @@ mod common;
 
 mod cholesky;
 mod compile;
+mod compile_shapeless;
 mod composite;
 mod conv;
 mod dataflow;
