@@ -79,11 +79,11 @@ impl Acc for f32 {
     }
     #[inline(always)]
     fn from_f32(v: f32) -> f32 {
-        v as f32
+        v
     }
     #[inline(always)]
     fn to_f32(self) -> f32 {
-        self as f32
+        self
     }
     #[inline(always)]
     fn log2(self) -> f32 {

@@ -116,7 +116,7 @@ pub(crate) fn from_e4m3(byte: u8) -> f32 {
 /// C's conversion of a float to int32 as x86 performs it: truncation, and `i32::MIN` for
 /// NaN and values out of range.
 fn c_int32(v: f64) -> i32 {
-    if v.is_nan() || v >= 2147483648.0 || v < -2147483648.0 {
+    if !(-2147483648.0..2147483648.0).contains(&v) {
         i32::MIN
     } else {
         v as i32
