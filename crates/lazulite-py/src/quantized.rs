@@ -134,37 +134,48 @@ fn gather_qmm_with(
 
 bind! {
     functions {
-        /// Quantize the array ``w``: every ``group_size`` elements of a row share a scale and
-        /// a bias, and each element is stored in ``bits`` bits, packed into unsigned 32-bit
-        /// integers from the lower to the upper bits.
+        /// Quantize the array ``w``: every ``group_size`` elements of a row share a scale
+        /// (and, in ``"affine"`` mode, a bias), and each element is stored in ``bits`` bits,
+        /// packed into unsigned 32-bit integers from the lower to the upper bits.
+        ///
+        /// Modes (group sizes and bits, defaults first):
+        ///
+        /// * ``"affine"``: groups of 64, 32 or 128; 4, 1, 2, 3, 5, 6 or 8 bits; scales and
+        ///   biases in ``w``'s dtype.
+        /// * ``"mxfp4"``: groups of 32, 4-bit E2M1 floats, a uint8 power-of-two (E8M0) scale.
+        /// * ``"mxfp8"``: groups of 32, 8-bit E4M3 floats, a uint8 power-of-two scale.
+        /// * ``"nvfp4"``: groups of 16, 4-bit E2M1 floats, a uint8 E4M3 scale.
         ///
         /// Args:
         ///     w (array): Array to be quantized, with at least two dimensions and the last
         ///         divisible by ``group_size``.
-        ///     group_size (int, optional): Elements sharing a scale and bias: 32, 64 or 128.
-        ///         Default: ``64``.
-        ///     bits (int, optional): Bits per element: 1, 2, 3, 4, 5, 6 or 8. Default: ``4``.
-        ///     mode (str, optional): The quantization mode; only ``"affine"``.
-        ///         Default: ``"affine"``.
-        ///     global_scale (array, optional): Only for ``"nvfp4"`` (unsupported).
+        ///     group_size (int, optional): Elements sharing a scale. Default: the mode's.
+        ///     bits (int, optional): Bits per element. Default: the mode's.
+        ///     mode (str, optional): The quantization mode. Default: ``"affine"``.
+        ///     global_scale (array, optional): ``"nvfp4"`` only: a float32 scalar; the
+        ///         scales are stored times ``2688 / global_scale``. Default: ``None``.
         ///
         /// Returns:
-        ///     list: ``[w_q, scales, biases]``: the packed uint32 array and the scales and
-        ///     biases in ``w``'s dtype.
+        ///     list: ``[w_q, scales, biases]`` in ``"affine"`` mode, ``[w_q, scales]`` in
+        ///     the others: the packed uint32 array, the scales (``w``'s dtype, or uint8)
+        ///     and the biases.
         quantize(w: Arr, /, group_size: Option<i32> = None, bits: Option<i32> = None, mode: &str = "affine", *, global_scale: Option<Arr> = None, stream) =>
             quantize_with(&w.0, group_size, bits, mode, global_scale.as_ref().map(|g| &g.0));
-        /// Dequantize the matrix ``w``: ``scale * w_hat + bias`` per element.
+        /// Dequantize the matrix ``w``: ``scale * w_hat + bias`` per element in
+        /// ``"affine"`` mode, ``scale * w_hat`` in the floating-point modes.
         ///
         /// Args:
         ///     w (array): The packed matrix (uint32).
         ///     scales (array): The scales, one per ``group_size`` elements of ``w``.
-        ///     biases (array): The biases, one per ``group_size`` elements of ``w``.
-        ///     group_size (int, optional): Default: ``64``.
-        ///     bits (int, optional): Default: ``4``.
-        ///     mode (str, optional): Only ``"affine"``. Default: ``"affine"``.
-        ///     global_scale (array, optional): Only for ``"nvfp4"`` (unsupported).
+        ///     biases (array, optional): The biases (``"affine"`` mode only). Default:
+        ///         ``None``.
+        ///     group_size (int, optional): Default: the mode's.
+        ///     bits (int, optional): Default: the mode's.
+        ///     mode (str, optional): The quantization mode. Default: ``"affine"``.
+        ///     global_scale (array, optional): The float32 scalar given to ``quantize``
+        ///         (``"nvfp4"`` only). Default: ``None``.
         ///     dtype (Dtype, optional): The result's dtype. Default: that of the scales and
-        ///         biases.
+        ///         biases (``"affine"``), else ``bfloat16``.
         ///
         /// Returns:
         ///     array: The dequantized version of ``w``.
@@ -176,12 +187,13 @@ bind! {
         ///     x (array): Input array.
         ///     w (array): Quantized matrix packed in unsigned integers.
         ///     scales (array): The scales to use per ``group_size`` elements of ``w``.
-        ///     biases (array): The biases to use per ``group_size`` elements of ``w``.
+        ///     biases (array, optional): The biases (``"affine"`` mode only). Default:
+        ///         ``None``.
         ///     transpose (bool, optional): Multiply with ``w`` transposed (``x @ w.T``).
         ///         Default: ``True``.
-        ///     group_size (int, optional): Default: ``64``.
-        ///     bits (int, optional): Default: ``4``.
-        ///     mode (str, optional): Only ``"affine"``. Default: ``"affine"``.
+        ///     group_size (int, optional): Default: the mode's.
+        ///     bits (int, optional): Default: the mode's.
+        ///     mode (str, optional): The quantization mode. Default: ``"affine"``.
         ///
         /// Returns:
         ///     array: The result of the multiplication of ``x`` with ``w``.
@@ -199,10 +211,11 @@ bind! {
         ///     rhs_indices (array, optional): Integer indices of matrices of ``w``.
         ///     transpose (bool, optional): Multiply by the transpose of ``w``. Default:
         ///         ``True``.
-        ///     group_size (int, optional): The quantization group size. Default: ``64``.
-        ///     bits (int, optional): The bits per element of ``w``. Default: ``4``.
+        ///     group_size (int, optional): The quantization group size. Default: the mode's.
+        ///     bits (int, optional): The bits per element of ``w``. Default: the mode's.
         ///     mode (str, optional): The quantization mode. Default: ``"affine"``.
-        ///     global_scale (array, optional): Only with the ``"nvfp4"`` mode.
+        ///     global_scale (array, optional): Per-expert scales of ``"nvfp4"`` weights;
+        ///         checked as MLX checks them, then refused as MLX's CPU build refuses them.
         ///     sorted_indices (bool, optional): Whether the indices are sorted, a hint
         ///         that does not change the result. Default: ``False``.
         ///
