@@ -812,27 +812,22 @@ impl<A: Acc, const BITS: usize> Matrix<A> for Levels<'_, '_, A, BITS> {
 
 /// Decoding tables of a floating-point format in the accumulator type: the two E2M1
 /// values of every byte (or the E4M3 value of every byte), and every scale byte's scale.
+/// Fixed-size arrays, so that indexing with a byte needs no bounds check.
 struct FpTables<A> {
     format: fp::Format,
-    pairs: Vec<[A; 2]>,
-    bytes: Vec<A>,
-    scales: Vec<A>,
+    pairs: [[A; 2]; 256],
+    bytes: [A; 256],
+    scales: [A; 256],
 }
 
 impl<A: Acc> FpTables<A> {
     fn new(format: fp::Format) -> FpTables<A> {
-        let all = 0..=255u8;
+        let element = |c: u8| A::from_f32(format.element(c));
         FpTables {
             format,
-            pairs: all
-                .clone()
-                .map(|b| [b & 15, b >> 4].map(|c| A::from_f32(format.element(c))))
-                .collect(),
-            bytes: all
-                .clone()
-                .map(|b| A::from_f32(format.element(b)))
-                .collect(),
-            scales: all.map(|b| A::from_f32(format.scale(b))).collect(),
+            pairs: std::array::from_fn(|b| [element(b as u8 & 15), element(b as u8 >> 4)]),
+            bytes: std::array::from_fn(|b| element(b as u8)),
+            scales: std::array::from_fn(|b| A::from_f32(format.scale(b as u8))),
         }
     }
 }
@@ -868,7 +863,9 @@ impl<A: Acc> Matrix<A> for FpMatrix<'_, A> {
         } else {
             let codes = &row[g * self.group_size / 2..][..self.group_size / 2];
             for (o, &c) in out.chunks_exact_mut(2).zip(codes) {
-                o.copy_from_slice(&t.pairs[c as usize]);
+                let [lo, hi] = t.pairs[c as usize];
+                o[0] = lo;
+                o[1] = hi;
             }
         }
         (scale, A::ZERO)
@@ -927,6 +924,26 @@ fn fused_rows<A: Acc, M: Matrix<A>>(x: &[A], w: &M, p: Product, out: &mut [A]) {
                     let mut levels = vec![A::ZERO; group_size];
                     let mut acc = vec![A::ZERO; p.m];
                     let end = ((task + 1) * rows_per_task).min(p.n);
+                    if !M::BIASED {
+                        // Without biases a whole row of W is decoded and scaled once, then
+                        // dotted with each row of x: one horizontal sum per result rather
+                        // than one per group (nvfp4's groups are a single 16-lane vector).
+                        let mut row = vec![A::ZERO; p.k];
+                        for n in task * rows_per_task..end {
+                            for (g, values) in row.chunks_exact_mut(group_size).enumerate() {
+                                let (s, _) = w.group(n, g, values);
+                                for v in values.iter_mut() {
+                                    *v = *v * s;
+                                }
+                            }
+                            for (m, xm) in x.chunks_exact(p.k).enumerate() {
+                                // SAFETY: (m, n) is inside the m x n result and this task
+                                // alone writes column n.
+                                unsafe { *dst.get().add(m * p.n + n) = dot(xm, &row) };
+                            }
+                        }
+                        return;
+                    }
                     for n in task * rows_per_task..end {
                         acc.fill(A::ZERO);
                         for g in 0..groups {
