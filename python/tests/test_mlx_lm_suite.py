@@ -17,9 +17,6 @@ LEFT_OUT = {
     "test_bitnet": "Metal kernel",
     "test_gated_delta": "Metal kernel",
     "test_gated_delta_masked": "Metal kernel",
-    # The floating-point quantization modes are not in lazulite yet.
-    "test_bailing_moe_v3": "nvfp4 quantization",
-    "test_granite_sensitive_projections_quantize_to_8bit": "mxfp8 quantization",
     # Asserts that a prompt fed in two chunks gives bit-identical logits to one chunk;
     # lazulite's matrix products round differently for different key counts (1e-7).
     "test_gemma3n_kv_shared_layers_ignore_chunking": "bitwise equality across chunk sizes",

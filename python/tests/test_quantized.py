@@ -88,8 +88,8 @@ def test_errors_match_mlx():
         mx.quantize(mx.zeros((4, 60)))
     with pytest.raises(ValueError, match=r"Invalid quantization mode 'foo'"):
         mx.quantize(w, mode="foo")
-    with pytest.raises(ValueError, match="mxfp4"):
-        mx.quantize(w, mode="mxfp4")
+    with pytest.raises(ValueError, match=r"\[quantize\] mxfp4 quantization requires group size 32 but got 64"):
+        mx.quantize(w, group_size=64, mode="mxfp4")
     w_q, s, b = mx.quantize(w)
     with pytest.raises(ValueError, match="Biases must be provided"):
         mx.dequantize(w_q, s)

@@ -1,84 +1,67 @@
 //! Quantization with MLX's signatures: `quantize`, `dequantize`, `quantized_matmul`,
-//! `gather_qmm`, and
-//! the 8-bit float conversions `to_fp8`/`from_fp8`.
-//! Only the `"affine"` mode exists in lazulite; MLX's floating-point modes (`"mxfp4"`,
-//! `"mxfp8"`, `"nvfp4"`) raise a ValueError that names them.
+//! `gather_qmm` in the modes `"affine"`, `"mxfp4"`, `"mxfp8"` and `"nvfp4"`, and the
+//! 8-bit float conversions `to_fp8`/`from_fp8`.
 
 use crate::bind;
 use crate::convert::{Arr, Dt};
 use lazulite as lz;
-use lazulite::{Array, DType};
+use lazulite::shape::shape_text;
+use lazulite::{Array, DType, Quantization, QuantizationMode};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-/// Checks `mode` (only `"affine"`) and `global_scale` (an nvfp4 parameter) and returns
-/// the group size and bits, MLX's defaults filled in.
-fn affine(
+/// The mode named `mode` with MLX's defaults for the group size and bits not given.
+fn quantization(
     op: &str,
     mode: &str,
     group_size: Option<i32>,
     bits: Option<i32>,
-    global_scale: bool,
-) -> PyResult<(i32, i32)> {
-    match mode {
-        "affine" => {}
-        "mxfp4" | "mxfp8" | "nvfp4" => {
-            return Err(PyValueError::new_err(format!(
-                "[{op}] The quantization mode '{mode}' is not supported by lazulite; only \
-                 'affine' is."
-            )))
-        }
-        _ => {
-            return Err(PyValueError::new_err(format!(
-                "[{op}] Invalid quantization mode '{mode}'."
-            )))
-        }
-    }
-    if global_scale {
-        return Err(PyValueError::new_err(format!(
-            "[{op}] Global scale is only supported for 'nvfp4' quantization."
-        )));
-    }
-    Ok((group_size.unwrap_or(64), bits.unwrap_or(4)))
+) -> PyResult<Quantization> {
+    let mode: QuantizationMode = mode
+        .parse()
+        .map_err(|e: lz::Error| PyValueError::new_err(format!("[{op}] {}", e.message())))?;
+    Ok(Quantization::with(mode, group_size, bits))
 }
 
-/// The biases `affine` quantization needs.
-fn required<'a>(op: &str, biases: &'a Option<Arr>) -> PyResult<&'a Array> {
-    biases.as_ref().map(|b| &b.0).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "[{op}] Biases must be provided for affine quantization."
-        ))
-    })
+/// The array of an optional argument.
+fn inner(a: &Option<Arr>) -> Option<&Array> {
+    a.as_ref().map(|a| &a.0)
 }
 
-/// A list, as MLX returns (its documentation says a tuple).
+fn py(e: lz::Error) -> PyErr {
+    crate::errors::to_py_err(e)
+}
+
+/// A list, as MLX returns (its documentation says a tuple): `[w_q, scales, biases]` in
+/// affine mode, `[w_q, scales]` in the others.
 fn quantize_with(
     w: &Array,
     group_size: Option<i32>,
     bits: Option<i32>,
     mode: &str,
-    global_scale: bool,
+    global_scale: Option<&Array>,
 ) -> PyResult<Vec<Array>> {
-    let (gs, bits) = affine("quantize", mode, group_size, bits, global_scale)?;
-    let (w_q, scales, biases) = lz::quantize(w, gs, bits).map_err(crate::errors::to_py_err)?;
-    Ok(vec![w_q, scales, biases])
+    let q = quantization("quantize", mode, group_size, bits)?;
+    let (w_q, scales, biases) = lz::quantize(w, q, global_scale).map_err(py)?;
+    Ok([Some(w_q), Some(scales), biases]
+        .into_iter()
+        .flatten()
+        .collect())
 }
 
 #[allow(clippy::too_many_arguments)]
 fn dequantize_with(
     w: &Array,
     scales: &Array,
-    biases: &Option<Arr>,
+    biases: Option<&Array>,
     group_size: Option<i32>,
     bits: Option<i32>,
     mode: &str,
-    global_scale: bool,
+    global_scale: Option<&Array>,
     dtype: Option<Dt>,
 ) -> PyResult<Array> {
-    let (gs, bits) = affine("dequantize", mode, group_size, bits, global_scale)?;
-    let biases = required("dequantize", biases)?;
-    lz::dequantize(w, scales, biases, gs, bits, dtype.map(|d| d.0))
-        .map_err(crate::errors::to_py_err)
+    let q = quantization("dequantize", mode, group_size, bits)?;
+    lz::dequantize(w, scales, biases, q, global_scale, dtype.map(|d| d.0)).map_err(py)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -86,16 +69,14 @@ fn quantized_matmul_with(
     x: &Array,
     w: &Array,
     scales: &Array,
-    biases: &Option<Arr>,
+    biases: Option<&Array>,
     transpose: bool,
     group_size: Option<i32>,
     bits: Option<i32>,
     mode: &str,
 ) -> PyResult<Array> {
-    let (gs, bits) = affine("quantized_matmul", mode, group_size, bits, false)?;
-    let biases = required("quantized_matmul", biases)?;
-    lz::quantized_matmul(x, w, scales, biases, transpose, gs, bits)
-        .map_err(crate::errors::to_py_err)
+    let q = quantization("quantized_matmul", mode, group_size, bits)?;
+    lz::quantized_matmul(x, w, scales, biases, transpose, q).map_err(py)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -103,86 +84,121 @@ fn gather_qmm_with(
     x: &Array,
     w: &Array,
     scales: &Array,
-    biases: &Option<Arr>,
-    lhs_indices: &Option<Arr>,
-    rhs_indices: &Option<Arr>,
+    biases: Option<&Array>,
+    lhs_indices: Option<&Array>,
+    rhs_indices: Option<&Array>,
     transpose: bool,
     group_size: Option<i32>,
     bits: Option<i32>,
     mode: &str,
-    global_scale: bool,
+    global_scale: Option<&Array>,
 ) -> PyResult<Array> {
-    let (gs, bits) = affine("gather_qmm", mode, group_size, bits, global_scale)?;
-    let biases = required("gather_qmm", biases)?;
-    lz::gather_qmm(
-        x,
-        w,
-        scales,
-        biases,
-        lhs_indices.as_ref().map(|i| &i.0),
-        rhs_indices.as_ref().map(|i| &i.0),
-        transpose,
-        gs,
-        bits,
-    )
-    .map_err(crate::errors::to_py_err)
+    const OP: &str = "gather_qmm";
+    let indexed = lhs_indices.is_some() || rhs_indices.is_some();
+    if global_scale.is_some() && !indexed {
+        return Err(PyValueError::new_err(format!(
+            "[{OP}] Global scale is not supported without indices."
+        )));
+    }
+    let q = quantization(OP, mode, group_size, bits)?;
+    let out =
+        lz::gather_qmm(x, w, scales, biases, lhs_indices, rhs_indices, transpose, q).map_err(py)?;
+    let Some(global) = global_scale else {
+        return Ok(out);
+    };
+    // MLX's checks of a per-expert global scale, after those of the product; its CPU
+    // backend then refuses it, and so does lazulite.
+    if q.mode != QuantizationMode::Nvfp4 {
+        return Err(PyValueError::new_err(format!(
+            "[{OP}] Global scale is only supported for 'nvfp4' quantization mode."
+        )));
+    }
+    if global.dtype() != DType::Float32 {
+        return Err(PyValueError::new_err(format!(
+            "[{OP}] Global scale must have dtype float32 but got {}.",
+            global.dtype()
+        )));
+    }
+    let experts = &w.shape()[..w.ndim().saturating_sub(2)];
+    if global.shape() != experts {
+        return Err(PyValueError::new_err(format!(
+            "[{OP}] Global scale must have one entry per expert with shape {} but got {}.",
+            shape_text(experts),
+            shape_text(global.shape())
+        )));
+    }
+    Err(PyValueError::new_err(format!(
+        "[{OP}] Global scale is only supported on the GPU."
+    )))
 }
 
 bind! {
     functions {
-        /// Quantize the array ``w``: every ``group_size`` elements of a row share a scale and
-        /// a bias, and each element is stored in ``bits`` bits, packed into unsigned 32-bit
-        /// integers from the lower to the upper bits.
+        /// Quantize the array ``w``: every ``group_size`` elements of a row share a scale
+        /// (and, in ``"affine"`` mode, a bias), and each element is stored in ``bits`` bits,
+        /// packed into unsigned 32-bit integers from the lower to the upper bits.
+        ///
+        /// Modes (group sizes and bits, defaults first):
+        ///
+        /// * ``"affine"``: groups of 64, 32 or 128; 4, 1, 2, 3, 5, 6 or 8 bits; scales and
+        ///   biases in ``w``'s dtype.
+        /// * ``"mxfp4"``: groups of 32, 4-bit E2M1 floats, a uint8 power-of-two (E8M0) scale.
+        /// * ``"mxfp8"``: groups of 32, 8-bit E4M3 floats, a uint8 power-of-two scale.
+        /// * ``"nvfp4"``: groups of 16, 4-bit E2M1 floats, a uint8 E4M3 scale.
         ///
         /// Args:
         ///     w (array): Array to be quantized, with at least two dimensions and the last
         ///         divisible by ``group_size``.
-        ///     group_size (int, optional): Elements sharing a scale and bias: 32, 64 or 128.
-        ///         Default: ``64``.
-        ///     bits (int, optional): Bits per element: 1, 2, 3, 4, 5, 6 or 8. Default: ``4``.
-        ///     mode (str, optional): The quantization mode; only ``"affine"``.
-        ///         Default: ``"affine"``.
-        ///     global_scale (array, optional): Only for ``"nvfp4"`` (unsupported).
+        ///     group_size (int, optional): Elements sharing a scale. Default: the mode's.
+        ///     bits (int, optional): Bits per element. Default: the mode's.
+        ///     mode (str, optional): The quantization mode. Default: ``"affine"``.
+        ///     global_scale (array, optional): ``"nvfp4"`` only: a float32 scalar; the
+        ///         scales are stored times ``2688 / global_scale``. Default: ``None``.
         ///
         /// Returns:
-        ///     list: ``[w_q, scales, biases]``: the packed uint32 array and the scales and
-        ///     biases in ``w``'s dtype.
+        ///     list: ``[w_q, scales, biases]`` in ``"affine"`` mode, ``[w_q, scales]`` in
+        ///     the others: the packed uint32 array, the scales (``w``'s dtype, or uint8)
+        ///     and the biases.
         quantize(w: Arr, /, group_size: Option<i32> = None, bits: Option<i32> = None, mode: &str = "affine", *, global_scale: Option<Arr> = None, stream) =>
-            quantize_with(&w.0, group_size, bits, mode, global_scale.is_some());
-        /// Dequantize the matrix ``w``: ``scale * w_hat + bias`` per element.
+            quantize_with(&w.0, group_size, bits, mode, global_scale.as_ref().map(|g| &g.0));
+        /// Dequantize the matrix ``w``: ``scale * w_hat + bias`` per element in
+        /// ``"affine"`` mode, ``scale * w_hat`` in the floating-point modes.
         ///
         /// Args:
         ///     w (array): The packed matrix (uint32).
         ///     scales (array): The scales, one per ``group_size`` elements of ``w``.
-        ///     biases (array): The biases, one per ``group_size`` elements of ``w``.
-        ///     group_size (int, optional): Default: ``64``.
-        ///     bits (int, optional): Default: ``4``.
-        ///     mode (str, optional): Only ``"affine"``. Default: ``"affine"``.
-        ///     global_scale (array, optional): Only for ``"nvfp4"`` (unsupported).
+        ///     biases (array, optional): The biases (``"affine"`` mode only). Default:
+        ///         ``None``.
+        ///     group_size (int, optional): Default: the mode's.
+        ///     bits (int, optional): Default: the mode's.
+        ///     mode (str, optional): The quantization mode. Default: ``"affine"``.
+        ///     global_scale (array, optional): The float32 scalar given to ``quantize``
+        ///         (``"nvfp4"`` only). Default: ``None``.
         ///     dtype (Dtype, optional): The result's dtype. Default: that of the scales and
-        ///         biases.
+        ///         biases (``"affine"``), else ``bfloat16``.
         ///
         /// Returns:
         ///     array: The dequantized version of ``w``.
         dequantize(w: Arr, /, scales: Arr, biases: Option<Arr> = None, group_size: Option<i32> = None, bits: Option<i32> = None, mode: &str = "affine", global_scale: Option<Arr> = None, dtype: Option<Dt> = None, *, stream) =>
-            dequantize_with(&w.0, &scales.0, &biases, group_size, bits, mode, global_scale.is_some(), dtype);
+            dequantize_with(&w.0, &scales.0, biases.as_ref().map(|b| &b.0), group_size, bits, mode, global_scale.as_ref().map(|g| &g.0), dtype);
         /// Perform the matrix multiplication with the quantized matrix ``w``.
         ///
         /// Args:
         ///     x (array): Input array.
         ///     w (array): Quantized matrix packed in unsigned integers.
         ///     scales (array): The scales to use per ``group_size`` elements of ``w``.
-        ///     biases (array): The biases to use per ``group_size`` elements of ``w``.
+        ///     biases (array, optional): The biases (``"affine"`` mode only). Default:
+        ///         ``None``.
         ///     transpose (bool, optional): Multiply with ``w`` transposed (``x @ w.T``).
         ///         Default: ``True``.
-        ///     group_size (int, optional): Default: ``64``.
-        ///     bits (int, optional): Default: ``4``.
-        ///     mode (str, optional): Only ``"affine"``. Default: ``"affine"``.
+        ///     group_size (int, optional): Default: the mode's.
+        ///     bits (int, optional): Default: the mode's.
+        ///     mode (str, optional): The quantization mode. Default: ``"affine"``.
         ///
         /// Returns:
         ///     array: The result of the multiplication of ``x`` with ``w``.
         quantized_matmul(x: Arr, w: Arr, /, scales: Arr, biases: Option<Arr> = None, transpose: bool = true, group_size: Option<i32> = None, bits: Option<i32> = None, mode: &str = "affine", *, stream) =>
-            quantized_matmul_with(&x.0, &w.0, &scales.0, &biases, transpose, group_size, bits, mode);
+            quantized_matmul_with(&x.0, &w.0, &scales.0, biases.as_ref().map(|b| &b.0), transpose, group_size, bits, mode);
         /// Quantized matrix products of matrices picked by index, as ``gather_mm`` picks
         /// them, with ``w`` quantized as in ``quantized_matmul``.
         ///
@@ -195,10 +211,11 @@ bind! {
         ///     rhs_indices (array, optional): Integer indices of matrices of ``w``.
         ///     transpose (bool, optional): Multiply by the transpose of ``w``. Default:
         ///         ``True``.
-        ///     group_size (int, optional): The quantization group size. Default: ``64``.
-        ///     bits (int, optional): The bits per element of ``w``. Default: ``4``.
+        ///     group_size (int, optional): The quantization group size. Default: the mode's.
+        ///     bits (int, optional): The bits per element of ``w``. Default: the mode's.
         ///     mode (str, optional): The quantization mode. Default: ``"affine"``.
-        ///     global_scale (array, optional): Only with the ``"nvfp4"`` mode.
+        ///     global_scale (array, optional): Per-expert scales of ``"nvfp4"`` weights;
+        ///         checked as MLX checks them, then refused as MLX's CPU build refuses them.
         ///     sorted_indices (bool, optional): Whether the indices are sorted, a hint
         ///         that does not change the result. Default: ``False``.
         ///
@@ -207,7 +224,7 @@ bind! {
         ///     matrix dimensions.
         gather_qmm(x: Arr, w: Arr, /, scales: Arr, biases: Option<Arr> = None, lhs_indices: Option<Arr> = None, rhs_indices: Option<Arr> = None, transpose: bool = true, group_size: Option<i32> = None, bits: Option<i32> = None, mode: &str = "affine", global_scale: Option<Arr> = None, *, sorted_indices: bool = false, stream) => {
             let _hint_only = sorted_indices;
-            gather_qmm_with(&x.0, &w.0, &scales.0, &biases, &lhs_indices, &rhs_indices, transpose, group_size, bits, mode, global_scale.is_some())
+            gather_qmm_with(&x.0, &w.0, &scales.0, inner(&biases), inner(&lhs_indices), inner(&rhs_indices), transpose, group_size, bits, mode, inner(&global_scale))
         };
         /// Encode a floating-point array as 8-bit E4M3 floats stored in uint8 (rounded to
         /// nearest even; magnitudes above 448 saturate).

@@ -1,12 +1,13 @@
 //! Times `quantized_matmul` against a float32 `matmul` with the same weights and against
 //! `dequantize` followed by `matmul`, for a vector (token generation) and for batches of
-//! rows (prompt processing), and prints median milliseconds.
+//! rows (prompt processing), and prints median milliseconds, for affine quantization at 4
+//! and 8 bits and the floating-point modes.
 //!
 //! Run with `cargo run --release --example bench_quantized`.
 
 use lazulite::{
     dequantize, eval, matmul, matrix_transpose, quantize, quantized_matmul, random, Array, DType,
-    Result,
+    Quantization, QuantizationMode, Result,
 };
 use std::time::Instant;
 
@@ -32,24 +33,37 @@ fn main() -> Result<()> {
     println!("W {n}x{k}: ms (median)");
     println!(
         "{:>6} {:>5} {:>12} {:>12} {:>16}",
-        "rows", "bits", "quantized", "f32 matmul", "dequant+matmul"
+        "rows", "mode", "quantized", "f32 matmul", "dequant+matmul"
     );
-    for bits in [4, 8] {
-        let (w_q, s, b) = quantize(&w, 64, bits)?;
-        eval(&[&w_q, &s, &b])?;
+    let modes = [
+        Quantization::affine(64, 4),
+        Quantization::affine(64, 8),
+        Quantization::new(QuantizationMode::Mxfp4),
+        Quantization::new(QuantizationMode::Mxfp8),
+        Quantization::new(QuantizationMode::Nvfp4),
+    ];
+    for q in modes {
+        let (w_q, s, b) = quantize(&w, q, None)?;
+        let b = b.as_ref();
+        eval(&[&w_q, &s])?;
+        let name = match q.mode {
+            QuantizationMode::Affine => format!("a{}", q.bits),
+            mode => mode.to_string(),
+        };
+        let dtype = Some(DType::Float32);
         for m in [1, 4, 16, 128] {
             let x = random::normal(&[m, k], DType::Float32, None, None, None)?;
             eval(&[&x])?;
             let runs = if m >= 128 { 10 } else { 30 };
-            let q = median_ms(runs, || quantized_matmul(&x, &w_q, &s, &b, true, 64, bits))?;
+            let t = median_ms(runs, || quantized_matmul(&x, &w_q, &s, b, true, q))?;
             let f = median_ms(runs, || matmul(&x, &wt))?;
             let d = median_ms(runs, || {
                 matmul(
                     &x,
-                    &matrix_transpose(&dequantize(&w_q, &s, &b, 64, bits, None)?)?,
+                    &matrix_transpose(&dequantize(&w_q, &s, b, q, None, dtype)?)?,
                 )
             })?;
-            println!("{m:>6} {bits:>5} {q:>12.3} {f:>12.3} {d:>16.3}");
+            println!("{m:>6} {name:>5} {t:>12.3} {f:>12.3} {d:>16.3}");
         }
     }
     Ok(())

@@ -705,6 +705,18 @@ PRODUCTS = [
     ("snippet.quantized_matmul", "transpose", (lambda c: arr(c, (2, 64)), lambda c: arr(c, (8, 64), salt="w")), {}),
     ("snippet.quantized_matmul", "no-transpose", (lambda c: arr(c, (2, 64)), lambda c: arr(c, (64, 64), salt="w")), {"transpose": False}),
     ("snippet.gather_qmm", "rhs", (lambda c: arr(c, (3, 1, 64)), lambda c: arr(c, (2, 8, 64), salt="w")), {}),
+    *[("quantize", m, (lambda c: arr(c, (4, 64)),), {"mode": m}) for m in ("mxfp4", "mxfp8", "nvfp4")],
+    ("quantize", "nvfp4-group32", (lambda c: arr(c, (2, 64)),), {"mode": "nvfp4", "group_size": 32}),
+    ("quantize", "mxfp8-bits4", (lambda c: arr(c, (2, 64)),), {"mode": "mxfp8", "bits": 4}),
+    ("quantize", "float16-mxfp4", (lambda c: arr(c, (2, 64), "float16"),), {"mode": "mxfp4"}),
+    ("quantize", "bfloat16-nvfp4", (lambda c: arr(c, (2, 64), "bfloat16"),), {"mode": "nvfp4"}),
+    *[("snippet.quantize_roundtrip_fp", m, (lambda c: arr(c, (4, 64)),), {"mode": m}) for m in ("mxfp4", "mxfp8", "nvfp4")],
+    *[("snippet.quantized_matmul_fp", m, (lambda c: arr(c, (2, 64)), lambda c: arr(c, (8, 64), salt="w")), {"mode": m})
+      for m in ("mxfp4", "mxfp8", "nvfp4")],
+    ("snippet.quantized_matmul_fp", "no-transpose", (lambda c: arr(c, (2, 64)), lambda c: arr(c, (64, 64), salt="w")),
+     {"mode": "mxfp8", "transpose": False}),
+    *[("snippet.gather_qmm_fp", m, (lambda c: arr(c, (3, 1, 64)), lambda c: arr(c, (2, 8, 64), salt="w")), {"mode": m})
+      for m in ("mxfp4", "mxfp8", "nvfp4")],
 ]
 for fn, label, args, kw in PRODUCTS:
     cid = f"{fn}/{label}"
@@ -1051,6 +1063,7 @@ for name in UTILS:
     add(f"snippet.utils_{name}", "tree")
 SNIPPET_NS.update(printoptions_state="core", setitem="array", iterate="array", property="array", issubdtype="core", dtype_attrs="core",
                   printing="array", quantize_roundtrip="core", quantized_matmul="core", gather_qmm="core",
+                  quantize_roundtrip_fp="core", quantized_matmul_fp="core", gather_qmm_fp="core",
                   stft_roundtrip="fft")
 for fn in ("add", "subtract", "multiply", "divide", "maximum", "minimum"):
     SNIPPET_NS[f"at_{fn}"] = "array"

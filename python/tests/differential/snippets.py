@@ -72,6 +72,23 @@ def gather_qmm(lib, x, w):
     return mx.gather_qmm(x, q, s, b, rhs_indices=mx.array([1, 0, 1], dtype=mx.uint32), group_size=32, bits=4)
 
 
+def quantize_roundtrip_fp(lib, w, mode):
+    mx = lib.core
+    return mx.dequantize(*mx.quantize(w, mode=mode), mode=mode)
+
+
+def quantized_matmul_fp(lib, x, w, mode, transpose=True):
+    mx = lib.core
+    q, s = mx.quantize(w, mode=mode)
+    return mx.quantized_matmul(x, q, s, transpose=transpose, mode=mode)
+
+
+def gather_qmm_fp(lib, x, w, mode):
+    mx = lib.core
+    q, s = mx.quantize(w, mode=mode)
+    return mx.gather_qmm(x, q, s, rhs_indices=mx.array([1, 0, 1], dtype=mx.uint32), mode=mode)
+
+
 def stft_roundtrip(lib, x):
     mx = lib.core
     w = mx.hanning(16)

@@ -102,6 +102,13 @@ fn one(a: Array) -> Result<Vec<Array>> {
     Ok(vec![a])
 }
 
+/// The quantization mode stored at state field `i` (MLX's enumeration order).
+fn quantization_mode(s: &State<'_>, i: usize) -> Result<QuantizationMode> {
+    let index = s.int(i)?;
+    QuantizationMode::from_index(index)
+        .ok_or_else(|| s.unsupported(format!("quantization mode {index}")))
+}
+
 macro_rules! unary {
     ($f:expr) => {
         (|x: &[Array], _: &State, _: &[OutputSpec]| one($f(&x[0])?)) as Interpret
@@ -378,35 +385,52 @@ fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
             one(crate::random::bits(&s.sizes(0)?, width, Some(&x[0]))?)
         }),
         ("QuantizedMatmul", &[I, I, I, B], |x, s, _| {
-            if s.int(2)? != 0 {
-                return Err(s.unsupported(format!("quantization mode {}", s.int(2)?)));
-            }
-            if x.len() != 4 {
-                return Err(s.unsupported("no biases"));
-            }
-            let (gs, bits, transpose) = (s.int(0)?, s.int(1)?, s.bool(3)?);
+            let mode = quantization_mode(s, 2)?;
+            let q = Quantization {
+                mode,
+                group_size: s.int(0)?,
+                bits: s.int(1)?,
+            };
+            let biases = match (mode, x.len()) {
+                (QuantizationMode::Affine, 4) => Some(&x[3]),
+                (QuantizationMode::Affine, _) => return Err(s.unsupported("no biases")),
+                _ => None,
+            };
             one(quantized_matmul(
-                &x[0], &x[1], &x[2], &x[3], transpose, gs, bits,
+                &x[0],
+                &x[1],
+                &x[2],
+                biases,
+                s.bool(3)?,
+                q,
             )?)
         }),
         ("Quantize", &[N, I, I, I, B], |x, s, out| {
-            if s.int(2)? != 0 || (s.bool(3)? && x.len() != 3) {
-                return Err(s.unsupported(format!("quantization mode {}", s.int(2)?)));
-            }
-            let (gs, bits) = (s.int(0)?, s.int(1)?);
             // State: group size, bits, mode, whether it dequantizes.
+            let mode = quantization_mode(s, 2)?;
+            let q = Quantization {
+                mode,
+                group_size: s.int(0)?,
+                bits: s.int(1)?,
+            };
+            let affine = mode == QuantizationMode::Affine;
             if s.bool(3)? {
-                return one(dequantize(
-                    &x[0],
-                    &x[1],
-                    &x[2],
-                    gs,
-                    bits,
-                    Some(out[0].dtype),
-                )?);
+                if affine && x.len() != 3 {
+                    return Err(s.unsupported("no biases"));
+                }
+                let (biases, global) = if affine {
+                    (Some(&x[2]), None)
+                } else {
+                    (None, x.get(2))
+                };
+                let dtype = Some(out[0].dtype);
+                return one(dequantize(&x[0], &x[1], biases, q, global, dtype)?);
             }
-            let (w, scales, biases) = quantize(&x[0], gs, bits)?;
-            Ok(vec![w, scales, biases])
+            let (w, scales, biases) = quantize(&x[0], q, x.get(1))?;
+            Ok([Some(w), Some(scales), biases]
+                .into_iter()
+                .flatten()
+                .collect())
         }),
         ("Convolution", &[V, V, V, V, V, I, B], |x, s, _| {
             let params = ConvGeneral {

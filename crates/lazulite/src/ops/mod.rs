@@ -59,4 +59,6 @@ pub use signal::{bartlett, blackman, convolve, hamming, hanning};
 pub mod depends;
 pub use depends::depends;
 pub mod quantized;
-pub use quantized::{dequantize, gather_qmm, quantize, quantized_matmul};
+pub use quantized::{
+    dequantize, gather_qmm, quantize, quantized_matmul, Quantization, QuantizationMode,
+};

@@ -312,8 +312,15 @@ fn reads_gguf_package_files() {
         // `scale * level + bias` in float32 is ggml's `d * (level - offset)` exactly,
         // up to the sign of zero.
         let wide = |a: &Array| lazulite::astype(a, DType::Float32).unwrap();
-        let values =
-            lazulite::dequantize(w, &wide(scales), &wide(biases), 32, bits as i32, None).unwrap();
+        let values = lazulite::dequantize(
+            w,
+            &wide(scales),
+            Some(&wide(biases)),
+            lazulite::Quantization::affine(32, bits as i32),
+            None,
+            None,
+        )
+        .unwrap();
         assert_eq!(
             values.to_vec::<f32>().unwrap(),
             expected.to_vec::<f32>().unwrap(),

@@ -25,6 +25,7 @@ mod linalg;
 mod linalg_factor;
 mod promotion;
 mod quantized;
+mod quantized_fp;
 mod random;
 mod raw;
 mod reduce;

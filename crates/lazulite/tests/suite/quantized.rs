@@ -3,11 +3,45 @@
 use crate::common;
 
 use common::{array_from_json, assert_matches, check_derivatives, check_vmap, load_fixture};
-use lazulite::{
-    astype, dequantize, matmul, matrix_transpose, quantize, quantized_matmul, Array, DType,
-    ErrorKind,
-};
+use lazulite::{astype, matmul, matrix_transpose, Array, DType, ErrorKind, Quantization};
 use serde_json::Value;
+
+/// `lazulite::quantize` in affine mode, whose biases are always there.
+fn quantize(w: &Array, gs: i32, bits: i32) -> lazulite::Result<(Array, Array, Array)> {
+    let (w_q, scales, biases) = lazulite::quantize(w, Quantization::affine(gs, bits), None)?;
+    Ok((
+        w_q,
+        scales,
+        biases.expect("affine quantization returns biases"),
+    ))
+}
+
+/// `lazulite::dequantize` in affine mode.
+fn dequantize(
+    w: &Array,
+    scales: &Array,
+    biases: &Array,
+    gs: i32,
+    bits: i32,
+    dtype: Option<DType>,
+) -> lazulite::Result<Array> {
+    let q = Quantization::affine(gs, bits);
+    lazulite::dequantize(w, scales, Some(biases), q, None, dtype)
+}
+
+/// `lazulite::quantized_matmul` in affine mode.
+fn quantized_matmul(
+    x: &Array,
+    w: &Array,
+    scales: &Array,
+    biases: &Array,
+    transpose: bool,
+    gs: i32,
+    bits: i32,
+) -> lazulite::Result<Array> {
+    let q = Quantization::affine(gs, bits);
+    lazulite::quantized_matmul(x, w, scales, Some(biases), transpose, q)
+}
 
 fn int(v: &Value) -> i32 {
     v.as_i64().expect("integer") as i32

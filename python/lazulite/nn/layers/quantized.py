@@ -1,7 +1,6 @@
-"""Quantized layers and the model-walking ``quantize``, as in ``mlx.nn``.
-
-Only MLX's ``"affine"`` mode exists in lazulite; the floating-point modes raise the
-ValueError of ``lazulite.core.quantize``.
+"""Quantized layers and the model-walking ``quantize``, as in ``mlx.nn``, in MLX's four
+modes: ``"affine"`` (scales and biases) and ``"mxfp4"``, ``"mxfp8"``, ``"nvfp4"`` (uint8
+scales, no biases: the layers' ``biases`` is ``None``).
 """
 
 import math
@@ -101,18 +100,18 @@ class QuantizedEmbedding(Module):
         self.group_size, self.bits = _defaults_for_mode(mode, group_size, bits)
         self.mode = mode
         weight = mx.random.normal(shape=(num_embeddings, dims), scale=math.sqrt(1 / dims))
-        self.weight, self.scales, self.biases = mx.quantize(
-            weight, self.group_size, self.bits, mode=mode
-        )
+        self.weight, self.scales, *biases = mx.quantize(weight, self.group_size, self.bits, mode=mode)
+        self.biases = biases[0] if biases else None
         self.num_embeddings = num_embeddings
         self.dims = dims
         self.freeze()
 
     def __call__(self, x):
+        biases = self.get("biases")
         return mx.dequantize(
             self["weight"][x],
             scales=self["scales"][x],
-            biases=self["biases"][x],
+            biases=biases[x] if biases is not None else None,
             group_size=self.group_size,
             bits=self.bits,
             mode=self.mode,
@@ -124,7 +123,7 @@ class QuantizedEmbedding(Module):
             x,
             self["weight"],
             scales=self["scales"],
-            biases=self["biases"],
+            biases=self.get("biases"),
             transpose=True,
             group_size=self.group_size,
             bits=self.bits,
@@ -144,9 +143,8 @@ class QuantizedEmbedding(Module):
         """A :obj:`QuantizedEmbedding` from an :obj:`Embedding` layer."""
         num_embeddings, dims = embedding_layer.weight.shape
         ql = cls(num_embeddings, dims, group_size, bits, mode=mode)
-        ql.weight, ql.scales, ql.biases = mx.quantize(
-            embedding_layer.weight, ql.group_size, ql.bits, mode=mode
-        )
+        ql.weight, ql.scales, *biases = mx.quantize(embedding_layer.weight, ql.group_size, ql.bits, mode=mode)
+        ql.biases = biases[0] if biases else None
         return ql
 
 
@@ -177,9 +175,8 @@ class QuantizedLinear(Module):
         self.mode = mode
         scale = math.sqrt(1 / input_dims)
         weight = mx.random.uniform(low=-scale, high=scale, shape=(output_dims, input_dims))
-        self.weight, self.scales, self.biases = mx.quantize(
-            weight, self.group_size, self.bits, mode=mode
-        )
+        self.weight, self.scales, *biases = mx.quantize(weight, self.group_size, self.bits, mode=mode)
+        self.biases = biases[0] if biases else None
         if bias:
             self.bias = mx.zeros((output_dims,))
         self.freeze()
@@ -197,7 +194,7 @@ class QuantizedLinear(Module):
             x,
             self["weight"],
             scales=self["scales"],
-            biases=self["biases"],
+            biases=self.get("biases"),
             transpose=True,
             group_size=self.group_size,
             bits=self.bits,
@@ -214,9 +211,8 @@ class QuantizedLinear(Module):
         """A :obj:`QuantizedLinear` from a :obj:`Linear` layer."""
         output_dims, input_dims = linear_layer.weight.shape
         ql = cls(input_dims, output_dims, False, group_size, bits, mode=mode)
-        ql.weight, ql.scales, ql.biases = mx.quantize(
-            linear_layer.weight, ql.group_size, ql.bits, mode=mode
-        )
+        ql.weight, ql.scales, *biases = mx.quantize(linear_layer.weight, ql.group_size, ql.bits, mode=mode)
+        ql.biases = biases[0] if biases else None
         if "bias" in linear_layer:
             ql.bias = linear_layer.bias
         return ql

@@ -11,6 +11,7 @@
 //! Float16 and bfloat16 compute in float32 (as MLX does), float32 in float32 and float64
 //! in float64: [`Real::Acc`].
 
+pub(crate) mod fp;
 mod rows;
 
 use super::elementwise::{cast, map1};
@@ -44,6 +45,11 @@ pub trait Acc:
     fn abs(self) -> Self;
     /// A level computed in float back to an integer (NaN gives 0).
     fn to_level(self) -> u64;
+    fn is_nan(self) -> bool;
+    fn from_f32(v: f32) -> Self;
+    fn to_f32(self) -> f32;
+    fn log2(self) -> Self;
+    fn powf(self, e: Self) -> Self;
 }
 
 impl Acc for f32 {
@@ -67,6 +73,26 @@ impl Acc for f32 {
     fn to_level(self) -> u64 {
         self as u64
     }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        f32::is_nan(self)
+    }
+    #[inline(always)]
+    fn from_f32(v: f32) -> f32 {
+        v
+    }
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self
+    }
+    #[inline(always)]
+    fn log2(self) -> f32 {
+        f32::log2(self)
+    }
+    #[inline(always)]
+    fn powf(self, e: f32) -> f32 {
+        f32::powf(self, e)
+    }
 }
 
 impl Acc for f64 {
@@ -89,6 +115,26 @@ impl Acc for f64 {
     #[inline(always)]
     fn to_level(self) -> u64 {
         self as u64
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        f64::is_nan(self)
+    }
+    #[inline(always)]
+    fn from_f32(v: f32) -> f64 {
+        v as f64
+    }
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self as f32
+    }
+    #[inline(always)]
+    fn log2(self) -> f64 {
+        f64::log2(self)
+    }
+    #[inline(always)]
+    fn powf(self, e: f64) -> f64 {
+        f64::powf(self, e)
     }
 }
 
@@ -146,11 +192,107 @@ macro_rules! with_real {
     };
 }
 
-/// How a quantized matrix is packed: elements per scale and bits per element.
+/// MLX's quantization modes: how the elements of a group and its scale are encoded.
+///
+/// ```
+/// use lazulite::QuantizationMode;
+/// let mode: QuantizationMode = "nvfp4".parse()?;
+/// assert_eq!(mode, QuantizationMode::Nvfp4);
+/// assert_eq!((mode.default_group_size(), mode.default_bits()), (16, 4));
+/// assert_eq!(mode.to_string(), "nvfp4");
+/// # Ok::<(), lazulite::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum QuantizationMode {
+    /// `bits`-bit integer levels with a scale and a bias per group (MLX's default).
+    #[default]
+    Affine,
+    /// 4-bit E2M1 floats, groups of 32 sharing a power-of-two (E8M0) scale.
+    Mxfp4,
+    /// 8-bit E4M3 floats, groups of 32 sharing a power-of-two (E8M0) scale.
+    Mxfp8,
+    /// 4-bit E2M1 floats, groups of 16 sharing an E4M3 scale.
+    Nvfp4,
+}
+
+impl QuantizationMode {
+    /// MLX's group size when none is given: 64, 32, 32, 16.
+    pub fn default_group_size(self) -> i32 {
+        match self {
+            QuantizationMode::Affine => 64,
+            QuantizationMode::Nvfp4 => 16,
+            _ => 32,
+        }
+    }
+
+    /// MLX's bits per element when none are given: 4, except 8 for mxfp8.
+    pub fn default_bits(self) -> i32 {
+        match self {
+            QuantizationMode::Mxfp8 => 8,
+            _ => 4,
+        }
+    }
+
+    /// The mode's position in MLX's enumeration (its exported function files store it).
+    pub fn index(self) -> i32 {
+        self as i32
+    }
+
+    /// The mode at position `index` of MLX's enumeration.
+    pub fn from_index(index: i32) -> Option<QuantizationMode> {
+        [
+            QuantizationMode::Affine,
+            QuantizationMode::Mxfp4,
+            QuantizationMode::Mxfp8,
+            QuantizationMode::Nvfp4,
+        ]
+        .get(usize::try_from(index).ok()?)
+        .copied()
+    }
+
+    /// The floating-point format of a non-affine mode.
+    pub(crate) fn format(self) -> Option<fp::Format> {
+        match self {
+            QuantizationMode::Affine => None,
+            QuantizationMode::Mxfp4 => Some(fp::Format::Mxfp4),
+            QuantizationMode::Mxfp8 => Some(fp::Format::Mxfp8),
+            QuantizationMode::Nvfp4 => Some(fp::Format::Nvfp4),
+        }
+    }
+}
+
+impl std::fmt::Display for QuantizationMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            QuantizationMode::Affine => "affine",
+            QuantizationMode::Mxfp4 => "mxfp4",
+            QuantizationMode::Mxfp8 => "mxfp8",
+            QuantizationMode::Nvfp4 => "nvfp4",
+        })
+    }
+}
+
+impl std::str::FromStr for QuantizationMode {
+    type Err = Error;
+
+    /// MLX's mode names; another name is a ValueError with MLX's message.
+    fn from_str(s: &str) -> Result<QuantizationMode> {
+        match s {
+            "affine" => Ok(QuantizationMode::Affine),
+            "mxfp4" => Ok(QuantizationMode::Mxfp4),
+            "mxfp8" => Ok(QuantizationMode::Mxfp8),
+            "nvfp4" => Ok(QuantizationMode::Nvfp4),
+            _ => Err(Error::value(format!("Invalid quantization mode '{s}'."))),
+        }
+    }
+}
+
+/// How a quantized matrix is packed: elements per scale, bits per element, and the mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packing {
     pub group_size: usize,
     pub bits: usize,
+    pub mode: QuantizationMode,
 }
 
 impl Packing {
@@ -271,7 +413,9 @@ fn quantize_typed<T: Real>(w: Tensor, packing: Packing) -> Result<[Tensor; 3]> {
     let w = contiguous::<T>(w)?;
     let nd = w.ndim();
     let cols = w.shape[nd - 1];
-    let Packing { group_size, bits } = packing;
+    let Packing {
+        group_size, bits, ..
+    } = packing;
     let mut words_shape = w.shape.clone();
     words_shape[nd - 1] = cols * bits / 32;
     let mut group_shape = w.shape.clone();
@@ -372,7 +516,9 @@ fn dequantize_typed<T: Real>(
     let scales = contiguous::<T>(scales)?;
     let biases = contiguous::<T>(biases)?;
     let nd = w.ndim();
-    let Packing { group_size, bits } = packing;
+    let Packing {
+        group_size, bits, ..
+    } = packing;
     let mut shape = w.shape.clone();
     shape[nd - 1] = w.shape[nd - 1] * 32 / bits;
     let mut out = Tensor::uninit(T::DTYPE, &shape)?;
@@ -444,26 +590,36 @@ const FUSED_MAX_ROWS: usize = 8;
 const TILE_N: usize = 128;
 const TILE_K: usize = 512;
 
-/// `x @ W^T` or `x @ W` for `W` quantized as `w`, `scales`, `biases` (see [`Product`]).
-/// `x`, `scales` and `biases` have one float dtype, the result's; `w` and the scales may
-/// have batch dimensions broadcast (stride 0), their last two dimensions of any layout.
+/// `x @ W^T` or `x @ W` for `W` quantized as `w`, `scales` and, in affine mode, `biases`
+/// (see [`Product`]). `x` has a float dtype, the result's; affine scales and biases have
+/// it too, floating-point modes' scales are uint8. `w` and the scales may have batch
+/// dimensions broadcast (stride 0), their last two dimensions of any layout.
 pub fn quantized_matmul(
     x: Tensor,
     w: Tensor,
     scales: Tensor,
-    biases: Tensor,
+    biases: Option<Tensor>,
     packing: Packing,
     product: Product,
     out_shape: &[usize],
 ) -> Result<Tensor> {
     let dtype = x.dtype;
     let w = with_matrices_contiguous(w)?;
+    let Some(biases) = biases else {
+        let out = match dtype {
+            DType::Float64 => qmm_typed::<f64>(x, w, scales, None, packing, product, out_shape)?,
+            _ => qmm_typed::<f32>(x, w, scales, None, packing, product, out_shape)?,
+        };
+        return narrowed(out, dtype);
+    };
     let kernel = match dtype {
         DType::Float64 => None,
         _ => rows::kernel(packing, product, FUSED_MAX_ROWS),
     };
     let out = match (dtype, kernel) {
-        (DType::Float64, _) => qmm_typed::<f64>(x, w, scales, biases, packing, product, out_shape)?,
+        (DType::Float64, _) => {
+            qmm_typed::<f64>(x, w, scales, Some(biases), packing, product, out_shape)?
+        }
         (_, Some(kernel)) => {
             let x = widened::<f32>(x)?;
             let few_rows = rows::Operands {
@@ -482,8 +638,13 @@ pub fn quantized_matmul(
                 _ => rows::product::<f32>(kernel, few_rows, packing, product, out_shape)?,
             }
         }
-        _ => qmm_typed::<f32>(x, w, scales, biases, packing, product, out_shape)?,
+        _ => qmm_typed::<f32>(x, w, scales, Some(biases), packing, product, out_shape)?,
     };
+    narrowed(out, dtype)
+}
+
+/// `out` (float32 or float64) as `dtype`.
+fn narrowed(out: Tensor, dtype: DType) -> Result<Tensor> {
     if out.dtype == dtype {
         Ok(out)
     } else {
@@ -522,14 +683,12 @@ fn qmm_typed<A: Acc>(
     x: Tensor,
     w: Tensor,
     scales: Tensor,
-    biases: Tensor,
+    biases: Option<Tensor>,
     packing: Packing,
     p: Product,
     out_shape: &[usize],
 ) -> Result<Tensor> {
     let x = widened::<A>(x)?;
-    let scales = widened::<A>(scales)?;
-    let biases = widened::<A>(biases)?;
     let mut out = Tensor::uninit(A::DTYPE, out_shape)?;
     if out.size() == 0 {
         return Ok(out);
@@ -538,34 +697,62 @@ fn qmm_typed<A: Acc>(
     let words_per_row = cols * packing.bits / 32;
     let groups_per_row = cols / packing.group_size;
     let words = w.buf.as_ptr() as *const u32;
-    let (xs, ss, bs) = (x.slice::<A>(), scales.slice::<A>(), biases.slice::<A>());
+    let xs = x.slice::<A>();
     let dst = out.slice_mut::<A>();
+    let g = rows * groups_per_row;
+    // The floating-point modes read their scale bytes and element codes through tables.
+    let fp = match packing.mode.format() {
+        Some(format) => Some((contiguous::<u8>(scales.clone())?, FpTables::new(format))),
+        None => None,
+    };
+    let affine = match (&fp, biases) {
+        (None, Some(biases)) => Some((widened::<A>(scales)?, widened::<A>(biases)?)),
+        _ => None,
+    };
     for b in 0..p.batch {
         // SAFETY: the offset addresses the first word of matrix `b` inside w's buffer, and
         // its last two dimensions are contiguous: rows * words_per_row words follow.
         let wb = unsafe {
             std::slice::from_raw_parts(words.offset(batch_offset(&w, b)), rows * words_per_row)
         };
-        let g = rows * groups_per_row;
-        let matrix = Quantized {
-            words: wb,
-            scales: &ss[b * g..][..g],
-            biases: &bs[b * g..][..g],
-            words_per_row,
-            groups_per_row,
-            packing,
-        };
         let x = &xs[b * p.m * p.k..][..p.m * p.k];
         let out = &mut dst[b * p.m * p.n..][..p.m * p.n];
         if p.k == 0 {
             out.fill(A::ZERO);
-        } else if p.transpose && p.m <= FUSED_MAX_ROWS {
-            with_bits!(packing.bits, B => fused_rows::<A, B>(x, &matrix, p, out));
-        } else {
-            with_bits!(packing.bits, B => tiled::<A, B>(x, &matrix, p, out));
+            continue;
+        }
+        if let Some((scales, tables)) = &fp {
+            let matrix = FpMatrix {
+                bytes: bytemuck::cast_slice(wb),
+                scales: &scales.slice::<u8>()[b * g..][..g],
+                bytes_per_row: words_per_row * 4,
+                groups_per_row,
+                group_size: packing.group_size,
+                tables,
+            };
+            product_with(x, &matrix, p, out);
+        } else if let Some((scales, biases)) = &affine {
+            let matrix = Quantized {
+                words: wb,
+                scales: &scales.slice::<A>()[b * g..][..g],
+                biases: &biases.slice::<A>()[b * g..][..g],
+                words_per_row,
+                groups_per_row,
+                packing,
+            };
+            with_bits!(packing.bits, B => product_with(x, &Levels::<A, B>(&matrix), p, out));
         }
     }
     Ok(out)
+}
+
+/// The fused kernel for few rows of `x` with `W` transposed, else the tiles.
+fn product_with<A: Acc, M: Matrix<A>>(x: &[A], w: &M, p: Product, out: &mut [A]) {
+    if p.transpose && p.m <= FUSED_MAX_ROWS {
+        fused_rows(x, w, p, out);
+    } else {
+        tiled(x, w, p, out);
+    }
 }
 
 /// Element offset of matrix `batch` (row-major over the batch dimensions) of `t`.
@@ -590,45 +777,142 @@ struct Quantized<'a, A> {
     packing: Packing,
 }
 
-impl<A: Acc> Quantized<'_, A> {
-    /// Writes `W[r, c]` for rows `rows` and columns `cols` (whole groups) into `tile`,
-    /// row-major.
+/// A packed matrix as the generic product kernels read it: a group at a time, as values
+/// before scaling with the group's scale and bias.
+trait Matrix<A: Acc>: Sync {
+    /// Whether groups have biases (affine) or not (the floating-point modes).
+    const BIASED: bool;
+    fn group_size(&self) -> usize;
+    fn groups_per_row(&self) -> usize;
+    /// Writes the unscaled values of group `g` of row `r` into `out`; returns the group's
+    /// scale and bias (zero when unbiased).
+    fn group(&self, r: usize, g: usize, out: &mut [A]) -> (A, A);
+}
+
+/// An affine matrix of `BITS`-bit levels.
+struct Levels<'q, 'a, A, const BITS: usize>(&'q Quantized<'a, A>);
+
+impl<A: Acc, const BITS: usize> Matrix<A> for Levels<'_, '_, A, BITS> {
+    const BIASED: bool = true;
+    fn group_size(&self) -> usize {
+        self.0.packing.group_size
+    }
+    fn groups_per_row(&self) -> usize {
+        self.0.groups_per_row
+    }
     #[inline(always)]
-    fn dequantize_block<const BITS: usize>(
-        &self,
-        rows: std::ops::Range<usize>,
-        cols: std::ops::Range<usize>,
-        tile: &mut [A],
-    ) {
-        let group_size = self.packing.group_size;
-        let wpg = group_size * BITS / 32;
-        let width = cols.len();
-        let first = cols.start / group_size;
-        for (r, out_row) in rows.zip(tile.chunks_exact_mut(width)) {
-            let words = &self.words[r * self.words_per_row..];
-            let at = r * self.groups_per_row + first;
-            for (i, out) in out_row.chunks_exact_mut(group_size).enumerate() {
-                unpack::<BITS, A>(&words[(first + i) * wpg..][..wpg], out);
-                let (s, b) = (self.scales[at + i], self.biases[at + i]);
+    fn group(&self, r: usize, g: usize, out: &mut [A]) -> (A, A) {
+        let w = self.0;
+        let wpg = w.packing.group_size * BITS / 32;
+        unpack::<BITS, A>(&w.words[r * w.words_per_row + g * wpg..][..wpg], out);
+        let at = r * w.groups_per_row + g;
+        (w.scales[at], w.biases[at])
+    }
+}
+
+/// Decoding tables of a floating-point format in the accumulator type: the two E2M1
+/// values of every byte (or the E4M3 value of every byte), and every scale byte's scale.
+/// Fixed-size arrays, so that indexing with a byte needs no bounds check.
+struct FpTables<A> {
+    format: fp::Format,
+    pairs: [[A; 2]; 256],
+    bytes: [A; 256],
+    scales: [A; 256],
+}
+
+impl<A: Acc> FpTables<A> {
+    fn new(format: fp::Format) -> FpTables<A> {
+        let element = |c: u8| A::from_f32(format.element(c));
+        FpTables {
+            format,
+            pairs: std::array::from_fn(|b| [element(b as u8 & 15), element(b as u8 >> 4)]),
+            bytes: std::array::from_fn(|b| element(b as u8)),
+            scales: std::array::from_fn(|b| A::from_f32(format.scale(b as u8))),
+        }
+    }
+}
+
+/// A matrix in a floating-point mode: element codes and a scale byte per group.
+struct FpMatrix<'a, A> {
+    bytes: &'a [u8],
+    scales: &'a [u8],
+    bytes_per_row: usize,
+    groups_per_row: usize,
+    group_size: usize,
+    tables: &'a FpTables<A>,
+}
+
+impl<A: Acc> Matrix<A> for FpMatrix<'_, A> {
+    const BIASED: bool = false;
+    fn group_size(&self) -> usize {
+        self.group_size
+    }
+    fn groups_per_row(&self) -> usize {
+        self.groups_per_row
+    }
+    #[inline(always)]
+    fn group(&self, r: usize, g: usize, out: &mut [A]) -> (A, A) {
+        let t = self.tables;
+        let scale = t.scales[self.scales[r * self.groups_per_row + g] as usize];
+        let row = &self.bytes[r * self.bytes_per_row..];
+        if t.format == fp::Format::Mxfp8 {
+            let codes = &row[g * self.group_size..][..self.group_size];
+            for (o, &c) in out.iter_mut().zip(codes) {
+                *o = t.bytes[c as usize];
+            }
+        } else {
+            let codes = &row[g * self.group_size / 2..][..self.group_size / 2];
+            for (o, &c) in out.chunks_exact_mut(2).zip(codes) {
+                let [lo, hi] = t.pairs[c as usize];
+                o[0] = lo;
+                o[1] = hi;
+            }
+        }
+        (scale, A::ZERO)
+    }
+}
+
+/// Writes `W[r, c]` for rows `rows` and columns `cols` (whole groups) into `tile`,
+/// row-major.
+#[inline(always)]
+fn dequantize_block<A: Acc, M: Matrix<A>>(
+    w: &M,
+    rows: std::ops::Range<usize>,
+    cols: std::ops::Range<usize>,
+    tile: &mut [A],
+) {
+    let group_size = w.group_size();
+    let width = cols.len();
+    let first = cols.start / group_size;
+    for (r, out_row) in rows.zip(tile.chunks_exact_mut(width)) {
+        for (i, out) in out_row.chunks_exact_mut(group_size).enumerate() {
+            let (s, b) = w.group(r, first + i, out);
+            if M::BIASED {
                 for v in out.iter_mut() {
                     *v = *v * s + b;
+                }
+            } else {
+                for v in out.iter_mut() {
+                    *v = *v * s;
                 }
             }
         }
     }
 }
 
-/// `x @ W^T` for few rows of `x`: each packed row of `W` is unpacked once per group and
+/// `x @ W^T` for few rows of `x`: each packed row of `W` is decoded once per group and
 /// used for every row of `x`, as `s * (x_g . q_g) + b * sum(x_g)`.
-fn fused_rows<A: Acc, const BITS: usize>(x: &[A], w: &Quantized<'_, A>, p: Product, out: &mut [A]) {
-    let group_size = w.packing.group_size;
-    let wpg = group_size * BITS / 32;
-    let groups = w.groups_per_row;
-    // Sum of each group of each row of x.
-    let x_sums: Vec<A> = x
-        .chunks_exact(group_size)
-        .map(|g| g.iter().fold(A::ZERO, |acc, &v| acc + v))
-        .collect();
+fn fused_rows<A: Acc, M: Matrix<A>>(x: &[A], w: &M, p: Product, out: &mut [A]) {
+    let group_size = w.group_size();
+    let groups = w.groups_per_row();
+    // Sum of each group of each row of x (for the biases).
+    let x_sums: Vec<A> = if M::BIASED {
+        x.chunks_exact(group_size)
+            .map(|g| g.iter().fold(A::ZERO, |acc, &v| acc + v))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let dst = SendPtr(out.as_mut_ptr());
     let rows_per_task = (TASK_ELEMENTS / p.k).max(1);
     (0..p.n.div_ceil(rows_per_task))
@@ -640,15 +924,36 @@ fn fused_rows<A: Acc, const BITS: usize>(x: &[A], w: &Quantized<'_, A>, p: Produ
                     let mut levels = vec![A::ZERO; group_size];
                     let mut acc = vec![A::ZERO; p.m];
                     let end = ((task + 1) * rows_per_task).min(p.n);
+                    if !M::BIASED {
+                        // Without biases a whole row of W is decoded and scaled once, then
+                        // dotted with each row of x: one horizontal sum per result rather
+                        // than one per group (nvfp4's groups are a single 16-lane vector).
+                        let mut row = vec![A::ZERO; p.k];
+                        for n in task * rows_per_task..end {
+                            for (g, values) in row.chunks_exact_mut(group_size).enumerate() {
+                                let (s, _) = w.group(n, g, values);
+                                for v in values.iter_mut() {
+                                    *v = *v * s;
+                                }
+                            }
+                            for (m, xm) in x.chunks_exact(p.k).enumerate() {
+                                // SAFETY: (m, n) is inside the m x n result and this task
+                                // alone writes column n.
+                                unsafe { *dst.get().add(m * p.n + n) = dot(xm, &row) };
+                            }
+                        }
+                        return;
+                    }
                     for n in task * rows_per_task..end {
                         acc.fill(A::ZERO);
-                        let words = &w.words[n * w.words_per_row..][..w.words_per_row];
                         for g in 0..groups {
-                            unpack::<BITS, A>(&words[g * wpg..][..wpg], &mut levels);
-                            let (s, b) = (w.scales[n * groups + g], w.biases[n * groups + g]);
+                            let (s, b) = w.group(n, g, &mut levels);
                             for (m, a) in acc.iter_mut().enumerate() {
                                 let xg = &x[m * p.k + g * group_size..][..group_size];
-                                *a = *a + s * dot(xg, &levels) + b * x_sums[m * groups + g];
+                                *a = *a + s * dot(xg, &levels);
+                                if M::BIASED {
+                                    *a = *a + b * x_sums[m * groups + g];
+                                }
                             }
                         }
                         for (m, &a) in acc.iter().enumerate() {
@@ -682,7 +987,7 @@ fn dot<A: Acc>(a: &[A], b: &[A]) -> A {
 
 /// The product through dequantized tiles: blocks of result columns in parallel, each
 /// accumulating gemm products over tiles of `TILE_K` depth.
-fn tiled<A: Acc, const BITS: usize>(x: &[A], w: &Quantized<'_, A>, p: Product, out: &mut [A]) {
+fn tiled<A: Acc, M: Matrix<A>>(x: &[A], w: &M, p: Product, out: &mut [A]) {
     let dst = SendPtr(out.as_mut_ptr());
     let src = SendPtr(x.as_ptr() as *mut A);
     let blocks = p.n.div_ceil(TILE_N);
@@ -699,13 +1004,13 @@ fn tiled<A: Acc, const BITS: usize>(x: &[A], w: &Quantized<'_, A>, p: Product, o
                 let (rhs_cs, rhs_rs) = if p.transpose {
                     vectorised(
                         #[inline(always)]
-                        || w.dequantize_block::<BITS>(n0..n0 + nb, k0..k0 + kc, tile),
+                        || dequantize_block(w, n0..n0 + nb, k0..k0 + kc, tile),
                     );
                     (kc as isize, 1)
                 } else {
                     vectorised(
                         #[inline(always)]
-                        || w.dequantize_block::<BITS>(k0..k0 + kc, n0..n0 + nb, tile),
+                        || dequantize_block(w, k0..k0 + kc, n0..n0 + nb, tile),
                     );
                     (1, nb as isize)
                 };
