@@ -55,6 +55,40 @@ bind! {
             let _hint_only = sorted_indices;
             lz::gather_mm(&a.0, &b.0, lhs_indices.as_ref().map(|i| &i.0), rhs_indices.as_ref().map(|i| &i.0))
         };
+        /// Matrix product with ``block_size x block_size`` tiles masked out: for ``a`` of
+        /// shape ``(..., M, K)`` and ``b`` of ``(..., K, N)``, ``mask_lhs`` has shape
+        /// ``(..., ceil(M / block_size), ceil(K / block_size))``, ``mask_rhs``
+        /// ``(..., ceil(K / block_size), ceil(N / block_size))`` and ``mask_out``
+        /// ``(..., ceil(M / block_size), ceil(N / block_size))``. A false entry of a bool
+        /// mask zeroes its tile; a float mask scales it.
+        ///
+        /// Args:
+        ///     a (array): Input array or scalar.
+        ///     b (array): Input array or scalar.
+        ///     block_size (int): Size of the masked tiles, ``32`` or ``64``. Default: ``64``.
+        ///     mask_out (array, optional): Mask for the output. Default: ``None``.
+        ///     mask_lhs (array, optional): Mask for ``a``. Default: ``None``.
+        ///     mask_rhs (array, optional): Mask for ``b``. Default: ``None``.
+        ///
+        /// Returns:
+        ///     array: The output array.
+        block_masked_mm(a: Arr, b: Arr, /, block_size: i32 = 64, mask_out: Option<Arr> = None, mask_lhs: Option<Arr> = None, mask_rhs: Option<Arr> = None, *, stream) => {
+            let mask = |m: &Option<Arr>| m.as_ref().map(|m| m.0.clone());
+            let (out, lhs, rhs) = (mask(&mask_out), mask(&mask_lhs), mask(&mask_rhs));
+            lz::block_masked_mm(&a.0, &b.0, block_size, out.as_ref(), lhs.as_ref(), rhs.as_ref())
+        };
+        /// Matrix product with the inner dimension split into segments, one result per
+        /// segment: ``out[i] = a[:, s:e] @ b[s:e, :]`` for ``segments[i] = (s, e)``.
+        ///
+        /// Args:
+        ///     a (array): Input array of shape ``MxK``.
+        ///     b (array): Input array of shape ``KxN``.
+        ///     segments (array): Integer pairs ``(start, end)`` into the inner dimension,
+        ///         shape ``(..., 2)``.
+        ///
+        /// Returns:
+        ///     array: The result per segment, of shape ``(..., M, N)``.
+        segmented_mm(a: Arr, b: Arr, /, segments: Arr, *, stream) => lz::segmented_mm(&a.0, &b.0, &segments.0);
         /// Inner product: sum over the last axes of ``a`` and ``b``.
         ///
         /// Args:

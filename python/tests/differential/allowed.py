@@ -116,6 +116,7 @@ ALLOWED = [
     Allowed("linalg.det", ("complex64",), ("raises-only-mlx",), WIDER_DTYPES),
     Allowed("linalg.slogdet", ("complex64",), ("raises-only-mlx",), WIDER_DTYPES),
     Allowed("random.uniform", ("float64",), ("raises-only-mlx",), WIDER_DTYPES),
+    Allowed("block_masked_mm", ("float16",), ("raises-only-mlx",), WIDER_DTYPES),
     Allowed("random.gumbel", ("float64",), ("raises-only-mlx",), WIDER_DTYPES),
     Allowed("random.truncated_normal", ("float64",), ("raises-only-mlx",), WIDER_DTYPES),
     # Documented signatures MLX's binding does not accept.
@@ -129,6 +130,7 @@ ALLOWED = [
     Allowed("isclose", ("*-op-*", "int-op-*", "scalar-scalar", "float-int"), ("raises-only-mlx",), SCALARS),
     Allowed("allclose", ("*-op-*", "int-op-*", "scalar-scalar", "float-int"), ("raises-only-mlx",), SCALARS),
     Allowed("searchsorted", ("scalar-value",), ("raises-only-mlx",), SCALARS),
+    Allowed("block_masked_mm", ("scalar",), ("exception-class",), SCALARS),
     Allowed("put_along_axis", ("scalar-values",), ("raises-only-mlx",), SCALARS),
     Allowed("result_type", ("scalar-array",), ("raises-only-mlx",), SCALARS),
 ]

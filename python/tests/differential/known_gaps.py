@@ -25,8 +25,6 @@ COMPLEX = "complex64 support"
 
 GAPS = [
     # Missing functions.
-    Gap("block_masked_mm", ("*",), ("missing",), MISSING),
-    Gap("segmented_mm", ("*",), ("missing",), MISSING),
     Gap("einsum_path", ("*",), ("missing",), MISSING),
     Gap("qqmm", ("*",), ("missing",), MISSING + " (MLX's CPU build raises NYI for it)"),
     Gap("gather_qqmm", ("*",), ("missing",), MISSING + " (MLX's CPU build raises NYI for it)"),

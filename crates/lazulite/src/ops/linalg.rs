@@ -1162,6 +1162,7 @@ pub fn cholesky(a: &Array, upper: bool) -> Result<Array> {
 
 mod decompositions;
 mod gather_mm;
+mod masked_mm;
 mod norm;
 pub use decompositions::{
     cholesky_inv, det, eig, eigh, eigvals, eigvalsh, inv, lu, lu_factor, pinv, qr, slogdet, solve,
@@ -1169,4 +1170,5 @@ pub use decompositions::{
 };
 pub use gather_mm::gather_mm;
 pub(crate) use gather_mm::{indices_or_default, matrix_stack};
+pub use masked_mm::{block_masked_mm, segmented_mm};
 pub use norm::{cross, norm, NormOrd};

@@ -639,3 +639,65 @@ fn products_with_a_depth_contiguous_right_operand_match_a_loop() {
         );
     }
 }
+
+#[test]
+fn segmented_and_block_masked_products_equal_loops() {
+    let data = |n: usize| {
+        (0..n)
+            .map(|i| ((i * 7 % 13) as f64 - 6.0) * 0.25)
+            .collect::<Vec<_>>()
+    };
+    let (m, k, n) = (3, 70, 40);
+    let (av, bv) = (data(m * k), data(k * n));
+    let a = Array::from_slice(&av, &[m, k]).unwrap();
+    let b = Array::from_slice(&bv, &[k, n]).unwrap();
+    let product = |rows: &dyn Fn(usize, usize) -> bool, i: usize, j: usize| {
+        (0..k)
+            .filter(|&p| rows(i, p))
+            .map(|p| av[i * k + p] * bv[p * n + j])
+            .sum::<f64>()
+    };
+    // Segments, one empty.
+    let pairs = [(0u32, 10u32), (10, 70), (5, 5)];
+    let flat: Vec<u32> = pairs.iter().flat_map(|&(s, e)| [s, e]).collect();
+    let out = lazulite::segmented_mm(&a, &b, &Array::from_slice(&flat, &[3, 2]).unwrap()).unwrap();
+    assert_eq!(out.shape(), &[3, m, n]);
+    let mut want = Vec::new();
+    for &(s, e) in &pairs {
+        for i in 0..m {
+            for j in 0..n {
+                want.push(product(&|_, p| (s as usize..e as usize).contains(&p), i, j));
+            }
+        }
+    }
+    assert_eq!(out.to_vec::<f64>().unwrap(), want);
+    // Tiles of 32: a's tile (0, 1) is masked, so its columns 32..64 do not count.
+    let lhs = Array::from_slice(&[true, false, true], &[1, 3]).unwrap();
+    let out_mask = Array::from_slice(&[true, false], &[1, 2]).unwrap();
+    let out = lazulite::block_masked_mm(&a, &b, 32, Some(&out_mask), Some(&lhs), None).unwrap();
+    let got = out.to_vec::<f64>().unwrap();
+    for i in 0..m {
+        for j in 0..n {
+            let want = if j < 32 {
+                product(&|_, p| !(32..64).contains(&p), i, j)
+            } else {
+                0.0
+            };
+            assert_eq!(got[i * n + j], want, "({i}, {j})");
+        }
+    }
+    // Compositions of differentiable ops: the gradient with respect to `a` of the
+    // masked product's sum is the row sums of `b` where the tiles let `a` through.
+    let grad = lazulite::grad(|x: &Array| {
+        let y = lazulite::block_masked_mm(x, &b, 32, None, Some(&lhs), None)?;
+        lazulite::sum(&y, lazulite::Axes::All, false)
+    });
+    let g = grad(&a).unwrap().to_vec::<f64>().unwrap();
+    for i in 0..m {
+        for p in 0..k {
+            let row: f64 = (0..n).map(|j| bv[p * n + j]).sum();
+            let want = if (32..64).contains(&p) { 0.0 } else { row };
+            assert!((g[i * k + p] - want).abs() < 1e-12, "({i}, {p})");
+        }
+    }
+}
