@@ -110,11 +110,6 @@ pub(crate) fn allocate(bytes: usize) -> Result<(NonNull<u8>, usize)> {
             ),
         ));
     }
-    // Past the guideline, cached blocks go back to the system before more is taken.
-    let limit = p.memory_limit.unwrap_or_else(default_memory_limit);
-    if p.active.saturating_add(p.cached).saturating_add(cap) > limit {
-        clear_locked(&mut p);
-    }
     let reused = p.free.get_mut(&cap).and_then(|v| v.pop());
     let ptr = match reused {
         Some(ptr) => {
@@ -122,6 +117,12 @@ pub(crate) fn allocate(bytes: usize) -> Result<(NonNull<u8>, usize)> {
             ptr
         }
         None => {
+            // Past the guideline, cached blocks go back to the system before more is
+            // taken from it (a cached block of the right size is reused above).
+            let limit = p.memory_limit.unwrap_or_else(default_memory_limit);
+            if p.active.saturating_add(p.cached).saturating_add(cap) > limit {
+                clear_locked(&mut p);
+            }
             drop(p);
             let layout = Layout::from_size_align(cap, ALIGN).map_err(|_| too_big())?;
             // SAFETY: layout has non-zero size.

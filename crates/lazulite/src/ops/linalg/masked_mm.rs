@@ -13,7 +13,7 @@ use crate::ops::cast::astype;
 use crate::ops::creation::{arange, zeros_like};
 use crate::ops::shape::{expand_dims, squeeze};
 use crate::ops::ternary::where_;
-use crate::ops::view::{broadcast_to, slice};
+use crate::ops::view::{broadcast_to, slice_axis};
 use crate::shape::{broadcast_shapes, shape_text};
 
 /// The promoted dtype of `a` and `b` if it is a real float (MLX's rule for these
@@ -75,14 +75,8 @@ pub fn segmented_mm(a: &Array, b: &Array, segments: &Array) -> Result<Array> {
     let (a, b) = (astype(a, out)?, astype(b, out)?);
     // MLX reads the segment bounds as uint32.
     let segments = astype(segments, DType::UInt32)?;
-    let last = segments.ndim() as i64 - 1;
-    let bound = |i: i64| -> Result<Array> {
-        let mut start = vec![0; segments.ndim()];
-        let mut stop: Vec<i64> = segments.shape().iter().map(|&d| d as i64).collect();
-        start[last as usize] = i;
-        stop[last as usize] = i + 1;
-        slice(&segments, &start, &stop, &vec![1; segments.ndim()])
-    };
+    let last = segments.ndim() - 1;
+    let bound = |i: i64| slice_axis(&segments, last, i, i + 1, 1);
     // Position k of the inner dimension belongs to a segment when start <= k < end.
     let inner = arange(0.0, k as f64, 1.0, DType::UInt32)?;
     let inside = logical_and(
@@ -105,11 +99,8 @@ fn mask_blocks(x: &Array, mask: &Array, block: usize) -> Result<Array> {
     full.extend([rows * block, cols * block]);
     let elementwise = broadcast_to(&wide, &spread)?.reshape(&full)?;
     let (r, c) = (x.shape()[x.ndim() - 2], x.shape()[x.ndim() - 1]);
-    let start = vec![0i64; elementwise.ndim()];
-    let mut stop: Vec<i64> = elementwise.shape().iter().map(|&d| d as i64).collect();
-    stop[nd - 2] = r as i64;
-    stop[nd - 1] = c as i64;
-    let elementwise = slice(&elementwise, &start, &stop, &vec![1; elementwise.ndim()])?;
+    let elementwise = slice_axis(&elementwise, nd - 2, 0, r as i64, 1)?;
+    let elementwise = slice_axis(&elementwise, nd - 1, 0, c as i64, 1)?;
     if mask.dtype() == DType::Bool {
         // MLX zeroes a masked tile (a NaN or infinity there does not leak through).
         where_(&elementwise, x, &zeros_like(x)?)
