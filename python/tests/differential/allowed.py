@@ -83,13 +83,6 @@ ALLOWED = [
     Allowed("bitwise_left_shift", ("*-op-negint",), ("value",),
             "a shift by a negative count is C++ undefined behaviour in MLX (x86 shifts by the count "
             "modulo the width); lazulite gives 0"),
-    Allowed("linalg.inv", ("singular",), ("raises-only-lazulite",),
-            "for a singular matrix MLX returns its partial LU factors as the inverse (it raises only "
-            "when the matrix is an unevaluated input); lazulite raises RuntimeError"),
-    Allowed("take_along_axis", ("float-index",), ("raises-only-lazulite",),
-            "MLX's kernel refuses float indices but the error is lost on its way back: the caller gets "
-            "an uninitialised array (zeros in a fresh process, the RuntimeError only after other work); "
-            "lazulite raises the RuntimeError when the op is recorded"),
     Allowed("linalg.cholesky", ("not-spd",), ("value",),
             "for a matrix that is not positive definite MLX returns an arbitrary matrix; lazulite fills "
             "the factor with NaN, which a caller can detect"),

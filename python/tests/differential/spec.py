@@ -140,6 +140,9 @@ def record(value, lib):
     """A picklable, library-free description of a call's result."""
     mx = lib.core
     if isinstance(value, mx.array):
+        # Evaluated explicitly, as MLX programs do: an error MLX's kernel raises while the
+        # result is only converted can be lost on its way back, depending on timing.
+        mx.eval(value)
         name = dtype_name(value.dtype)
         v = value.astype(mx.float32) if name == "bfloat16" else value
         return ("array", name, tuple(value.shape), np.array(v))
