@@ -6,6 +6,7 @@ pub mod buffer;
 pub mod cpu;
 pub mod memory;
 pub mod mpi;
+pub mod op;
 pub mod tensor;
 
 pub use tensor::{contiguous_strides, Tensor};

@@ -1,16 +1,233 @@
-//! Two-input elementwise ops: the `Binary` primitive and the public functions.
+//! Two-input elementwise ops: one row per op (its name, dtype rule, partial derivatives,
+//! how MLX exports it, its public function), the `Binary` primitive reading those rows,
+//! and the promotion and broadcasting every op shares. The kernels are the backend's
+//! (`backend/cpu/binary.rs`), chosen by the op's tag.
 
 use super::cast::astype;
 use super::operand::{to_arrays, Operand};
 use super::view::broadcast_with;
 use crate::array::Array;
-use crate::backend::cpu::binary::{binary as binary_kernel, BinaryOp};
+use crate::backend::cpu::binary::binary as binary_kernel;
+use crate::backend::op::BinaryOp;
 use crate::backend::Tensor;
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::{exp, log, negative, square, zeros_like};
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::broadcast_shapes;
 use crate::transforms::batch_to_front;
+
+/// The dtype both inputs are cast to, from their promoted dtype, and the output's.
+#[derive(Copy, Clone)]
+enum Dtypes {
+    /// The promoted dtype, in and out.
+    Same,
+    /// Float math: integers and bools compute in float32.
+    Float { complex: bool },
+    /// The promoted dtype in, bool out.
+    Compare,
+    /// Bool in and out.
+    Logical,
+    /// Integers and bools (shifts: bools as uint8, as MLX shifts them).
+    Bitwise { shift: bool },
+    /// Real numbers (the promoted dtype).
+    Real,
+}
+
+/// `v * dy/d(input)` for `y = op(a, b)`, for the first input (`first`) or the second.
+type Partial = fn(a: &Array, b: &Array, y: &Array, first: bool, v: &Array) -> Result<Array>;
+
+/// Everything `ops` knows about one op.
+struct Rule {
+    name: &'static str,
+    dtypes: Dtypes,
+    /// MLX's primitive and its state, for export.
+    mlx: (&'static str, Option<MlxState>),
+    partial: Partial,
+}
+
+use Dtypes::*;
+
+/// The table. A row: the public function, the tag, the MLX name, the dtype rule, MLX's
+/// primitive (with its state), the partial derivative as `|a, b, y, first, v|`. Ops with
+/// integer or bool results have zero derivative.
+macro_rules! binary_ops {
+    ($(
+        $(#[$doc:meta])*
+        [$fname:ident] $op:ident, $name:literal, $dtypes:expr, $mlx:expr,
+            |$a:tt, $b:tt, $y:tt, $first:tt, $v:tt| $partial:expr;
+    )*) => {
+        fn rule(op: BinaryOp) -> Rule {
+            match op {$(
+                BinaryOp::$op => Rule {
+                    name: $name,
+                    dtypes: $dtypes,
+                    mlx: $mlx,
+                    partial: |$a, $b, $y, $first, $v| $partial,
+                },
+            )*}
+        }
+        $(
+            $(#[$doc])*
+            pub fn $fname(a: impl Into<Operand>, b: impl Into<Operand>) -> Result<Array> {
+                binary(BinaryOp::$op, a.into(), b.into())
+            }
+        )*
+    };
+}
+
+fn plain(name: &'static str) -> (&'static str, Option<MlxState>) {
+    (name, None)
+}
+
+/// MLX's `BitwiseBinary::Op` is `{And, Or, Xor, LeftShift, RightShift}`.
+fn bitwise(op: i32) -> (&'static str, Option<MlxState>) {
+    ("BitwiseBinary", Some(MlxState::Int(op)))
+}
+
+binary_ops! {
+    /// Elementwise `a + b` with broadcasting and promotion.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1i32, 2], &[2]).unwrap();
+    /// let c = lazulite::add(&a, 1.5).unwrap();
+    /// assert_eq!(c.dtype(), lazulite::DType::Float32);
+    /// assert_eq!(c.to_vec::<f32>().unwrap(), vec![2.5, 3.5]);
+    /// ```
+    [add] Add, "add", Same, plain("Add"), |_, _, _, _, v| Ok(v.clone());
+    /// Elementwise `a - b`.
+    [subtract] Subtract, "subtract", Same, plain("Subtract"),
+        |_, _, _, first, v| if first { Ok(v.clone()) } else { negative(v) };
+    /// Elementwise `a * b`.
+    [multiply] Multiply, "multiply", Same, plain("Multiply"),
+        |a, b, _, first, v| multiply(v, if first { b } else { a });
+    /// Elementwise true division; integers give float32.
+    [divide] Divide, "divide", Float { complex: true }, plain("Divide"),
+        |_, b, y, first, v| if first {
+            divide(v, b)
+        } else {
+            negative(&divide(&multiply(v, y)?, b)?)
+        };
+    /// Elementwise division rounded toward negative infinity.
+    [floor_divide] FloorDivide, "floor_divide", Same, plain("FloorDivide"),
+        |_, _, _, _, v| zeros_like(v);
+    /// Elementwise remainder with the sign of the divisor (Python's `%`).
+    [remainder] Remainder, "remainder", Real, plain("Remainder"),
+        |a, b, _, first, v| if first {
+            Ok(v.clone())
+        } else {
+            negative(&multiply(v, &floor_divide(a, b)?)?)
+        };
+    /// Elementwise `a ** b`.
+    // d/db a^b = a^b log(a), taken as 0 where a == 0 (as JAX does).
+    [power] Power, "power", Same, plain("Power"),
+        |a, b, y, first, v| if first {
+            multiply(v, &multiply(b, &power(a, &subtract(b, 1.0)?)?)?)
+        } else {
+            multiply(v, &multiply(y, &log(&add(a, &equal(a, 0.0)?)?)?)?)
+        };
+    /// Elementwise maximum (NaN propagates).
+    [maximum] Maximum, "maximum", Same, plain("Maximum"),
+        |a, b, _, first, v| if first {
+            multiply(v, &greater_equal(a, b)?)
+        } else {
+            multiply(v, &less(a, b)?)
+        };
+    /// Elementwise minimum (NaN propagates).
+    [minimum] Minimum, "minimum", Same, plain("Minimum"),
+        |a, b, _, first, v| if first {
+            multiply(v, &less_equal(a, b)?)
+        } else {
+            multiply(v, &greater(a, b)?)
+        };
+    /// Elementwise `arctan(a / b)` using the signs of both to pick the quadrant.
+    [arctan2] Arctan2, "arctan2", Float { complex: false }, plain("ArcTan2"),
+        |a, b, _, first, v| {
+            let r2 = add(&square(a)?, &square(b)?)?;
+            if first {
+                multiply(v, &divide(b, &r2)?)
+            } else {
+                negative(&multiply(v, &divide(a, &r2)?)?)
+            }
+        };
+    /// Elementwise `log(exp(a) + exp(b))`, computed stably.
+    [logaddexp] LogAddExp, "logaddexp", Float { complex: true }, plain("LogAddExp"),
+        |a, b, y, first, v| multiply(v, &exp(&subtract(if first { a } else { b }, y)?)?);
+    /// Elementwise `a == b`.
+    [equal] Equal, "equal", Compare, ("Equal", Some(MlxState::Bool(false))),
+        |_, _, _, _, v| zeros_like(v);
+    /// Elementwise `a != b`.
+    [not_equal] NotEqual, "not_equal", Compare, plain("NotEqual"), |_, _, _, _, v| zeros_like(v);
+    /// Elementwise `a < b`; complex numbers compare lexicographically (real part first).
+    [less] Less, "less", Compare, plain("Less"), |_, _, _, _, v| zeros_like(v);
+    /// Elementwise `a <= b`.
+    [less_equal] LessEqual, "less_equal", Compare, plain("LessEqual"),
+        |_, _, _, _, v| zeros_like(v);
+    /// Elementwise `a > b`.
+    [greater] Greater, "greater", Compare, plain("Greater"), |_, _, _, _, v| zeros_like(v);
+    /// Elementwise `a >= b`.
+    [greater_equal] GreaterEqual, "greater_equal", Compare, plain("GreaterEqual"),
+        |_, _, _, _, v| zeros_like(v);
+    /// Elementwise boolean and (nonzero is true).
+    [logical_and] LogicalAnd, "logical_and", Logical, plain("LogicalAnd"),
+        |_, _, _, _, v| zeros_like(v);
+    /// Elementwise boolean or (nonzero is true).
+    [logical_or] LogicalOr, "logical_or", Logical, plain("LogicalOr"),
+        |_, _, _, _, v| zeros_like(v);
+    /// Elementwise bitwise and of integer or bool arrays.
+    [bitwise_and] BitwiseAnd, "bitwise_and", Bitwise { shift: false }, bitwise(0),
+        |_, _, _, _, v| zeros_like(v);
+    /// Elementwise bitwise or of integer or bool arrays.
+    [bitwise_or] BitwiseOr, "bitwise_or", Bitwise { shift: false }, bitwise(1),
+        |_, _, _, _, v| zeros_like(v);
+    /// Elementwise bitwise xor of integer or bool arrays.
+    [bitwise_xor] BitwiseXor, "bitwise_xor", Bitwise { shift: false }, bitwise(2),
+        |_, _, _, _, v| zeros_like(v);
+    /// Elementwise `a << b`.
+    [left_shift] LeftShift, "left_shift", Bitwise { shift: true }, bitwise(3),
+        |_, _, _, _, v| zeros_like(v);
+    /// Elementwise `a >> b` (arithmetic for signed integers).
+    [right_shift] RightShift, "right_shift", Bitwise { shift: true }, bitwise(4),
+        |_, _, _, _, v| zeros_like(v);
+}
+
+impl BinaryOp {
+    /// The MLX function name.
+    pub(crate) fn name(self) -> &'static str {
+        rule(self).name
+    }
+
+    /// The dtype both inputs are converted to, given their promoted dtype `t`, or MLX's
+    /// error for the op.
+    fn input_dtype(self, t: DType) -> Result<DType> {
+        let Rule { name, dtypes, .. } = rule(self);
+        match dtypes {
+            Float { complex: false } if t.is_complex() => Err(Error::value(format!(
+                "[{name}] Not supported for complex64 inputs."
+            ))),
+            Float { .. } => Ok(t.to_inexact()),
+            Logical => Ok(DType::Bool),
+            // MLX shifts bools as uint8: `True << True` is 2.
+            Bitwise { shift: true } if t.is_bool() => Ok(DType::UInt8),
+            // MLX finds this in its kernel, so its users get a RuntimeError.
+            Bitwise { .. } if t.is_inexact() => Err(Error::runtime(format!(
+                "[{name}] Only allowed on integer or boolean types but got type {t}."
+            ))),
+            Real if t.is_complex() => Err(Error::value(format!(
+                "[{name}] Complex type not supported."
+            ))),
+            _ => Ok(t),
+        }
+    }
+
+    /// The output dtype for inputs of dtype `t` (as given by [`BinaryOp::input_dtype`]).
+    fn output_dtype(self, t: DType) -> DType {
+        match rule(self).dtypes {
+            Compare | Logical => DType::Bool,
+            _ => t,
+        }
+    }
+}
 
 pub(crate) struct Binary(pub BinaryOp);
 
@@ -28,37 +245,8 @@ impl Primitive for Binary {
     }
 
     fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
-        use BinaryOp::*;
-        let plain = |name| MlxNode::single(name, vec![], inputs, outputs);
-        // MLX's `BitwiseBinary::Op` is `{And, Or, Xor, LeftShift, RightShift}`.
-        let bitwise =
-            |op| MlxNode::single("BitwiseBinary", vec![MlxState::Int(op)], inputs, outputs);
-        match self.0 {
-            Add => plain("Add"),
-            Subtract => plain("Subtract"),
-            Multiply => plain("Multiply"),
-            Divide => plain("Divide"),
-            FloorDivide => plain("FloorDivide"),
-            Remainder => plain("Remainder"),
-            Power => plain("Power"),
-            Maximum => plain("Maximum"),
-            Minimum => plain("Minimum"),
-            Arctan2 => plain("ArcTan2"),
-            LogAddExp => plain("LogAddExp"),
-            Equal => MlxNode::single("Equal", vec![MlxState::Bool(false)], inputs, outputs),
-            NotEqual => plain("NotEqual"),
-            Less => plain("Less"),
-            LessEqual => plain("LessEqual"),
-            Greater => plain("Greater"),
-            GreaterEqual => plain("GreaterEqual"),
-            LogicalAnd => plain("LogicalAnd"),
-            LogicalOr => plain("LogicalOr"),
-            BitwiseAnd => bitwise(0),
-            BitwiseOr => bitwise(1),
-            BitwiseXor => bitwise(2),
-            LeftShift => bitwise(3),
-            RightShift => bitwise(4),
-        }
+        let (name, state) = rule(self.0).mlx;
+        MlxNode::single(name, state.into_iter().collect(), inputs, outputs)
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
@@ -112,37 +300,7 @@ fn scale_by_partial(
     i: usize,
     v: &Array,
 ) -> Result<Array> {
-    use BinaryOp::*;
-    let (a, b) = (&inputs[0], &inputs[1]);
-    let first = i == 0;
-    match op {
-        Add => Ok(v.clone()),
-        Subtract if first => Ok(v.clone()),
-        Subtract => negative(v),
-        Multiply => multiply(v, if first { b } else { a }),
-        Divide if first => divide(v, b),
-        Divide => negative(&divide(&multiply(v, y)?, b)?),
-        Power if first => multiply(v, &multiply(b, &power(a, &subtract(b, 1.0)?)?)?),
-        // d/db a^b = a^b log(a), taken as 0 where a == 0 (as JAX does).
-        Power => multiply(v, &multiply(y, &log(&add(a, &equal(a, 0.0)?)?)?)?),
-        Maximum if first => multiply(v, &greater_equal(a, b)?),
-        Maximum => multiply(v, &less(a, b)?),
-        Minimum if first => multiply(v, &less_equal(a, b)?),
-        Minimum => multiply(v, &greater(a, b)?),
-        Arctan2 => {
-            let r2 = add(&square(a)?, &square(b)?)?;
-            if first {
-                multiply(v, &divide(b, &r2)?)
-            } else {
-                negative(&multiply(v, &divide(a, &r2)?)?)
-            }
-        }
-        LogAddExp => multiply(v, &exp(&subtract(if first { a } else { b }, y)?)?),
-        Remainder if first => Ok(v.clone()),
-        Remainder => negative(&multiply(v, &floor_divide(a, b)?)?),
-        FloorDivide | Equal | NotEqual | Less | LessEqual | Greater | GreaterEqual | LogicalAnd
-        | LogicalOr | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift => zeros_like(v),
-    }
+    (rule(op).partial)(&inputs[0], &inputs[1], y, i == 0, v)
 }
 
 /// Promotes, casts and broadcasts the operands of `op`.
@@ -167,71 +325,4 @@ pub(crate) fn binary(op: BinaryOp, a: Operand, b: Operand) -> Result<Array> {
         shape,
         op.output_dtype(in_dtype),
     ))
-}
-
-macro_rules! binary_fns {
-    ($($(#[$doc:meta])* $name:ident => $op:ident;)*) => {$(
-        $(#[$doc])*
-        pub fn $name(a: impl Into<Operand>, b: impl Into<Operand>) -> Result<Array> {
-            binary(BinaryOp::$op, a.into(), b.into())
-        }
-    )*};
-}
-
-binary_fns! {
-    /// Elementwise `a + b` with broadcasting and promotion.
-    ///
-    /// ```
-    /// let a = lazulite::Array::from_slice(&[1i32, 2], &[2]).unwrap();
-    /// let c = lazulite::add(&a, 1.5).unwrap();
-    /// assert_eq!(c.dtype(), lazulite::DType::Float32);
-    /// assert_eq!(c.to_vec::<f32>().unwrap(), vec![2.5, 3.5]);
-    /// ```
-    add => Add;
-    /// Elementwise `a - b`.
-    subtract => Subtract;
-    /// Elementwise `a * b`.
-    multiply => Multiply;
-    /// Elementwise true division; integers give float32.
-    divide => Divide;
-    /// Elementwise division rounded toward negative infinity.
-    floor_divide => FloorDivide;
-    /// Elementwise remainder with the sign of the divisor (Python's `%`).
-    remainder => Remainder;
-    /// Elementwise `a ** b`.
-    power => Power;
-    /// Elementwise maximum (NaN propagates).
-    maximum => Maximum;
-    /// Elementwise minimum (NaN propagates).
-    minimum => Minimum;
-    /// Elementwise `arctan(a / b)` using the signs of both to pick the quadrant.
-    arctan2 => Arctan2;
-    /// Elementwise `log(exp(a) + exp(b))`, computed stably.
-    logaddexp => LogAddExp;
-    /// Elementwise `a == b`.
-    equal => Equal;
-    /// Elementwise `a != b`.
-    not_equal => NotEqual;
-    /// Elementwise `a < b`; complex numbers compare lexicographically (real part first).
-    less => Less;
-    /// Elementwise `a <= b`.
-    less_equal => LessEqual;
-    /// Elementwise `a > b`.
-    greater => Greater;
-    /// Elementwise `a >= b`.
-    greater_equal => GreaterEqual;
-    /// Elementwise boolean and (nonzero is true).
-    logical_and => LogicalAnd;
-    /// Elementwise boolean or (nonzero is true).
-    logical_or => LogicalOr;
-    /// Elementwise bitwise and of integer or bool arrays.
-    bitwise_and => BitwiseAnd;
-    /// Elementwise bitwise or of integer or bool arrays.
-    bitwise_or => BitwiseOr;
-    /// Elementwise bitwise xor of integer or bool arrays.
-    bitwise_xor => BitwiseXor;
-    /// Elementwise `a << b`.
-    left_shift => LeftShift;
-    /// Elementwise `a >> b` (arithmetic for signed integers).
-    right_shift => RightShift;
 }

@@ -5,58 +5,6 @@ use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::Result;
 
-macro_rules! unary_methods {
-    ($($name:ident),*) => {
-        impl Array {$(
-            #[doc = concat!("Method form of [`", stringify!($name), "`](crate::", stringify!($name), ").")]
-            pub fn $name(&self) -> Result<Array> {
-                $name(self)
-            }
-        )*}
-    };
-}
-
-unary_methods!(
-    abs,
-    negative,
-    sign,
-    square,
-    sqrt,
-    rsqrt,
-    reciprocal,
-    exp,
-    expm1,
-    log,
-    log1p,
-    log2,
-    log10,
-    sin,
-    cos,
-    tan,
-    arcsin,
-    arccos,
-    arctan,
-    sinh,
-    cosh,
-    tanh,
-    arcsinh,
-    arccosh,
-    arctanh,
-    sigmoid,
-    erf,
-    erfinv,
-    floor,
-    ceil,
-    trunc,
-    isnan,
-    isinf,
-    isfinite,
-    logical_not,
-    real,
-    imag,
-    conjugate
-);
-
 impl Array {
     /// An array of zeros (see [`zeros`](crate::zeros)).
     pub fn zeros(shape: &[usize], dtype: DType) -> Result<Array> {

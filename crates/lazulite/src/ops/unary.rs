@@ -1,7 +1,11 @@
-//! One-input elementwise ops: the `Unary` primitive and the public functions.
+//! One-input elementwise ops: one row per op (its name, dtype rule, derivative, how MLX
+//! exports it, its public function and `Array` method), the `Unary` primitive reading
+//! those rows, and the public functions built on them. The kernels are the backend's
+//! (`backend/cpu/unary.rs`), chosen by the op's tag.
 
 use crate::array::Array;
-use crate::backend::cpu::unary::{unary as unary_kernel, UnaryOp};
+use crate::backend::cpu::unary::unary as unary_kernel;
+use crate::backend::op::UnaryOp;
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -9,6 +13,262 @@ use crate::ops::{add, astype, divide, multiply, ones_like, subtract, zeros_like}
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use std::f64::consts::{LN_10, LN_2, PI};
 use std::sync::Arc;
+
+/// Which input dtypes an op takes and the dtype it gives.
+#[derive(Copy, Clone)]
+enum Dtypes {
+    /// Float math: integer and bool inputs compute in float32.
+    Float { complex: bool },
+    /// The input's dtype.
+    Same { complex: bool },
+    /// The input's dtype; not bool.
+    Signed,
+    /// Float32 for complex inputs (a magnitude or a part), the input's dtype otherwise.
+    ToReal,
+    /// Bool.
+    Predicate,
+    /// Integer and bool inputs only.
+    Integer,
+}
+
+/// How MLX's export records an op.
+enum Mlx {
+    /// A primitive of that name, with that state.
+    Node(&'static str, Vec<MlxState>),
+    /// Built from other primitives (see [`as_mlx_composes`]).
+    Composed,
+    /// Not exportable, with MLX's reason.
+    Refused(&'static str),
+}
+
+/// `v * f'(x)` for `y = f(x)`: the vjp of a cotangent or the jvp of a tangent `v`.
+type Derivative = fn(x: &Array, y: &Array, v: &Array) -> Result<Array>;
+
+/// Everything `ops` knows about one op.
+struct Rule {
+    name: &'static str,
+    dtypes: Dtypes,
+    mlx: Mlx,
+    derivative: Derivative,
+}
+
+use Dtypes::*;
+
+/// The table. A row: the public function (in brackets; none for `round`, which takes decimals), the tag, the MLX name, the dtype
+/// rule, the MLX export, the derivative as `|x, y, v| v * f'(x)`. Ops that are piecewise
+/// constant (or give bool or integer results) have zero derivative. For complex `x` the
+/// derivatives follow the holomorphic convention (see `transforms/vjp.rs`).
+macro_rules! unary_ops {
+    ($(
+        $(#[$doc:meta])*
+        [$($fname:ident)?] $op:ident, $name:literal, $dtypes:expr, $mlx:expr,
+            |$x:tt, $y:tt, $v:tt| $derivative:expr;
+    )*) => {
+        fn rule(op: UnaryOp) -> Rule {
+            match op {$(
+                UnaryOp::$op => Rule {
+                    name: $name,
+                    dtypes: $dtypes,
+                    mlx: $mlx,
+                    derivative: |$x, $y, $v| $derivative,
+                },
+            )*}
+        }
+        $(unary_ops!(@public [$($fname)?], $op, $(#[$doc])*);)*
+    };
+    (@public [], $op:ident, $(#[$doc:meta])*) => {};
+    (@public [$fname:ident], $op:ident, $(#[$doc:meta])*) => {
+        $(#[$doc])*
+        pub fn $fname(a: &Array) -> Result<Array> {
+            unary(UnaryOp::$op, a)
+        }
+
+        impl Array {
+            #[doc = concat!("Method form of [`", stringify!($fname), "`](crate::", stringify!($fname), ").")]
+            pub fn $fname(&self) -> Result<Array> {
+                $fname(self)
+            }
+        }
+    };
+}
+
+fn plain(name: &'static str) -> Mlx {
+    Mlx::Node(name, vec![])
+}
+
+/// MLX's `Log::Base` is `{two, ten, e}`.
+fn log_base(base: i32) -> Mlx {
+    Mlx::Node("Log", vec![MlxState::Int(base)])
+}
+
+unary_ops! {
+    /// Absolute value; complex inputs give float32 magnitudes.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[-1.5f32, 2.0], &[2]).unwrap();
+    /// assert_eq!(lazulite::abs(&a).unwrap().to_vec::<f32>().unwrap(), vec![1.5, 2.0]);
+    /// ```
+    [abs] Abs, "abs", ToReal, plain("Abs"), |x, _, v| if x.dtype().is_complex() {
+        multiply(v, &conjugate(&sign(x)?)?)
+    } else {
+        multiply(v, &sign(x)?)
+    };
+    /// `-a`; an error for bool arrays.
+    [negative] Negative, "negative", Signed, plain("Negative"), |_, _, v| negative(v);
+    /// -1, 0 or 1 by sign (NaN stays NaN; complex: `z / |z|`).
+    [sign] Sign, "sign", Same { complex: true }, plain("Sign"), |_, _, v| zeros_like(v);
+    /// `a * a`.
+    [square] Square, "square", Same { complex: true }, plain("Square"),
+        |x, _, v| multiply(v, &multiply(x, 2.0)?);
+    /// Square root; integers compute in float32.
+    [sqrt] Sqrt, "sqrt", Float { complex: true }, Mlx::Node("Sqrt", vec![MlxState::Bool(false)]),
+        |_, y, v| divide(v, &multiply(y, 2.0)?);
+    /// `1 / sqrt(a)`.
+    [rsqrt] Rsqrt, "rsqrt", Float { complex: true }, Mlx::Node("Sqrt", vec![MlxState::Bool(true)]),
+        |_, y, v| multiply(v, &multiply(&multiply(y, &square(y)?)?, -0.5)?);
+    /// `1 / a`.
+    [reciprocal] Reciprocal, "reciprocal", Float { complex: true }, Mlx::Composed,
+        |_, y, v| negative(&multiply(v, &square(y)?)?);
+    /// Exponential.
+    [exp] Exp, "exp", Float { complex: true }, plain("Exp"), |_, y, v| multiply(v, y);
+    /// `exp(a) - 1`, accurate near 0.
+    [expm1] Expm1, "expm1", Float { complex: true }, plain("Expm1"),
+        |_, y, v| multiply(v, &add(y, 1.0)?);
+    /// Natural logarithm.
+    [log] Log, "log", Float { complex: true }, log_base(2), |x, _, v| divide(v, x);
+    /// `log(1 + a)`, accurate near 0.
+    [log1p] Log1p, "log1p", Float { complex: true }, plain("Log1p"),
+        |x, _, v| divide(v, &add(x, 1.0)?);
+    /// Base-2 logarithm.
+    [log2] Log2, "log2", Float { complex: true }, log_base(0),
+        |x, _, v| divide(v, &multiply(x, LN_2)?);
+    /// Base-10 logarithm.
+    [log10] Log10, "log10", Float { complex: true }, log_base(1),
+        |x, _, v| divide(v, &multiply(x, LN_10)?);
+    /// Sine.
+    ///
+    /// ```
+    /// let a = lazulite::Array::scalar(0.5f32);
+    /// assert!((lazulite::sin(&a).unwrap().item::<f32>().unwrap() - 0.5f32.sin()).abs() < 1e-7);
+    /// ```
+    [sin] Sin, "sin", Float { complex: true }, plain("Sin"), |x, _, v| multiply(v, &cos(x)?);
+    /// Cosine.
+    [cos] Cos, "cos", Float { complex: true }, plain("Cos"),
+        |x, _, v| negative(&multiply(v, &sin(x)?)?);
+    /// Tangent.
+    [tan] Tan, "tan", Float { complex: true }, plain("Tan"),
+        |_, y, v| multiply(v, &add(&square(y)?, 1.0)?);
+    /// Inverse sine.
+    [arcsin] Arcsin, "arcsin", Float { complex: true }, plain("ArcSin"),
+        |x, _, v| multiply(v, &rsqrt(&one_minus_square(x)?)?);
+    /// Inverse cosine.
+    [arccos] Arccos, "arccos", Float { complex: true }, plain("ArcCos"),
+        |x, _, v| negative(&multiply(v, &rsqrt(&one_minus_square(x)?)?)?);
+    /// Inverse tangent.
+    [arctan] Arctan, "arctan", Float { complex: true }, plain("ArcTan"),
+        |x, _, v| divide(v, &add(&square(x)?, 1.0)?);
+    /// Hyperbolic sine.
+    [sinh] Sinh, "sinh", Float { complex: true }, plain("Sinh"), |x, _, v| multiply(v, &cosh(x)?);
+    /// Hyperbolic cosine.
+    [cosh] Cosh, "cosh", Float { complex: true }, plain("Cosh"), |x, _, v| multiply(v, &sinh(x)?);
+    /// Hyperbolic tangent.
+    [tanh] Tanh, "tanh", Float { complex: true }, plain("Tanh"),
+        |_, y, v| multiply(v, &subtract(1.0, &square(y)?)?);
+    /// Inverse hyperbolic sine.
+    [arcsinh] Arcsinh, "arcsinh", Float { complex: true }, plain("ArcSinh"),
+        |x, _, v| multiply(v, &rsqrt(&add(&square(x)?, 1.0)?)?);
+    /// Inverse hyperbolic cosine.
+    // 1 / (sqrt(x - 1) sqrt(x + 1)): equal to 1 / sqrt(x^2 - 1) for real x > 1, and the
+    // derivative of the principal branch for complex x, where the latter is not.
+    [arccosh] Arccosh, "arccosh", Float { complex: true }, plain("ArcCosh"),
+        |x, _, v| multiply(v, &multiply(&rsqrt(&subtract(x, 1.0)?)?, &rsqrt(&add(x, 1.0)?)?)?);
+    /// Inverse hyperbolic tangent.
+    [arctanh] Arctanh, "arctanh", Float { complex: true }, plain("ArcTanh"),
+        |x, _, v| divide(v, &one_minus_square(x)?);
+    /// Logistic function `1 / (1 + exp(-a))`.
+    [sigmoid] Sigmoid, "sigmoid", Float { complex: false }, plain("Sigmoid"),
+        |_, y, v| multiply(v, &multiply(y, &subtract(1.0, y)?)?);
+    /// Error function.
+    [erf] Erf, "erf", Float { complex: false }, plain("Erf"),
+        |x, _, v| multiply(v, &multiply(&exp(&negative(&square(x)?)?)?, 2.0 / PI.sqrt())?);
+    /// Inverse error function.
+    [erfinv] Erfinv, "erfinv", Float { complex: false }, plain("ErfInv"),
+        |_, y, v| multiply(v, &multiply(&exp(&square(y)?)?, PI.sqrt() / 2.0)?);
+    /// Largest integer not above `a` (integers unchanged).
+    [floor] Floor, "floor", Same { complex: false }, plain("Floor"), |_, _, v| zeros_like(v);
+    /// Smallest integer not below `a` (integers unchanged).
+    [ceil] Ceil, "ceil", Same { complex: false }, plain("Ceil"), |_, _, v| zeros_like(v);
+    // Public as `round`, which takes a number of decimals.
+    [] Round, "round", Same { complex: true }, plain("Round"), |_, _, v| zeros_like(v);
+    /// Integer part, rounding toward zero.
+    [trunc] Trunc, "trunc", Same { complex: false }, Mlx::Composed, |_, _, v| zeros_like(v);
+    /// Whether each element is NaN.
+    [isnan] IsNan, "isnan", Predicate, Mlx::Composed, |_, _, v| zeros_like(v);
+    /// Whether each element is +inf or -inf.
+    [isinf] IsInf, "isinf", Predicate, Mlx::Composed, |_, _, v| zeros_like(v);
+    /// Whether each element is +inf (a complex element: `+inf + 0j`, as MLX compares).
+    [isposinf] IsPosInf, "isposinf", Predicate, Mlx::Composed, |_, _, v| zeros_like(v);
+    /// Whether each element is -inf (a complex element: `-inf + 0j`, as MLX compares).
+    [isneginf] IsNegInf, "isneginf", Predicate, Mlx::Composed, |_, _, v| zeros_like(v);
+    /// Whether each element is neither infinite nor NaN.
+    [isfinite] IsFinite, "isfinite", Predicate, Mlx::Composed, |_, _, v| zeros_like(v);
+    /// Boolean not (any dtype; nonzero is true).
+    [logical_not] LogicalNot, "logical_not", Predicate, plain("LogicalNot"), |_, _, v| zeros_like(v);
+    /// Bitwise not of integer or bool arrays.
+    [bitwise_invert] BitwiseInvert, "bitwise_invert", Integer,
+        Mlx::Refused("[export_function] MLX cannot export bitwise_invert (its BitwiseInvert \
+                      primitive is not serializable)."),
+        |_, _, v| zeros_like(v);
+    /// Real part (float32 for complex input; the array itself otherwise).
+    [real] Real, "real", ToReal, plain("Real"), |_, _, v| Ok(v.clone());
+    /// Imaginary part (zeros for real input).
+    [imag] Imag, "imag", ToReal, plain("Imag"),
+        |_, _, v| multiply(v, Array::scalar(crate::element::Complex::new(0.0, -1.0)));
+    /// Complex conjugate.
+    [conjugate] Conjugate, "conjugate", Same { complex: true }, plain("Conjugate"),
+        |_, _, v| conjugate(v);
+    /// The same values, with gradients stopped in the transforms.
+    [stop_gradient] StopGradient, "stop_gradient", Same { complex: true }, plain("StopGradient"),
+        |_, _, v| zeros_like(v);
+}
+
+fn one_minus_square(x: &Array) -> Result<Array> {
+    subtract(1.0, &square(x)?)
+}
+
+impl UnaryOp {
+    /// The MLX function name.
+    pub(crate) fn name(self) -> &'static str {
+        rule(self).name
+    }
+
+    /// The output dtype for an input of `dtype`, or MLX's error for the op.
+    pub(crate) fn output_dtype(self, dtype: DType) -> Result<DType> {
+        let Rule { name, dtypes, .. } = rule(self);
+        let complex_ok = match dtypes {
+            Float { complex } | Same { complex } => complex,
+            Signed | ToReal | Predicate => true,
+            Integer => false,
+        };
+        if dtype.is_complex() && !complex_ok {
+            return Err(Error::value(format!(
+                "[{name}] Not supported for complex64 inputs."
+            )));
+        }
+        match dtypes {
+            Float { .. } => Ok(dtype.to_inexact()),
+            Signed if dtype.is_bool() => Err(Error::value(format!(
+                "[{name}] Not supported for bool, use logical_not instead."
+            ))),
+            ToReal if dtype.is_complex() => Ok(DType::Float32),
+            Predicate => Ok(DType::Bool),
+            Integer if dtype.is_inexact() => Err(Error::value(format!(
+                "[{name}] Bitwise inverse only allowed on integer types."
+            ))),
+            _ => Ok(dtype),
+        }
+    }
+}
 
 pub(crate) struct Unary(pub UnaryOp);
 
@@ -26,57 +286,15 @@ impl Primitive for Unary {
     }
 
     fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
-        use UnaryOp::*;
-        let plain = |name| MlxNode::single(name, vec![], inputs, outputs);
-        match self.0 {
-            Abs => plain("Abs"),
-            Negative => plain("Negative"),
-            Sign => plain("Sign"),
-            Square => plain("Square"),
-            Sqrt => MlxNode::single("Sqrt", vec![MlxState::Bool(false)], inputs, outputs),
-            Rsqrt => MlxNode::single("Sqrt", vec![MlxState::Bool(true)], inputs, outputs),
-            Exp => plain("Exp"),
-            Expm1 => plain("Expm1"),
-            // MLX's `Log::Base` is `{two, ten, e}`.
-            Log => MlxNode::single("Log", vec![MlxState::Int(2)], inputs, outputs),
-            Log2 => MlxNode::single("Log", vec![MlxState::Int(0)], inputs, outputs),
-            Log10 => MlxNode::single("Log", vec![MlxState::Int(1)], inputs, outputs),
-            Log1p => plain("Log1p"),
-            Sin => plain("Sin"),
-            Cos => plain("Cos"),
-            Tan => plain("Tan"),
-            Arcsin => plain("ArcSin"),
-            Arccos => plain("ArcCos"),
-            Arctan => plain("ArcTan"),
-            Sinh => plain("Sinh"),
-            Cosh => plain("Cosh"),
-            Tanh => plain("Tanh"),
-            Arcsinh => plain("ArcSinh"),
-            Arccosh => plain("ArcCosh"),
-            Arctanh => plain("ArcTanh"),
-            Sigmoid => plain("Sigmoid"),
-            Erf => plain("Erf"),
-            Erfinv => plain("ErfInv"),
-            Floor => plain("Floor"),
-            Ceil => plain("Ceil"),
-            Round => plain("Round"),
-            LogicalNot => plain("LogicalNot"),
-            Real => plain("Real"),
-            Imag => plain("Imag"),
-            Conjugate => plain("Conjugate"),
-            StopGradient => plain("StopGradient"),
-            // MLX computes these from other primitives.
-            Reciprocal | Trunc | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite => {
+        match rule(self.0).mlx {
+            Mlx::Node(name, state) => MlxNode::single(name, state, inputs, outputs),
+            Mlx::Composed => {
                 let op = self.0;
                 Ok(Export::Composed(Arc::new(move |x: &[Array]| {
                     Ok(vec![as_mlx_composes(op, &x[0])?])
                 })))
             }
-            // Missing from MLX's table of serializable primitives.
-            BitwiseInvert => Err(Error::value(
-                "[export_function] MLX cannot export bitwise_invert (its BitwiseInvert \
-                 primitive is not serializable).",
-            )),
+            Mlx::Refused(reason) => Err(Error::value(reason)),
         }
     }
 
@@ -92,17 +310,13 @@ impl Primitive for Unary {
         cotangents: &[Array],
         _: &[usize],
     ) -> Result<Vec<Array>> {
-        Ok(vec![scale_by_derivative(
-            self.0,
-            &inputs[0],
-            &outputs[0],
-            &cotangents[0],
-        )?])
+        let derivative = rule(self.0).derivative;
+        Ok(vec![derivative(&inputs[0], &outputs[0], &cotangents[0])?])
     }
 
     fn jvp(&self, inputs: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
         let y = unary(self.0, &inputs[0])?;
-        let t = scale_by_derivative(self.0, &inputs[0], &y, &tangents[0])?;
+        let t = (rule(self.0).derivative)(&inputs[0], &y, &tangents[0])?;
         // abs, real and imag of a complex z change by the real part of the product.
         if inputs[0].dtype().is_complex() && !y.dtype().is_complex() {
             return Ok(vec![real(&t)?]);
@@ -116,58 +330,6 @@ impl Primitive for Unary {
         axes: &[Option<usize>],
     ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
         Ok((vec![unary(self.0, &inputs[0])?], axes.to_vec()))
-    }
-}
-
-/// `v * f'(x)` for `y = f(x)`: the vjp of a cotangent or the jvp of a tangent `v`.
-/// Ops that are piecewise constant (or give bool/int results) have zero derivative.
-fn scale_by_derivative(op: UnaryOp, x: &Array, y: &Array, v: &Array) -> Result<Array> {
-    use UnaryOp::*;
-    let one_minus_x2 = || subtract(1.0, &square(x)?);
-    match op {
-        // For complex x the rules give holomorphic-convention cotangents (see vjp.rs):
-        // |z| has conj(sign(z)), Im(z) has -i.
-        Abs if x.dtype().is_complex() => multiply(v, &conjugate(&sign(x)?)?),
-        Abs => multiply(v, &sign(x)?),
-        Negative => negative(v),
-        Square => multiply(v, &multiply(x, 2.0)?),
-        Sqrt => divide(v, &multiply(y, 2.0)?),
-        Rsqrt => multiply(v, &multiply(&multiply(y, &square(y)?)?, -0.5)?),
-        Reciprocal => negative(&multiply(v, &square(y)?)?),
-        Exp => multiply(v, y),
-        Expm1 => multiply(v, &add(y, 1.0)?),
-        Log => divide(v, x),
-        Log1p => divide(v, &add(x, 1.0)?),
-        Log2 => divide(v, &multiply(x, LN_2)?),
-        Log10 => divide(v, &multiply(x, LN_10)?),
-        Sin => multiply(v, &cos(x)?),
-        Cos => negative(&multiply(v, &sin(x)?)?),
-        Tan => multiply(v, &add(&square(y)?, 1.0)?),
-        Arcsin => multiply(v, &rsqrt(&one_minus_x2()?)?),
-        Arccos => negative(&multiply(v, &rsqrt(&one_minus_x2()?)?)?),
-        Arctan => divide(v, &add(&square(x)?, 1.0)?),
-        Sinh => multiply(v, &cosh(x)?),
-        Cosh => multiply(v, &sinh(x)?),
-        Tanh => multiply(v, &subtract(1.0, &square(y)?)?),
-        Arcsinh => multiply(v, &rsqrt(&add(&square(x)?, 1.0)?)?),
-        // 1 / (sqrt(x - 1) sqrt(x + 1)): equal to 1 / sqrt(x^2 - 1) for real x > 1, and the
-        // derivative of the principal branch for complex x, where the latter is not.
-        Arccosh => multiply(
-            v,
-            &multiply(&rsqrt(&subtract(x, 1.0)?)?, &rsqrt(&add(x, 1.0)?)?)?,
-        ),
-        Arctanh => divide(v, &one_minus_x2()?),
-        Sigmoid => multiply(v, &multiply(y, &subtract(1.0, y)?)?),
-        Erf => multiply(
-            v,
-            &multiply(&exp(&negative(&square(x)?)?)?, 2.0 / PI.sqrt())?,
-        ),
-        Erfinv => multiply(v, &multiply(&exp(&square(y)?)?, PI.sqrt() / 2.0)?),
-        Real => Ok(v.clone()),
-        Imag => multiply(v, Array::scalar(crate::element::Complex::new(0.0, -1.0))),
-        Conjugate => conjugate(v),
-        Sign | Floor | Ceil | Round | Trunc | IsNan | IsInf | IsPosInf | IsNegInf | IsFinite
-        | LogicalNot | BitwiseInvert | StopGradient => zeros_like(v),
     }
 }
 
@@ -212,112 +374,6 @@ pub(crate) fn unary(op: UnaryOp, a: &Array) -> Result<Array> {
         a.shape().to_vec(),
         dtype,
     ))
-}
-
-macro_rules! unary_fns {
-    ($($(#[$doc:meta])* $name:ident => $op:ident;)*) => {$(
-        $(#[$doc])*
-        pub fn $name(a: &Array) -> Result<Array> {
-            unary(UnaryOp::$op, a)
-        }
-    )*};
-}
-
-unary_fns! {
-    /// Absolute value; complex inputs give float32 magnitudes.
-    ///
-    /// ```
-    /// let a = lazulite::Array::from_slice(&[-1.5f32, 2.0], &[2]).unwrap();
-    /// assert_eq!(lazulite::abs(&a).unwrap().to_vec::<f32>().unwrap(), vec![1.5, 2.0]);
-    /// ```
-    abs => Abs;
-    /// `-a`; an error for bool arrays.
-    negative => Negative;
-    /// -1, 0 or 1 by sign (NaN stays NaN; complex: `z / |z|`).
-    sign => Sign;
-    /// `a * a`.
-    square => Square;
-    /// Square root; integers compute in float32.
-    sqrt => Sqrt;
-    /// `1 / sqrt(a)`.
-    rsqrt => Rsqrt;
-    /// `1 / a`.
-    reciprocal => Reciprocal;
-    /// Exponential.
-    exp => Exp;
-    /// `exp(a) - 1`, accurate near 0.
-    expm1 => Expm1;
-    /// Natural logarithm.
-    log => Log;
-    /// `log(1 + a)`, accurate near 0.
-    log1p => Log1p;
-    /// Base-2 logarithm.
-    log2 => Log2;
-    /// Base-10 logarithm.
-    log10 => Log10;
-    /// Sine.
-    ///
-    /// ```
-    /// let a = lazulite::Array::scalar(0.5f32);
-    /// assert!((lazulite::sin(&a).unwrap().item::<f32>().unwrap() - 0.5f32.sin()).abs() < 1e-7);
-    /// ```
-    sin => Sin;
-    /// Cosine.
-    cos => Cos;
-    /// Tangent.
-    tan => Tan;
-    /// Inverse sine.
-    arcsin => Arcsin;
-    /// Inverse cosine.
-    arccos => Arccos;
-    /// Inverse tangent.
-    arctan => Arctan;
-    /// Hyperbolic sine.
-    sinh => Sinh;
-    /// Hyperbolic cosine.
-    cosh => Cosh;
-    /// Hyperbolic tangent.
-    tanh => Tanh;
-    /// Inverse hyperbolic sine.
-    arcsinh => Arcsinh;
-    /// Inverse hyperbolic cosine.
-    arccosh => Arccosh;
-    /// Inverse hyperbolic tangent.
-    arctanh => Arctanh;
-    /// Logistic function `1 / (1 + exp(-a))`.
-    sigmoid => Sigmoid;
-    /// Error function.
-    erf => Erf;
-    /// Inverse error function.
-    erfinv => Erfinv;
-    /// Largest integer not above `a` (integers unchanged).
-    floor => Floor;
-    /// Smallest integer not below `a` (integers unchanged).
-    ceil => Ceil;
-    /// Integer part, rounding toward zero.
-    trunc => Trunc;
-    /// Whether each element is NaN.
-    isnan => IsNan;
-    /// Whether each element is +inf or -inf.
-    isinf => IsInf;
-    /// Whether each element is +inf (a complex element: `+inf + 0j`, as MLX compares).
-    isposinf => IsPosInf;
-    /// Whether each element is -inf (a complex element: `-inf + 0j`, as MLX compares).
-    isneginf => IsNegInf;
-    /// Whether each element is neither infinite nor NaN.
-    isfinite => IsFinite;
-    /// Boolean not (any dtype; nonzero is true).
-    logical_not => LogicalNot;
-    /// Bitwise not of integer or bool arrays.
-    bitwise_invert => BitwiseInvert;
-    /// Real part (float32 for complex input; the array itself otherwise).
-    real => Real;
-    /// Imaginary part (zeros for real input).
-    imag => Imag;
-    /// Complex conjugate.
-    conjugate => Conjugate;
-    /// The same values, with gradients stopped in the transforms.
-    stop_gradient => StopGradient;
 }
 
 /// `a` itself (NumPy's `positive`).

@@ -1,118 +1,17 @@
 //! Kernels of the two-input elementwise ops. Both inputs arrive with the same shape
-//! (broadcast views) and the same dtype (promoted when the op was recorded).
+//! (broadcast views) and the same dtype (promoted when the op was recorded). Each op is
+//! computed for the element types it is defined on: arithmetic and comparisons for all,
+//! the remainder for real numbers, `arctan2` and `logaddexp` for floats (and complex
+//! numbers for `logaddexp`), bitwise ops for integers and bools, shifts for integers.
 
 use super::elementwise::map2;
 use super::math::complex;
+use crate::backend::op::BinaryOp;
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::{dispatch, Complex, Element};
 use crate::error::{Error, Result};
 use half::{bf16, f16};
-
-/// The two-input elementwise operations.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum BinaryOp {
-    Add,
-    Subtract,
-    Multiply,
-    Divide,
-    FloorDivide,
-    Remainder,
-    Power,
-    Maximum,
-    Minimum,
-    Arctan2,
-    LogAddExp,
-    Equal,
-    NotEqual,
-    Less,
-    LessEqual,
-    Greater,
-    GreaterEqual,
-    LogicalAnd,
-    LogicalOr,
-    BitwiseAnd,
-    BitwiseOr,
-    BitwiseXor,
-    LeftShift,
-    RightShift,
-}
-
-impl BinaryOp {
-    /// The MLX function name.
-    pub fn name(self) -> &'static str {
-        use BinaryOp::*;
-        match self {
-            Add => "add",
-            Subtract => "subtract",
-            Multiply => "multiply",
-            Divide => "divide",
-            FloorDivide => "floor_divide",
-            Remainder => "remainder",
-            Power => "power",
-            Maximum => "maximum",
-            Minimum => "minimum",
-            Arctan2 => "arctan2",
-            LogAddExp => "logaddexp",
-            Equal => "equal",
-            NotEqual => "not_equal",
-            Less => "less",
-            LessEqual => "less_equal",
-            Greater => "greater",
-            GreaterEqual => "greater_equal",
-            LogicalAnd => "logical_and",
-            LogicalOr => "logical_or",
-            BitwiseAnd => "bitwise_and",
-            BitwiseOr => "bitwise_or",
-            BitwiseXor => "bitwise_xor",
-            LeftShift => "left_shift",
-            RightShift => "right_shift",
-        }
-    }
-
-    /// Whether the result is bool whatever the inputs.
-    pub fn is_predicate(self) -> bool {
-        use BinaryOp::*;
-        matches!(
-            self,
-            Equal | NotEqual | Less | LessEqual | Greater | GreaterEqual | LogicalAnd | LogicalOr
-        )
-    }
-
-    /// The dtype both inputs are converted to, given their promoted dtype `t`.
-    pub fn input_dtype(self, t: DType) -> Result<DType> {
-        use BinaryOp::*;
-        let name = self.name();
-        match self {
-            Arctan2 if t.is_complex() => Err(Error::value(format!(
-                "[{name}] Not supported for complex64 inputs."
-            ))),
-            Divide | Arctan2 | LogAddExp => Ok(t.to_inexact()),
-            LogicalAnd | LogicalOr => Ok(DType::Bool),
-            // MLX shifts bools as uint8: `True << True` is 2.
-            LeftShift | RightShift if t.is_bool() => Ok(DType::UInt8),
-            // MLX finds this in its kernel, so its users get a RuntimeError.
-            BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift if t.is_inexact() => {
-                Err(Error::runtime(format!(
-                    "[{name}] Only allowed on integer or boolean types but got type {t}."
-                )))
-            }
-            Remainder if t.is_complex() => Err(Error::value(format!(
-                "[{name}] Complex type not supported."
-            ))),
-            _ => Ok(t),
-        }
-    }
-
-    /// The output dtype for inputs of dtype `t` (as given by [`BinaryOp::input_dtype`]).
-    pub fn output_dtype(self, t: DType) -> DType {
-        if self.is_predicate() {
-            DType::Bool
-        } else {
-            t
-        }
-    }
-}
 
 /// Floor division and remainder of floats together, as NumPy's `divmod`: the remainder
 /// has the sign of the divisor (+0 or -0 likewise), the quotient is exact floor division
@@ -122,24 +21,40 @@ trait FloatDivMod: Sized {
     fn divmod(self, o: Self) -> (Self, Self);
 }
 
-/// Arithmetic every element type supports, with NumPy's semantics for its kind.
+/// Arithmetic and order every element type has, with NumPy's semantics for its kind.
 pub(crate) trait Arith: Element {
     fn add(self, o: Self) -> Self;
     fn sub(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
     fn div(self, o: Self) -> Self;
     fn floor_div(self, o: Self) -> Self;
-    fn rem(self, o: Self) -> Self;
     fn pow(self, o: Self) -> Self;
     fn max(self, o: Self) -> Self;
     fn min(self, o: Self) -> Self;
-    fn atan2(self, o: Self) -> Self;
-    fn logaddexp(self, o: Self) -> Self;
     fn lt(self, o: Self) -> bool;
     fn le(self, o: Self) -> bool;
+}
+
+/// The remainder with the sign of the divisor (real numbers).
+trait Rem: Element {
+    fn rem(self, o: Self) -> Self;
+}
+
+/// The two-argument float functions.
+trait FloatPair: Element {
+    fn atan2(self, o: Self) -> Self;
+    fn logaddexp(self, o: Self) -> Self;
+}
+
+/// Bitwise and, or and xor (integers and bools).
+trait Bits: Element {
     fn bitand(self, o: Self) -> Self;
     fn bitor(self, o: Self) -> Self;
     fn bitxor(self, o: Self) -> Self;
+}
+
+/// Shifts (integers).
+trait Shift: Element {
     fn shl(self, o: Self) -> Self;
     fn shr(self, o: Self) -> Self;
 }
@@ -165,14 +80,6 @@ macro_rules! int_arith {
                 if adjust { q.wrapping_sub(1) } else { q }
             }
             #[inline]
-            fn rem(self, o: $t) -> $t {
-                if o == 0 { return 0; }
-                let r = self.wrapping_rem(o);
-                #[allow(unused_comparisons)]
-                let adjust = r != 0 && ((r < 0) != (o < 0));
-                if adjust { r.wrapping_add(o) } else { r }
-            }
-            #[inline]
             fn pow(self, o: $t) -> $t {
                 #[allow(unused_comparisons)]
                 if o < 0 {
@@ -196,19 +103,32 @@ macro_rules! int_arith {
             #[inline]
             fn min(self, o: $t) -> $t { Ord::min(self, o) }
             #[inline]
-            fn atan2(self, o: $t) -> $t { (self as f64).atan2(o as f64) as $t }
-            #[inline]
-            fn logaddexp(self, o: $t) -> $t { Arith::logaddexp(self as f64, o as f64) as $t }
-            #[inline]
             fn lt(self, o: $t) -> bool { self < o }
             #[inline]
             fn le(self, o: $t) -> bool { self <= o }
+        }
+
+        impl Rem for $t {
+            #[inline]
+            fn rem(self, o: $t) -> $t {
+                if o == 0 { return 0; }
+                let r = self.wrapping_rem(o);
+                #[allow(unused_comparisons)]
+                let adjust = r != 0 && ((r < 0) != (o < 0));
+                if adjust { r.wrapping_add(o) } else { r }
+            }
+        }
+
+        impl Bits for $t {
             #[inline]
             fn bitand(self, o: $t) -> $t { self & o }
             #[inline]
             fn bitor(self, o: $t) -> $t { self | o }
             #[inline]
             fn bitxor(self, o: $t) -> $t { self ^ o }
+        }
+
+        impl Shift for $t {
             #[inline]
             fn shl(self, o: $t) -> $t {
                 let bits = 8 * std::mem::size_of::<$t>() as u64;
@@ -283,10 +203,6 @@ macro_rules! float_arith {
                 self.divmod(o).0
             }
             #[inline]
-            fn rem(self, o: $t) -> $t {
-                self.divmod(o).1
-            }
-            #[inline]
             fn pow(self, o: $t) -> $t {
                 self.powf(o)
             }
@@ -307,6 +223,24 @@ macro_rules! float_arith {
                 }
             }
             #[inline]
+            fn lt(self, o: $t) -> bool {
+                self < o
+            }
+            #[inline]
+            fn le(self, o: $t) -> bool {
+                self <= o
+            }
+        }
+
+        impl Rem for $t {
+            #[inline]
+            fn rem(self, o: $t) -> $t {
+                self.divmod(o).1
+            }
+        }
+
+        impl FloatPair for $t {
+            #[inline]
             fn atan2(self, o: $t) -> $t {
                 self.atan2(o)
             }
@@ -324,34 +258,6 @@ macro_rules! float_arith {
                 } else {
                     d
                 }
-            }
-            #[inline]
-            fn lt(self, o: $t) -> bool {
-                self < o
-            }
-            #[inline]
-            fn le(self, o: $t) -> bool {
-                self <= o
-            }
-            #[inline]
-            fn bitand(self, _: $t) -> $t {
-                unreachable!("rejected when recorded")
-            }
-            #[inline]
-            fn bitor(self, _: $t) -> $t {
-                unreachable!("rejected when recorded")
-            }
-            #[inline]
-            fn bitxor(self, _: $t) -> $t {
-                unreachable!("rejected when recorded")
-            }
-            #[inline]
-            fn shl(self, _: $t) -> $t {
-                unreachable!("rejected when recorded")
-            }
-            #[inline]
-            fn shr(self, _: $t) -> $t {
-                unreachable!("rejected when recorded")
             }
         }
     };
@@ -384,10 +290,6 @@ macro_rules! half_arith {
                 <$t>::from_f32(self.to_f32().floor_div(o.to_f32()))
             }
             #[inline]
-            fn rem(self, o: $t) -> $t {
-                <$t>::from_f32(self.to_f32().rem(o.to_f32()))
-            }
-            #[inline]
             fn pow(self, o: $t) -> $t {
                 <$t>::from_f32(self.to_f32().powf(o.to_f32()))
             }
@@ -400,14 +302,6 @@ macro_rules! half_arith {
                 <$t>::from_f32(Arith::min(self.to_f32(), o.to_f32()))
             }
             #[inline]
-            fn atan2(self, o: $t) -> $t {
-                <$t>::from_f32(self.to_f32().atan2(o.to_f32()))
-            }
-            #[inline]
-            fn logaddexp(self, o: $t) -> $t {
-                <$t>::from_f32(self.to_f32().logaddexp(o.to_f32()))
-            }
-            #[inline]
             fn lt(self, o: $t) -> bool {
                 self < o
             }
@@ -415,25 +309,23 @@ macro_rules! half_arith {
             fn le(self, o: $t) -> bool {
                 self <= o
             }
+        }
+
+        impl Rem for $t {
             #[inline]
-            fn bitand(self, _: $t) -> $t {
-                unreachable!("rejected when recorded")
+            fn rem(self, o: $t) -> $t {
+                <$t>::from_f32(self.to_f32().rem(o.to_f32()))
+            }
+        }
+
+        impl FloatPair for $t {
+            #[inline]
+            fn atan2(self, o: $t) -> $t {
+                <$t>::from_f32(self.to_f32().atan2(o.to_f32()))
             }
             #[inline]
-            fn bitor(self, _: $t) -> $t {
-                unreachable!("rejected when recorded")
-            }
-            #[inline]
-            fn bitxor(self, _: $t) -> $t {
-                unreachable!("rejected when recorded")
-            }
-            #[inline]
-            fn shl(self, _: $t) -> $t {
-                unreachable!("rejected when recorded")
-            }
-            #[inline]
-            fn shr(self, _: $t) -> $t {
-                unreachable!("rejected when recorded")
+            fn logaddexp(self, o: $t) -> $t {
+                <$t>::from_f32(self.to_f32().logaddexp(o.to_f32()))
             }
         }
     };
@@ -464,10 +356,6 @@ impl Arith for bool {
         self & o
     }
     #[inline]
-    fn rem(self, _: bool) -> bool {
-        false
-    }
-    #[inline]
     fn pow(self, o: bool) -> bool {
         self | !o
     }
@@ -480,14 +368,6 @@ impl Arith for bool {
         self & o
     }
     #[inline]
-    fn atan2(self, _: bool) -> bool {
-        unreachable!("computed in float")
-    }
-    #[inline]
-    fn logaddexp(self, _: bool) -> bool {
-        unreachable!("computed in float")
-    }
-    #[inline]
     fn lt(self, o: bool) -> bool {
         !self & o
     }
@@ -495,6 +375,16 @@ impl Arith for bool {
     fn le(self, o: bool) -> bool {
         !self | o
     }
+}
+
+impl Rem for bool {
+    #[inline]
+    fn rem(self, _: bool) -> bool {
+        false
+    }
+}
+
+impl Bits for bool {
     #[inline]
     fn bitand(self, o: bool) -> bool {
         self & o
@@ -506,14 +396,6 @@ impl Arith for bool {
     #[inline]
     fn bitxor(self, o: bool) -> bool {
         self ^ o
-    }
-    #[inline]
-    fn shl(self, _: bool) -> bool {
-        unreachable!("computed in uint8")
-    }
-    #[inline]
-    fn shr(self, _: bool) -> bool {
-        unreachable!("computed in uint8")
     }
 }
 
@@ -538,10 +420,6 @@ impl Arith for Complex {
     fn floor_div(self, o: Complex) -> Complex {
         // MLX's floor division of complex numbers is plain division (nothing is floored).
         complex::div(self, o)
-    }
-    #[inline]
-    fn rem(self, _: Complex) -> Complex {
-        unreachable!("rejected when recorded")
     }
     #[inline]
     fn pow(self, o: Complex) -> Complex {
@@ -575,14 +453,6 @@ impl Arith for Complex {
             o
         }
     }
-    #[inline]
-    fn atan2(self, _: Complex) -> Complex {
-        unreachable!("rejected when recorded")
-    }
-    #[inline]
-    fn logaddexp(self, o: Complex) -> Complex {
-        complex::logaddexp(self, o)
-    }
     /// Lexicographic order (real part first), false whenever a NaN is involved, as NumPy
     /// (MLX orders the same way).
     #[inline]
@@ -595,42 +465,34 @@ impl Arith for Complex {
         let no_nan_im = !self.im.is_nan() && !o.im.is_nan();
         (self.re < o.re && no_nan_im) || (self.re == o.re && self.im <= o.im)
     }
-    #[inline]
-    fn bitand(self, _: Complex) -> Complex {
-        unreachable!("rejected when recorded")
-    }
-    #[inline]
-    fn bitor(self, _: Complex) -> Complex {
-        unreachable!("rejected when recorded")
-    }
-    #[inline]
-    fn bitxor(self, _: Complex) -> Complex {
-        unreachable!("rejected when recorded")
-    }
-    #[inline]
-    fn shl(self, _: Complex) -> Complex {
-        unreachable!("rejected when recorded")
-    }
-    #[inline]
-    fn shr(self, _: Complex) -> Complex {
-        unreachable!("rejected when recorded")
-    }
 }
 
-fn arith<T: Arith>(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
+/// `$body` with `$t` the element type of `$dtype` if it is one of the listed types, as
+/// `Some`; `None` for the other types.
+macro_rules! for_types {
+    ($dtype:expr, $t:ident in [$($ty:ty),*] => $body:expr) => {{
+        let dtype = $dtype;
+        $(if dtype == <$ty as Element>::DTYPE {
+            type $t = $ty;
+            Some($body)
+        } else)* {
+            None
+        }
+    }};
+}
+
+/// The ops every element type has.
+fn arith<T: Arith>(op: BinaryOp, a: Tensor, b: Tensor) -> Option<Result<Tensor>> {
     use BinaryOp::*;
     // Each cheap op gets its own instance of `map2` (the function inlined and vectorised);
     // the costly ones share one through a function pointer.
-    match op {
+    Some(match op {
         Add => map2(a, b, T::add),
         Subtract => map2(a, b, T::sub),
         Multiply => map2(a, b, T::mul),
         Divide => map2(a, b, T::div),
         Maximum => map2(a, b, T::max),
         Minimum => map2(a, b, T::min),
-        BitwiseAnd => map2(a, b, T::bitand),
-        BitwiseOr => map2(a, b, T::bitor),
-        BitwiseXor => map2(a, b, T::bitxor),
         Equal => map2(a, b, |x: T, y: T| x == y),
         NotEqual => map2(a, b, |x: T, y: T| x != y),
         Less => map2(a, b, T::lt),
@@ -639,22 +501,66 @@ fn arith<T: Arith>(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
         GreaterEqual => map2(a, b, |x: T, y: T| y.le(x)),
         LogicalAnd => map2(a, b, |x: T, y: T| x.to_bool() && y.to_bool()),
         LogicalOr => map2(a, b, |x: T, y: T| x.to_bool() || y.to_bool()),
-        FloorDivide | Remainder | Power | Arctan2 | LogAddExp | LeftShift | RightShift => {
-            let f: fn(T, T) -> T = match op {
-                FloorDivide => T::floor_div,
-                Remainder => T::rem,
-                Power => T::pow,
-                Arctan2 => T::atan2,
-                LogAddExp => T::logaddexp,
-                LeftShift => T::shl,
-                _ => T::shr,
-            };
-            map2(a, b, f)
-        }
+        FloorDivide => map2(a, b, T::floor_div as fn(T, T) -> T),
+        Power => map2(a, b, T::pow as fn(T, T) -> T),
+        _ => return None,
+    })
+}
+
+fn bits<T: Bits>(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
+    match op {
+        BinaryOp::BitwiseAnd => map2(a, b, T::bitand),
+        BinaryOp::BitwiseOr => map2(a, b, T::bitor),
+        _ => map2(a, b, T::bitxor),
     }
+}
+
+fn shift<T: Shift>(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
+    let f: fn(T, T) -> T = if op == BinaryOp::LeftShift {
+        T::shl
+    } else {
+        T::shr
+    };
+    map2(a, b, f)
+}
+
+fn float_pair<T: FloatPair>(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
+    let f: fn(T, T) -> T = if op == BinaryOp::Arctan2 {
+        T::atan2
+    } else {
+        T::logaddexp
+    };
+    map2(a, b, f)
 }
 
 /// Computes `op` on two tensors of equal shape and dtype.
 pub fn binary(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
-    dispatch!(a.dtype, T => arith::<T>(op, a, b))
+    use BinaryOp::*;
+    let dtype = a.dtype;
+    let result = match op {
+        Remainder => {
+            for_types!(dtype, T in [bool, u8, u16, u32, u64, i8, i16, i32, i64, f16, bf16, f32, f64]
+            => map2(a, b, T::rem as fn(T, T) -> T))
+        }
+        LogAddExp if dtype == DType::Complex64 => Some(map2(
+            a,
+            b,
+            complex::logaddexp as fn(Complex, Complex) -> Complex,
+        )),
+        Arctan2 | LogAddExp => {
+            for_types!(dtype, T in [f16, bf16, f32, f64] => float_pair::<T>(op, a, b))
+        }
+        BitwiseAnd | BitwiseOr | BitwiseXor => {
+            for_types!(dtype, T in [bool, u8, u16, u32, u64, i8, i16, i32, i64] => bits::<T>(op, a, b))
+        }
+        LeftShift | RightShift => {
+            for_types!(dtype, T in [u8, u16, u32, u64, i8, i16, i32, i64] => shift::<T>(op, a, b))
+        }
+        _ => dispatch!(dtype, T => arith::<T>(op, a, b)),
+    };
+    result.unwrap_or_else(|| {
+        Err(Error::runtime(format!(
+            "[{op:?}] No CPU kernel for {dtype} inputs."
+        )))
+    })
 }

@@ -1,218 +1,63 @@
-//! Kernels of the one-input elementwise ops.
+//! Kernels of the one-input elementwise ops: for each op a function per kind of element
+//! (float, complex, integer, bool) and, for float32-based inputs, a vectorised kernel.
 
 use super::elementwise::map1;
 use super::math::{complex, Float};
 use super::simd;
+use crate::backend::op::UnaryOp;
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::{dispatch, Complex, Element};
 use crate::error::{Error, Result};
 use half::{bf16, f16};
 
-/// The one-input elementwise operations.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum UnaryOp {
-    Abs,
-    Negative,
-    Sign,
-    Square,
-    Sqrt,
-    Rsqrt,
-    Reciprocal,
-    Exp,
-    Expm1,
-    Log,
-    Log1p,
-    Log2,
-    Log10,
-    Sin,
-    Cos,
-    Tan,
-    Arcsin,
-    Arccos,
-    Arctan,
-    Sinh,
-    Cosh,
-    Tanh,
-    Arcsinh,
-    Arccosh,
-    Arctanh,
-    Sigmoid,
-    Erf,
-    Erfinv,
-    Floor,
-    Ceil,
-    Round,
-    Trunc,
-    IsNan,
-    IsInf,
-    IsPosInf,
-    IsNegInf,
-    IsFinite,
-    LogicalNot,
-    BitwiseInvert,
-    Real,
-    Imag,
-    Conjugate,
-    /// Identity in the forward pass (blocks gradients in the transforms).
-    StopGradient,
-}
-
-impl UnaryOp {
-    /// The MLX function name.
-    pub fn name(self) -> &'static str {
-        use UnaryOp::*;
-        match self {
-            Abs => "abs",
-            Negative => "negative",
-            Sign => "sign",
-            Square => "square",
-            Sqrt => "sqrt",
-            Rsqrt => "rsqrt",
-            Reciprocal => "reciprocal",
-            Exp => "exp",
-            Expm1 => "expm1",
-            Log => "log",
-            Log1p => "log1p",
-            Log2 => "log2",
-            Log10 => "log10",
-            Sin => "sin",
-            Cos => "cos",
-            Tan => "tan",
-            Arcsin => "arcsin",
-            Arccos => "arccos",
-            Arctan => "arctan",
-            Sinh => "sinh",
-            Cosh => "cosh",
-            Tanh => "tanh",
-            Arcsinh => "arcsinh",
-            Arccosh => "arccosh",
-            Arctanh => "arctanh",
-            Sigmoid => "sigmoid",
-            Erf => "erf",
-            Erfinv => "erfinv",
-            Floor => "floor",
-            Ceil => "ceil",
-            Round => "round",
-            Trunc => "trunc",
-            IsNan => "isnan",
-            IsInf => "isinf",
-            IsPosInf => "isposinf",
-            IsNegInf => "isneginf",
-            IsFinite => "isfinite",
-            LogicalNot => "logical_not",
-            BitwiseInvert => "bitwise_invert",
-            Real => "real",
-            Imag => "imag",
-            Conjugate => "conjugate",
-            StopGradient => "stop_gradient",
-        }
-    }
-
-    /// Float math: integer and bool inputs compute in float32.
-    fn is_transcendental(self) -> bool {
-        use UnaryOp::*;
-        matches!(
-            self,
-            Sqrt | Rsqrt
-                | Reciprocal
-                | Exp
-                | Expm1
-                | Log
-                | Log1p
-                | Log2
-                | Log10
-                | Sin
-                | Cos
-                | Tan
-                | Arcsin
-                | Arccos
-                | Arctan
-                | Sinh
-                | Cosh
-                | Tanh
-                | Arcsinh
-                | Arccosh
-                | Arctanh
-                | Sigmoid
-                | Erf
-                | Erfinv
-        )
-    }
-
-    fn complex_fn(self) -> Option<fn(Complex) -> Complex> {
-        use UnaryOp::*;
-        Some(match self {
-            Sqrt => complex::sqrt,
-            Rsqrt => |z| complex::div(Complex::new(1.0, 0.0), complex::sqrt(z)),
-            Reciprocal => |z| complex::div(Complex::new(1.0, 0.0), z),
-            Exp => complex::exp,
-            Expm1 => complex::expm1,
-            Log => complex::log,
-            Log1p => complex::log1p,
-            Log2 => |z| {
-                let l = complex::log(z);
-                let k = std::f32::consts::LOG2_E;
-                Complex::new(l.re * k, l.im * k)
-            },
-            Log10 => |z| {
-                let l = complex::log(z);
-                let k = std::f32::consts::LOG10_E;
-                Complex::new(l.re * k, l.im * k)
-            },
-            Arcsin => complex::asin,
-            Arccos => complex::acos,
-            Arctan => complex::atan,
-            Arcsinh => complex::asinh,
-            Arccosh => complex::acosh,
-            Arctanh => complex::atanh,
-            Sin => complex::sin,
-            Cos => complex::cos,
-            Tan => complex::tan,
-            Sinh => complex::sinh,
-            Cosh => complex::cosh,
-            Tanh => complex::tanh,
-            Negative => complex::neg,
-            Sign => complex::sign,
-            Square => |z| complex::mul(z, z),
-            Conjugate => complex::conj,
-            Round => |z| Complex::new(z.re.round_ties_even(), z.im.round_ties_even()),
-            StopGradient => |z| z,
-            _ => return None,
-        })
-    }
-
-    /// The output dtype for an input of `dtype`, or an error naming the op.
-    pub fn output_dtype(self, dtype: DType) -> Result<DType> {
-        use UnaryOp::*;
-        let name = self.name();
-        if dtype.is_complex() {
-            return match self {
-                Abs | Real | Imag => Ok(DType::Float32),
-                IsNan | IsInf | IsPosInf | IsNegInf | IsFinite | LogicalNot => Ok(DType::Bool),
-                _ if self.complex_fn().is_some() => Ok(dtype),
-                _ => Err(Error::value(format!(
-                    "[{name}] Not supported for complex64 inputs."
-                ))),
-            };
-        }
-        match self {
-            _ if self.is_transcendental() => Ok(dtype.to_inexact()),
-            Negative if dtype.is_bool() => Err(Error::value(format!(
-                "[{name}] Not supported for bool, use logical_not instead."
-            ))),
-            IsNan | IsInf | IsPosInf | IsNegInf | IsFinite | LogicalNot => Ok(DType::Bool),
-            BitwiseInvert if dtype.is_inexact() => Err(Error::value(format!(
-                "[{name}] Bitwise inverse only allowed on integer types."
-            ))),
-            _ => Ok(dtype),
-        }
-    }
-}
-
-fn float_fn<T: Float>(op: UnaryOp) -> fn(T) -> T {
+/// The kernel's complex function for `op`, if complex inputs have one.
+fn complex_fn(op: UnaryOp) -> Option<fn(Complex) -> Complex> {
     use UnaryOp::*;
-    match op {
+    Some(match op {
+        Sqrt => complex::sqrt,
+        Rsqrt => |z| complex::div(Complex::new(1.0, 0.0), complex::sqrt(z)),
+        Reciprocal => |z| complex::div(Complex::new(1.0, 0.0), z),
+        Exp => complex::exp,
+        Expm1 => complex::expm1,
+        Log => complex::log,
+        Log1p => complex::log1p,
+        Log2 => |z| {
+            let l = complex::log(z);
+            let k = std::f32::consts::LOG2_E;
+            Complex::new(l.re * k, l.im * k)
+        },
+        Log10 => |z| {
+            let l = complex::log(z);
+            let k = std::f32::consts::LOG10_E;
+            Complex::new(l.re * k, l.im * k)
+        },
+        Arcsin => complex::asin,
+        Arccos => complex::acos,
+        Arctan => complex::atan,
+        Arcsinh => complex::asinh,
+        Arccosh => complex::acosh,
+        Arctanh => complex::atanh,
+        Sin => complex::sin,
+        Cos => complex::cos,
+        Tan => complex::tan,
+        Sinh => complex::sinh,
+        Cosh => complex::cosh,
+        Tanh => complex::tanh,
+        Negative => complex::neg,
+        Sign => complex::sign,
+        Square => |z| complex::mul(z, z),
+        Conjugate => complex::conj,
+        Round => |z| Complex::new(z.re.round_ties_even(), z.im.round_ties_even()),
+        StopGradient => |z| z,
+        _ => return None,
+    })
+}
+
+/// The kernel's float function for `op`, if it maps floats to floats.
+fn float_fn<T: Float>(op: UnaryOp) -> Option<fn(T) -> T> {
+    use UnaryOp::*;
+    Some(match op {
         Sqrt => T::sqrt,
         Rsqrt => T::rsqrt,
         Reciprocal => T::recip,
@@ -247,9 +92,9 @@ fn float_fn<T: Float>(op: UnaryOp) -> fn(T) -> T {
         Square => |x: T| x * x,
         Real | Conjugate | StopGradient => |x| x,
         IsNan | IsInf | IsPosInf | IsNegInf | IsFinite | LogicalNot | BitwiseInvert | Imag => {
-            unreachable!("{} is not a float-to-float map", op.name())
+            return None
         }
-    }
+    })
 }
 
 /// The vectorised kernel computing `op`, if there is one.
@@ -293,55 +138,80 @@ fn simd_function(op: UnaryOp) -> Option<simd::Function> {
     })
 }
 
+/// The error for work no kernel here computes (the op's rules in `ops` refuse it first).
+fn no_kernel(op: UnaryOp, dtype: DType) -> Error {
+    Error::runtime(format!("[{op:?}] No CPU kernel for {dtype} inputs."))
+}
+
 /// Float math on a real float or (through float32) integer input.
 fn float_unary(op: UnaryOp, x: Tensor) -> Result<Tensor> {
     let f32_based = matches!(x.dtype, DType::Float32 | DType::Float16 | DType::BFloat16);
     if let (true, Some(f)) = (f32_based, simd_function(op)) {
         return simd::map(x, f);
     }
+    let (Some(f32_fn), Some(f64_fn)) = (float_fn::<f32>(op), float_fn::<f64>(op)) else {
+        return Err(no_kernel(op, x.dtype));
+    };
     match x.dtype {
-        DType::Float32 => map1::<f32, f32>(x, float_fn::<f32>(op)),
-        DType::Float64 => map1::<f64, f64>(x, float_fn::<f64>(op)),
-        DType::Float16 => {
-            let f = float_fn::<f32>(op);
-            map1::<f16, f16>(x, |v| f16::from_f32(f(v.to_f32())))
-        }
-        DType::BFloat16 => {
-            let f = float_fn::<f32>(op);
-            map1::<bf16, bf16>(x, |v| bf16::from_f32(f(v.to_f32())))
-        }
-        _ => {
-            let f = float_fn::<f32>(op);
-            dispatch!(x.dtype, T => map1::<T, f32>(x, |v| f(f32::from_elem(v))))
-        }
+        DType::Float32 => map1::<f32, f32>(x, f32_fn),
+        DType::Float64 => map1::<f64, f64>(x, f64_fn),
+        DType::Float16 => map1::<f16, f16>(x, |v| f16::from_f32(f32_fn(v.to_f32()))),
+        DType::BFloat16 => map1::<bf16, bf16>(x, |v| bf16::from_f32(f32_fn(v.to_f32()))),
+        _ => dispatch!(x.dtype, T => map1::<T, f32>(x, |v| f32_fn(f32::from_elem(v)))),
     }
 }
 
-macro_rules! int_unary {
-    ($x:expr, $op:expr, $($t:ty, $signed:expr);*) => {
-        match $x.dtype {
-            $(<$t as Element>::DTYPE => {
-                let f: fn($t) -> $t = match $op {
-                    UnaryOp::Abs => if $signed { |v: $t| (v as i64).wrapping_abs() as $t } else { |v| v },
-                    UnaryOp::Negative => |v: $t| v.wrapping_neg(),
-                    UnaryOp::Sign => if $signed {
-                        |v: $t| (v > 0) as $t - ((v as i64) < 0) as $t
-                    } else {
-                        // Not through i64: uint64 values from 2^63 would look negative.
-                        |v: $t| (v > 0) as $t
-                    },
-                    UnaryOp::Square => |v: $t| v.wrapping_mul(v),
-                    UnaryOp::BitwiseInvert => |v: $t| !v,
-                    _ => |v| v,
-                };
-                map1::<$t, $t>($x, f)
-            })*
-            _ => unreachable!(),
-        }
-    };
+/// The integer function of `op`, for signed (`SIGNED`) or unsigned `T`: the ops that keep
+/// integers integers (the rounding ones are the identity there).
+fn int_fn<T: Element + IntBits, const SIGNED: bool>(op: UnaryOp) -> Option<fn(T) -> T> {
+    use UnaryOp::*;
+    Some(match op {
+        Abs if SIGNED => T::wrapping_abs,
+        Sign if SIGNED => |v| T::from_i64(v.gt_zero() as i64 - v.lt_zero() as i64),
+        // Not through a signed value: uint64 values from 2^63 would look negative.
+        Sign => |v| T::from_i64(v.gt_zero() as i64),
+        Negative => T::wrapping_neg,
+        Square => |v| v.wrapping_mul(v),
+        BitwiseInvert => T::not,
+        Abs | Floor | Ceil | Round | Trunc | Real | Conjugate | StopGradient => |v| v,
+        _ => return None,
+    })
 }
 
-/// Computes `op` on `x`; `out` is the dtype [`UnaryOp::output_dtype`] gave.
+/// The integer arithmetic the integer kernels use.
+trait IntBits: Copy {
+    fn wrapping_abs(self) -> Self;
+    fn wrapping_neg(self) -> Self;
+    fn wrapping_mul(self, o: Self) -> Self;
+    fn not(self) -> Self;
+    fn gt_zero(self) -> bool;
+    fn lt_zero(self) -> bool;
+    fn from_i64(v: i64) -> Self;
+}
+
+macro_rules! int_bits {
+    ($($t:ty),*) => {$(
+        impl IntBits for $t {
+            fn wrapping_abs(self) -> $t { (self as i64).wrapping_abs() as $t }
+            fn wrapping_neg(self) -> $t { <$t>::wrapping_neg(self) }
+            fn wrapping_mul(self, o: $t) -> $t { <$t>::wrapping_mul(self, o) }
+            fn not(self) -> $t { !self }
+            fn gt_zero(self) -> bool { self > 0 }
+            #[allow(unused_comparisons)]
+            fn lt_zero(self) -> bool { self < 0 }
+            fn from_i64(v: i64) -> $t { v as $t }
+        }
+    )*};
+}
+int_bits!(u8, u16, u32, u64, i8, i16, i32, i64);
+
+fn int_unary<T: Element + IntBits, const SIGNED: bool>(op: UnaryOp, x: Tensor) -> Result<Tensor> {
+    let f = int_fn::<T, SIGNED>(op).ok_or_else(|| no_kernel(op, x.dtype))?;
+    map1::<T, T>(x, f)
+}
+
+/// Computes `op` on `x`, giving dtype `out` (float for float math on integers, bool for
+/// the predicates, float32 for the magnitude and parts of complex numbers).
 pub fn unary(op: UnaryOp, x: Tensor, out: DType) -> Result<Tensor> {
     use UnaryOp::*;
     let dtype = x.dtype;
@@ -357,7 +227,7 @@ pub fn unary(op: UnaryOp, x: Tensor, out: DType) -> Result<Tensor> {
             IsPosInf => map1::<Complex, bool>(x, |z| z.re == f32::INFINITY && z.im == 0.0),
             IsNegInf => map1::<Complex, bool>(x, |z| z.re == f32::NEG_INFINITY && z.im == 0.0),
             LogicalNot => map1::<Complex, bool>(x, |z| !z.to_bool()),
-            _ => map1::<Complex, Complex>(x, op.complex_fn().expect("checked by output_dtype")),
+            _ => map1::<Complex, Complex>(x, complex_fn(op).ok_or_else(|| no_kernel(op, dtype))?),
         };
     }
     match op {
@@ -378,19 +248,19 @@ pub fn unary(op: UnaryOp, x: Tensor, out: DType) -> Result<Tensor> {
         LogicalNot => dispatch!(dtype, T => map1::<T, bool>(x, |v| !v.to_bool())),
         Real | Conjugate | StopGradient => Ok(x),
         Imag => dispatch!(dtype, T => map1::<T, T>(x, |_| T::default())),
-        _ if op.is_transcendental() || dtype.is_floating() => {
-            debug_assert_eq!(out, dtype.to_inexact());
-            float_unary(op, x)
-        }
-        _ if dtype.is_bool() => {
-            let f: fn(bool) -> bool = match op {
-                BitwiseInvert => |v| !v,
-                _ => |v| v,
-            };
-            map1::<bool, bool>(x, f)
-        }
-        _ => int_unary!(x, op,
-            u8, false; u16, false; u32, false; u64, false;
-            i8, true; i16, true; i32, true; i64, true),
+        _ if out.is_floating() => float_unary(op, x),
+        BitwiseInvert if dtype.is_bool() => map1::<bool, bool>(x, |v| !v),
+        Abs | Sign | Square | Floor | Ceil | Round | Trunc if dtype.is_bool() => Ok(x),
+        _ => match dtype {
+            DType::UInt8 => int_unary::<u8, false>(op, x),
+            DType::UInt16 => int_unary::<u16, false>(op, x),
+            DType::UInt32 => int_unary::<u32, false>(op, x),
+            DType::UInt64 => int_unary::<u64, false>(op, x),
+            DType::Int8 => int_unary::<i8, true>(op, x),
+            DType::Int16 => int_unary::<i16, true>(op, x),
+            DType::Int32 => int_unary::<i32, true>(op, x),
+            DType::Int64 => int_unary::<i64, true>(op, x),
+            _ => Err(no_kernel(op, dtype)),
+        },
     }
 }
