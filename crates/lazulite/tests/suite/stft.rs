@@ -55,8 +55,8 @@ fn reference_stft(
     for t in 0..n_frames {
         for k in 0..n_freq {
             let (mut re, mut im) = (0.0, 0.0);
-            for m in 0..n_fft {
-                let v = w[m] * padded_sample(x, (t * hop + m) as i64, half, mode);
+            for (m, weight) in w.iter().enumerate() {
+                let v = weight * padded_sample(x, (t * hop + m) as i64, half, mode);
                 let angle = -2.0 * PI * (k * m) as f64 / n_fft as f64;
                 re += v * angle.cos();
                 im += v * angle.sin();
@@ -169,7 +169,9 @@ fn istft_inverts_stft() {
         .unwrap()
         .astype(DType::Float32)
         .unwrap();
-    let cases: Vec<(i64, Option<i64>, Option<Array>, bool, FftNorm)> = vec![
+    // n_fft, hop, window, one-sided, norm.
+    type Case = (i64, Option<i64>, Option<Array>, bool, FftNorm);
+    let cases: Vec<Case> = vec![
         (16, None, None, true, FftNorm::Backward),
         (
             16,

@@ -68,9 +68,10 @@ pub struct IstftOptions {
     pub hop_length: Option<i64>,
     /// Points of the default rectangular window (default `n_fft`); unused when `window`
     /// is given.
-    pub window: Option<Array>,
-    /// As [`StftOptions::win_length`].
     pub win_length: Option<i64>,
+    /// A 1-D window of at most `n_fft` points, zero-padded on both sides to `n_fft`
+    /// (default: a rectangular window of `win_length` points).
+    pub window: Option<Array>,
     /// The frames were centred: drop `n_fft / 2` samples at both ends.
     pub center: bool,
     /// The scaling the forward transform used.
@@ -87,8 +88,8 @@ impl Default for IstftOptions {
         IstftOptions {
             n_fft: None,
             hop_length: None,
-            window: None,
             win_length: None,
+            window: None,
             center: true,
             norm: FftNorm::Backward,
             onesided: None,
