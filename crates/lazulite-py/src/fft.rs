@@ -6,8 +6,8 @@
 //! `None` (the default) means the last two axes.
 
 use crate::bind;
-use crate::convert::{Arr, AxesArg, NewShape};
-use lazulite::fft::{self as lzf, FftNorm};
+use crate::convert::{Arr, AxesArg, CInt, NewShape};
+use lazulite::fft::{self as lzf, FftNorm, IstftOptions, StftOptions};
 use lazulite::{Array, Result};
 use pyo3::prelude::*;
 
@@ -31,6 +31,70 @@ fn many(
         axes.as_ref().map(|x| x.0.as_slice()),
         FftNorm::from_name(norm)?,
     )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn stft_with(
+    x: &Arr,
+    n_fft: i64,
+    hop_length: Option<CInt>,
+    win_length: Option<CInt>,
+    window: Option<Arr>,
+    center: bool,
+    pad_mode: &str,
+    norm: &str,
+    onesided: Option<bool>,
+) -> Result<Array> {
+    // MLX reads n_fft as a C int (a TypeError outside its range), as the other ints here.
+    if i32::try_from(n_fft).is_err() {
+        return Err(lazulite::Error::type_error(format!(
+            "[stft] n_fft must be an int in a C int's range, got {n_fft}."
+        )));
+    }
+    let norm = FftNorm::from_name(norm).map_err(|_| invalid_norm("stft"))?;
+    let options = StftOptions {
+        hop_length: hop_length.map(|h| h.0.into()),
+        win_length: win_length.map(|w| w.0.into()),
+        window: window.map(|w| w.0),
+        center,
+        pad_mode: pad_mode.to_string(),
+        norm,
+        onesided,
+    };
+    lzf::stft(&x.0, n_fft, &options)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn istft_with(
+    stft_matrix: &Arr,
+    n_fft: Option<CInt>,
+    hop_length: Option<CInt>,
+    win_length: Option<CInt>,
+    window: Option<Arr>,
+    center: bool,
+    norm: &str,
+    onesided: Option<bool>,
+    length: Option<CInt>,
+) -> Result<Array> {
+    let norm = FftNorm::from_name(norm).map_err(|_| invalid_norm("istft"))?;
+    let options = IstftOptions {
+        n_fft: n_fft.map(|n| n.0.into()),
+        hop_length: hop_length.map(|h| h.0.into()),
+        win_length: win_length.map(|w| w.0.into()),
+        window: window.map(|w| w.0),
+        center,
+        norm,
+        onesided,
+        length: length.map(|l| l.0.into()),
+    };
+    lzf::istft(&stft_matrix.0, &options)
+}
+
+/// MLX's message for an unknown norm, naming the operation.
+fn invalid_norm(op: &str) -> lazulite::Error {
+    lazulite::Error::value(format!(
+        "[{op}] Invalid norm. Expected one of {{'backward', 'ortho', 'forward'}}."
+    ))
 }
 
 bind! {
@@ -211,6 +275,42 @@ bind! {
         /// Returns:
         ///     array: Sample frequencies of length ``n // 2 + 1`` (float32).
         rfftfreq(n: i64, d: f64 = 1.0, *, stream) => lzf::rfftfreq(n, d);
+        /// Short-Time Fourier Transform.
+        ///
+        /// Splits the last axis of ``x`` into overlapping frames of ``n_fft`` samples, multiplies each by ``window`` and takes its discrete Fourier transform. The result is complex64 with shape ``(..., n_freq, n_frames)``.
+        ///
+        /// Args:
+        ///     x (array): The input array.
+        ///     n_fft (int, optional): Size of the transform of each frame. Default: ``2048``.
+        ///     hop_length (int, optional): Samples between the starts of consecutive frames. Default: ``n_fft // 4``.
+        ///     win_length (int, optional): Size of the default rectangular window. Default: ``n_fft``.
+        ///     window (array, optional): A one-dimensional window of at most ``n_fft`` points, zero-padded on both sides to ``n_fft``. Default: a rectangular window.
+        ///     center (bool, optional): Pad ``n_fft // 2`` samples at both ends so that frames are centered on their sample. Default: ``True``.
+        ///     pad_mode (str, optional): ``'reflect'``, ``'constant'`` or ``'edge'`` (as :func:`pad`), used when ``center`` is ``True``. Default: ``'reflect'``.
+        ///     norm (str, optional): ``'backward'``, ``'ortho'`` or ``'forward'``. Default: ``'backward'``.
+        ///     onesided (bool, optional): Keep only the non-negative frequencies. Default: ``True`` for real input, ``False`` for complex input.
+        ///
+        /// Returns:
+        ///     array: The STFT of ``x``.
+        stft(x: Arr, n_fft: i64 = 2048, hop_length: Option<CInt> = None, win_length: Option<CInt> = None, window: Option<Arr> = None, center: bool = true, pad_mode: &str = "reflect", norm: &str = "backward", onesided: Option<bool> = None, *, stream) => stft_with(&x, n_fft, hop_length, win_length, window, center, pad_mode, norm, onesided);
+        /// Inverse Short-Time Fourier Transform.
+        ///
+        /// Inverts :func:`stft`: the inverse transform of each frame, multiplied by the window, is summed where frames overlap and divided by the sum of the squared window there.
+        ///
+        /// Args:
+        ///     stft_matrix (array): The STFT, of shape ``(..., n_freq, n_frames)``.
+        ///     n_fft (int, optional): Size of the transform of each frame. Default: ``2 * (n_freq - 1)`` when ``onesided``, else ``n_freq`` (pass it for an odd size).
+        ///     hop_length (int, optional): Samples between the starts of consecutive frames. Default: ``n_fft // 4``.
+        ///     win_length (int, optional): Size of the default rectangular window. Default: ``n_fft``.
+        ///     window (array, optional): A one-dimensional window of at most ``n_fft`` points. Default: a rectangular window.
+        ///     center (bool, optional): Whether the STFT was centered. Default: ``True``.
+        ///     norm (str, optional): ``'backward'``, ``'ortho'`` or ``'forward'``. Default: ``'backward'``.
+        ///     onesided (bool, optional): Whether the STFT holds only the non-negative frequencies. Default: ``True``.
+        ///     length (int, optional): Truncate or zero-pad the signal to this length.
+        ///
+        /// Returns:
+        ///     array: The reconstructed signal.
+        istft(stft_matrix: Arr, n_fft: Option<CInt> = None, hop_length: Option<CInt> = None, win_length: Option<CInt> = None, window: Option<Arr> = None, center: bool = true, norm: &str = "backward", onesided: Option<bool> = None, length: Option<CInt> = None, *, stream) => istft_with(&stft_matrix, n_fft, hop_length, win_length, window, center, norm, onesided, length);
     }
     methods {}
 }

@@ -1,6 +1,7 @@
 //! Discrete Fourier transforms (`mx.fft`): the `Fft` primitive (one transform along one
 //! axis) and MLX's fft, ifft, fft2, ifft2, fftn, ifftn, rfft, irfft, rfft2, irfft2,
-//! rfftn, irfftn, fftshift, ifftshift, fftfreq and rfftfreq composed from it.
+//! rfftn, irfftn, fftshift, ifftshift, fftfreq and rfftfreq composed from it; the
+//! short-time transforms `stft` and `istft` (in `fft/stft.rs`) composed from those.
 //!
 //! As MLX: complex results are complex64 and real ones float32 for every input dtype
 //! (float64 included); a transform length differing from the input's truncates it or
@@ -563,3 +564,6 @@ pub fn rfftfreq(n: i64, d: f64) -> Result<Array> {
     check_freq_args("rfftfreq", n, d)?;
     frequencies(&arange(0.0, (n / 2 + 1) as f64, 1.0, DType::Float64)?, n, d)
 }
+
+mod stft;
+pub use stft::{istft, stft, IstftOptions, StftOptions};

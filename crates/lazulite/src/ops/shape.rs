@@ -752,9 +752,11 @@ fn mirror_pad(x: &Array, axis: usize, lo: i64, hi: i64, symmetric: bool) -> Resu
     let p = period.shape()[axis] as i64;
     let start = (-lo).rem_euclid(p);
     let end = start + lo + n + hi;
-    let copies = ((end + p - 1) / p) as usize;
-    let repeated = concatenate(&vec![period; copies], axis as i32)?;
-    slice_axis(&repeated, axis, start, end, 1)
+    // Tiled (a broadcast view), not concatenated: a wide pad of a short axis records
+    // one node, not one per copy of the period.
+    let mut reps = vec![1; x.ndim()];
+    reps[axis] = (end + p - 1) / p;
+    slice_axis(&tile(&period, &reps)?, axis, start, end, 1)
 }
 
 fn check_counts(op: &str, what: &str, values: &[i64]) -> Result<()> {

@@ -125,7 +125,7 @@ fn complex(values: &[(f32, f32)], shape: &[usize]) -> Array {
     Array::from_slice(&data, shape).unwrap()
 }
 
-fn random_complex(seed: u64, shape: &[usize]) -> Array {
+pub(crate) fn random_complex(seed: u64, shape: &[usize]) -> Array {
     let n: usize = shape.iter().product();
     let re = uniform(seed, n, -1.0, 1.0);
     let im = uniform(seed + 1, n, -1.0, 1.0);
@@ -137,7 +137,7 @@ fn random_complex(seed: u64, shape: &[usize]) -> Array {
     complex(&v, shape)
 }
 
-fn random_real(seed: u64, shape: &[usize]) -> Array {
+pub(crate) fn random_real(seed: u64, shape: &[usize]) -> Array {
     let n: usize = shape.iter().product();
     let v: Vec<f32> = uniform(seed, n, -1.0, 1.0)
         .iter()
@@ -147,7 +147,7 @@ fn random_real(seed: u64, shape: &[usize]) -> Array {
 }
 
 /// The elements as reals: complex values as (re, im) pairs.
-fn parts(a: &Array) -> Vec<f64> {
+pub(crate) fn parts(a: &Array) -> Vec<f64> {
     if a.dtype() == DType::Complex64 {
         a.to_vec::<Complex>()
             .unwrap()
@@ -166,7 +166,7 @@ fn inner(a: &[f64], b: &[f64]) -> f64 {
 /// The transforms are linear, so central differences in float64 of `f` along `u` (real
 /// and imaginary parts perturbed alike) are exact up to rounding: checks that
 /// `<w, J u>` from them, from jvp and from vjp (conjugate convention, as MLX) agree.
-fn check_linear_derivatives(name: &str, f: &dyn Fn(&Array) -> Result<Array>, x: &Array) {
+pub(crate) fn check_linear_derivatives(name: &str, f: &dyn Fn(&Array) -> Result<Array>, x: &Array) {
     let u = if x.dtype() == DType::Complex64 {
         random_complex(11, x.shape())
     } else {
@@ -272,7 +272,7 @@ fn derivatives_of_every_transform() {
 }
 
 /// vmap of `f` over axis `in_axis` equals stacking `f` applied to each slice.
-fn check_vmap(name: &str, f: &dyn Fn(&Array) -> Result<Array>, x: &Array, in_axis: i32) {
+pub(crate) fn check_vmap(name: &str, f: &dyn Fn(&Array) -> Result<Array>, x: &Array, in_axis: i32) {
     let batched =
         vmap(|p| Ok(vec![f(&p[0])?]), vec![Some(in_axis)], vec![Some(0)])(std::slice::from_ref(x))
             .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -360,7 +360,7 @@ fn long_transforms_round_trip() {
     }
 }
 
-fn assert_error<T: std::fmt::Debug>(r: Result<T>, kind: ErrorKind, text: &str) {
+pub(crate) fn assert_error<T: std::fmt::Debug>(r: Result<T>, kind: ErrorKind, text: &str) {
     let e = r.expect_err(text);
     assert_eq!(e.kind(), kind, "{e}");
     assert!(e.to_string().contains(text), "{e} lacks {text}");

@@ -36,6 +36,7 @@ mod signal;
 mod simd_unary;
 mod softmax;
 mod sort_kernels;
+mod stft;
 mod transforms;
 mod transforms_rules1;
 mod transforms_rules2;

@@ -448,6 +448,25 @@ fn pad_errors() {
 }
 
 #[test]
+fn wide_mirror_pads_record_a_few_nodes() {
+    // Many periods of a short axis: values as NumPy's, and a width of 2^30 records
+    // lazily instead of one array per period.
+    let a = vector(&[1, 2, 3]);
+    let r = pad(&a, &[(7, 5)], "reflect", 0).unwrap();
+    assert_eq!(
+        r.to_vec::<i32>().unwrap(),
+        vec![2, 3, 2, 1, 2, 3, 2, 1, 2, 3, 2, 1, 2, 3, 2]
+    );
+    let s = pad(&a, &[(4, 4)], "symmetric", 0).unwrap();
+    assert_eq!(
+        s.to_vec::<i32>().unwrap(),
+        vec![3, 3, 2, 1, 1, 2, 3, 3, 2, 1, 1]
+    );
+    let wide = pad(&vector(&[1, 2]), &[(1 << 30, 1 << 30)], "reflect", 0).unwrap();
+    assert_eq!(wide.shape(), [(1 << 31) + 2]);
+}
+
+#[test]
 fn counts_and_sizes_are_checked() {
     let a = matrix(2, 3);
     assert_error(tile(&a, &[2, -1]), ErrorKind::Value, &a);
