@@ -40,31 +40,17 @@ pub(crate) trait Primitive: Send + Sync + Any {
     fn eval(&self, inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>>;
 
     /// Cotangents of the inputs listed in `argnums`, from the cotangents of the outputs.
+    /// Every primitive states its rule; one without says so with [`no_rule`].
     fn vjp(
         &self,
-        _inputs: &[Array],
-        _outputs: &[Array],
-        _cotangents: &[Array],
-        _argnums: &[usize],
-    ) -> Result<Vec<Array>> {
-        Err(Error::not_implemented(format!(
-            "Primitive's vjp not implemented: {}.",
-            self.name()
-        )))
-    }
+        inputs: &[Array],
+        outputs: &[Array],
+        cotangents: &[Array],
+        argnums: &[usize],
+    ) -> Result<Vec<Array>>;
 
     /// Tangents of the outputs from the tangents of the inputs listed in `argnums`.
-    fn jvp(
-        &self,
-        _inputs: &[Array],
-        _tangents: &[Array],
-        _argnums: &[usize],
-    ) -> Result<Vec<Array>> {
-        Err(Error::not_implemented(format!(
-            "Primitive's jvp not implemented: {}.",
-            self.name()
-        )))
-    }
+    fn jvp(&self, inputs: &[Array], tangents: &[Array], argnums: &[usize]) -> Result<Vec<Array>>;
 
     /// How this node is written to an MLX function file (`.mlxfn`): as MLX primitives
     /// with their serialized state, or as the composition it stands for. `inputs` are
@@ -80,14 +66,17 @@ pub(crate) trait Primitive: Send + Sync + Any {
     /// (`None`: not batched).
     fn vmap(
         &self,
-        _inputs: &[Array],
-        _axes: &[Option<usize>],
-    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
-        Err(Error::not_implemented(format!(
-            "Primitive's vmap not implemented: {}.",
-            self.name()
-        )))
-    }
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)>;
+}
+
+/// The error of a transform (`"vjp"`, `"jvp"`, `"vmap"`) reaching a primitive that has
+/// no rule for it: what a primitive's rule returns when it has none.
+pub(crate) fn no_rule(transform: &str, primitive: &str) -> Error {
+    Error::not_implemented(format!(
+        "Primitive's {transform} not implemented: {primitive}."
+    ))
 }
 
 /// MLX's error for a node replayed shapelessly that cannot infer its output shapes;

@@ -5,7 +5,7 @@ use crate::array::{Array, Node};
 use crate::backend::Tensor;
 use crate::error::{Error, Result};
 use crate::io::{evaluated, le_bytes};
-use crate::primitive::{Export, MlxInput, OutputSpec, Primitive};
+use crate::primitive::{no_rule, Export, MlxInput, OutputSpec, Primitive};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -23,6 +23,19 @@ impl Primitive for ExportInput {
              like compile or export is not allowed (the value depends on the exported \
              function's inputs).",
         ))
+    }
+
+    // A placeholder for an input while a function is exported: replaced before any transform.
+    fn vjp(&self, _: &[Array], _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Err(no_rule("vjp", self.name()))
+    }
+
+    fn jvp(&self, _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Err(no_rule("jvp", self.name()))
+    }
+
+    fn vmap(&self, _: &[Array], _: &[Option<usize>]) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        Err(no_rule("vmap", self.name()))
     }
 }
 

@@ -34,7 +34,7 @@ use crate::backend::buffer::Buffer;
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{no_rule, OutputSpec, Primitive};
 use half::f16;
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -450,6 +450,19 @@ impl Primitive for Load {
             }
         }
         Ok(vec![tensor])
+    }
+
+    // A source (no inputs): no transform has anything to differentiate or batch through it.
+    fn vjp(&self, _: &[Array], _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Err(no_rule("vjp", self.name()))
+    }
+
+    fn jvp(&self, _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Err(no_rule("jvp", self.name()))
+    }
+
+    fn vmap(&self, _: &[Array], _: &[Option<usize>]) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        Err(no_rule("vmap", self.name()))
     }
 }
 

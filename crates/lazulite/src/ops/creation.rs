@@ -13,7 +13,7 @@ use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::{dispatch, Element, Scalar};
 use crate::error::{Error, Result};
-use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
+use crate::primitive::{no_rule, Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{axis_in_range, broadcast_shapes, checked_size};
 use crate::transforms::batch_to_front;
 
@@ -97,6 +97,19 @@ impl Primitive for Arange {
             }
         });
         Ok(vec![t])
+    }
+
+    // A source (no inputs): no transform has anything to differentiate or batch through it.
+    fn vjp(&self, _: &[Array], _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Err(no_rule("vjp", self.name()))
+    }
+
+    fn jvp(&self, _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Err(no_rule("jvp", self.name()))
+    }
+
+    fn vmap(&self, _: &[Array], _: &[Option<usize>]) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        Err(no_rule("vmap", self.name()))
     }
 }
 
@@ -193,6 +206,19 @@ impl Primitive for Linspace {
             }
         });
         Ok(vec![t])
+    }
+
+    // A source (no inputs): no transform has anything to differentiate or batch through it.
+    fn vjp(&self, _: &[Array], _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Err(no_rule("vjp", self.name()))
+    }
+
+    fn jvp(&self, _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Err(no_rule("jvp", self.name()))
+    }
+
+    fn vmap(&self, _: &[Array], _: &[Option<usize>]) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        Err(no_rule("vmap", self.name()))
     }
 }
 

@@ -36,7 +36,7 @@ use crate::backend::mpi::{self, Comm, Reduction};
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{no_rule, OutputSpec, Primitive};
 use crate::transforms::batch_to_front;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
@@ -485,6 +485,11 @@ impl Primitive for SumScatter {
         let (x, out_axis) = batch_to_second(&inputs[0], axes[0])?;
         Ok((vec![sum_scatter(&x, Some(&self.group))?], vec![out_axis]))
     }
+
+    // MLX has no derivative of a reduce-scatter either.
+    fn vjp(&self, _: &[Array], _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Err(no_rule("vjp", self.name()))
+    }
 }
 
 /// The sum of `x` over the processes of `group`, of which this process keeps block
@@ -553,6 +558,15 @@ impl Primitive for Send {
         let out = send(&inputs[0], self.dst as i64, Some(&self.group))?;
         Ok((vec![out], axes.to_vec()))
     }
+
+    // MLX has no derivative of a send either.
+    fn vjp(&self, _: &[Array], _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Err(no_rule("vjp", self.name()))
+    }
+
+    fn jvp(&self, _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Err(no_rule("jvp", self.name()))
+    }
 }
 
 /// The group, checked to have more than one process and a rank `peer` (MLX's errors).
@@ -615,6 +629,19 @@ impl Primitive for Recv {
         let mut out = Tensor::uninit(outputs[0].dtype, &outputs[0].shape)?;
         self.group.comm("recv")?.recv(&mut out, self.src)?;
         Ok(vec![out])
+    }
+
+    // MLX has no derivative or batching of a receive either.
+    fn vjp(&self, _: &[Array], _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Err(no_rule("vjp", self.name()))
+    }
+
+    fn jvp(&self, _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Err(no_rule("jvp", self.name()))
+    }
+
+    fn vmap(&self, _: &[Array], _: &[Option<usize>]) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        Err(no_rule("vmap", self.name()))
     }
 }
 

@@ -20,7 +20,7 @@ use crate::backend::cpu::matmul::matmul as matmul_kernel;
 use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
-use crate::primitive::{Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
+use crate::primitive::{no_rule, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{axis_in_range, broadcast_shapes, checked_size, shape_text};
 use crate::transforms::batch_to_front;
 use std::collections::BTreeMap;
@@ -680,6 +680,18 @@ impl Primitive for DiagonalView {
             .collect();
         t.shape = outputs[0].shape.clone();
         Ok(vec![t])
+    }
+
+    fn vjp(&self, _: &[Array], _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Err(no_rule("vjp", self.name()))
+    }
+
+    fn jvp(&self, _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Err(no_rule("jvp", self.name()))
+    }
+
+    fn vmap(&self, _: &[Array], _: &[Option<usize>]) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        Err(no_rule("vmap", self.name()))
     }
 }
 

@@ -673,6 +673,31 @@ impl Primitive for NumberOfElements {
     fn jvp(&self, _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
         Ok(vec![zeros(&[], self.dtype)?])
     }
+
+    /// Every example has the same count, so the result is not batched.
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        let Some(axis) = axes[0] else {
+            return Ok((
+                vec![number_of_elements(
+                    &inputs[0],
+                    &self.axes,
+                    self.inverted,
+                    self.dtype,
+                )],
+                vec![None],
+            ));
+        };
+        let x = batch_to_front(&inputs[0], Some(axis))?;
+        let shifted: Vec<usize> = self.axes.iter().map(|&a| a + 1).collect();
+        Ok((
+            vec![number_of_elements(&x, &shifted, self.inverted, self.dtype)],
+            vec![None],
+        ))
+    }
 }
 
 fn variance(op: &str, a: &Array, axes: Axes, keepdims: bool, ddof: i32) -> Result<Array> {

@@ -296,6 +296,21 @@ impl Primitive for SearchSorted {
         Ok(vec![searchsorted_kernel(&sequence, values, self.right)?])
     }
 
+    /// Positions are integers: no derivative flows to either input.
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        _: &[Array],
+        _: &[Array],
+        argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        argnums.iter().map(|&i| zeros_like(&inputs[i])).collect()
+    }
+
+    fn jvp(&self, inputs: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![zeros(inputs[1].shape(), DType::UInt32)?])
+    }
+
     /// Each value is searched for on its own, so batched values keep their batch axis; a
     /// batched sequence would need one search table per example, which MLX refuses too.
     fn vmap(

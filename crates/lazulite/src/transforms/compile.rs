@@ -13,7 +13,7 @@ use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::view::make_contiguous;
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{no_rule, OutputSpec, Primitive};
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -159,6 +159,19 @@ impl Primitive for CompileInput {
             "[compile] Attempting to eval an array during function transformations like \
              compile is not allowed (the value depends on the compiled function's inputs).",
         ))
+    }
+
+    // A placeholder for an input of a compiled function: replaced before any transform.
+    fn vjp(&self, _: &[Array], _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Err(no_rule("vjp", self.name()))
+    }
+
+    fn jvp(&self, _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Err(no_rule("jvp", self.name()))
+    }
+
+    fn vmap(&self, _: &[Array], _: &[Option<usize>]) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        Err(no_rule("vmap", self.name()))
     }
 }
 

@@ -3,7 +3,7 @@
 use crate::array::{Array, Flags};
 use crate::backend::Tensor;
 use crate::error::{Error, Result};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{no_rule, OutputSpec, Primitive};
 
 /// Identity node marking an input of a running grad/jvp: ops on it are flagged `traced`,
 /// so evaluation inside the function keeps their graph for the transform to walk.
@@ -68,6 +68,19 @@ impl Primitive for VmapInput {
             "[vmap] Cannot evaluate an array inside a vmapped function (its value depends on \
              the batched inputs; data-dependent operations are not supported under vmap).",
         ))
+    }
+
+    // A placeholder for a batched input inside vmap: replaced before any rule runs.
+    fn vjp(&self, _: &[Array], _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Err(no_rule("vjp", self.name()))
+    }
+
+    fn jvp(&self, _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Err(no_rule("jvp", self.name()))
+    }
+
+    fn vmap(&self, _: &[Array], _: &[Option<usize>]) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        Err(no_rule("vmap", self.name()))
     }
 }
 

@@ -29,7 +29,7 @@ use crate::ops::sort::argsort;
 use crate::ops::ternary::where_;
 use crate::ops::unary::{abs, log, negative, reciprocal, sign, square};
 use crate::ops::view::{broadcast_to, slice};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{no_rule, OutputSpec, Primitive};
 use crate::shape::broadcast_shapes;
 use crate::transforms::batch_to_front;
 
@@ -1223,6 +1223,15 @@ impl Primitive for Eig {
         let outs = eig_outputs(&a, self.vectors);
         let n = outs.len();
         Ok((outs, vec![Some(0); n]))
+    }
+
+    // MLX has no derivative of the general eigendecomposition either.
+    fn vjp(&self, _: &[Array], _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Err(no_rule("vjp", self.name()))
+    }
+
+    fn jvp(&self, _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        Err(no_rule("jvp", self.name()))
     }
 }
 
