@@ -244,9 +244,7 @@ impl Expression {
             None => {
                 let once = |l: &Label| inputs.iter().flatten().filter(|x| *x == l).count() == 1;
                 let letters = sizes.keys().copied().filter(|&l| l < ELLIPSIS_BASE);
-                let any_ellipsis = terms.iter().any(|t| t.ellipsis_at.is_some());
-                let ellipsis =
-                    (0..if any_ellipsis { rank } else { 0 }).map(|i| ELLIPSIS_BASE + i as Label);
+                let ellipsis = (0..rank).map(|i| ELLIPSIS_BASE + i as Label);
                 ellipsis.chain(letters.filter(once)).collect()
             }
         };
