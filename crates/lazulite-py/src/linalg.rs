@@ -1,4 +1,5 @@
-//! Linear algebra with MLX's signatures; `@` on arrays; `einsum` (variadic) by hand.
+//! Linear algebra with MLX's signatures; `@` on arrays; `einsum` and `einsum_path`
+//! (variadic) by hand.
 
 use crate::array::PyArray;
 use crate::bind;
@@ -166,6 +167,38 @@ fn einsum(
     Ok(PyArray::from(lz::einsum(subscripts, &refs)?))
 }
 
+/// The order in which ``einsum`` contracts the operands, and a report on its cost.
+/// Only the shapes of the operands are read.
+///
+/// Args:
+///     subscripts (str): Comma-separated subscripts of the operands, optionally ``->``
+///         and those of the output (as for ``einsum``).
+///     *operands (array): The arrays.
+///
+/// Returns:
+///     tuple(list(tuple(int, int)), str): For each step, the positions of the terms it
+///     contracts in the current list of terms (its result goes to the end of the list);
+///     and a report with the naive and optimized scaling and FLOP counts.
+#[pyfunction]
+#[pyo3(signature = (subscripts, *operands))]
+fn einsum_path(
+    py: Python<'_>,
+    subscripts: &str,
+    operands: &Bound<'_, PyTuple>,
+) -> Res<(Vec<Py<PyTuple>>, String)> {
+    let arrays: Vec<Array> = operands
+        .iter()
+        .map(|o| Ok(o.extract::<Arr>()?.0))
+        .collect::<PyResult<_>>()?;
+    let refs: Vec<&Array> = arrays.iter().collect();
+    let (path, report) = lz::einsum_path(subscripts, &refs)?;
+    let path = path
+        .into_iter()
+        .map(|step| Ok(PyTuple::new(py, step)?.unbind()))
+        .collect::<PyResult<_>>()?;
+    Ok((path, report))
+}
+
 /// The other operand of `@`: an array or array data (NumPy, buffer, DLPack); `None`
 /// for Python scalars and lists, which MLX refuses with a TypeError, and for anything
 /// else, so that Python tries the other side.
@@ -208,9 +241,10 @@ impl PyArray {
     }
 }
 
-/// Adds the table's functions and `einsum` to `module`.
+/// Adds the table's functions, `einsum` and `einsum_path` to `module`.
 pub fn register_all(module: &Bound<'_, PyModule>) -> PyResult<()> {
     register(module)?;
     module.add_function(wrap_pyfunction!(einsum, module)?)?;
+    module.add_function(wrap_pyfunction!(einsum_path, module)?)?;
     Ok(())
 }

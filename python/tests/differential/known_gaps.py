@@ -25,7 +25,6 @@ COMPLEX = "complex64 support"
 
 GAPS = [
     # Missing functions.
-    Gap("einsum_path", ("*",), ("missing",), MISSING),
     Gap("qqmm", ("*",), ("missing",), MISSING + " (MLX's CPU build raises NYI for it)"),
     Gap("gather_qqmm", ("*",), ("missing",), MISSING + " (MLX's CPU build raises NYI for it)"),
     Gap("fast.gated_delta_update", ("*",), ("missing",), MISSING),

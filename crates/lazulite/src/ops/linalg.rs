@@ -1,6 +1,6 @@
 //! Linear algebra products: the `Matmul` and `AddMm` primitives, and the ops built on
-//! them (`inner`, `outer`, `tensordot`, `vecdot`, `kron`, `einsum`); the `Cholesky`
-//! factorisation.
+//! them (`inner`, `outer`, `tensordot`, `vecdot`, `kron`; `einsum` and `einsum_path` in
+//! `einsum.rs`); the `Cholesky` factorisation.
 //!
 //! Every product that contracts an axis goes through [`matmul`]: operands are permuted
 //! (views) and reshaped so that the contracted axes form the inner dimension of a
@@ -10,7 +10,7 @@
 
 use super::binary::{add, multiply};
 use super::cast::astype;
-use super::creation::{ones, zeros_like};
+use super::creation::zeros_like;
 use super::shape::swapaxes;
 use super::unary::conjugate;
 use super::view::{broadcast_to, broadcast_with, reshape_by, transpose, ReshapeRule};
@@ -20,10 +20,9 @@ use crate::backend::cpu::matmul::matmul as matmul_kernel;
 use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
-use crate::primitive::{no_rule, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
+use crate::primitive::{Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{axis_in_range, broadcast_shapes, checked_size, shape_text};
 use crate::transforms::batch_to_front;
-use std::collections::BTreeMap;
 
 /// Batched matrix product of `(batch..., M, K)` and `(batch..., K, N)` inputs of one
 /// inexact dtype and the same batch shape.
@@ -656,431 +655,6 @@ pub fn kron(a: &Array, b: &Array) -> Result<Array> {
     reshaped(&multiply(&a, &b)?, &shape)
 }
 
-/// Takes diagonals: output axis `i` walks all input axes in `groups[i]` at once (their
-/// strides add up). A view, as NumPy's `diagonal`.
-pub(crate) struct DiagonalView {
-    pub groups: Vec<Vec<usize>>,
-}
-
-impl Primitive for DiagonalView {
-    fn name(&self) -> &'static str {
-        "diagonal_view"
-    }
-
-    fn params(&self) -> String {
-        format!("groups={:?}", self.groups)
-    }
-
-    fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
-        let mut t = inputs.pop().expect("one input");
-        t.strides = self
-            .groups
-            .iter()
-            .map(|g| g.iter().map(|&i| t.strides[i]).sum())
-            .collect();
-        t.shape = outputs[0].shape.clone();
-        Ok(vec![t])
-    }
-
-    fn vjp(&self, _: &[Array], _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
-        Err(no_rule("vjp", self.name()))
-    }
-
-    fn jvp(&self, _: &[Array], _: &[Array], _: &[usize]) -> Result<Vec<Array>> {
-        Err(no_rule("jvp", self.name()))
-    }
-
-    fn vmap(&self, _: &[Array], _: &[Option<usize>]) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
-        Err(no_rule("vmap", self.name()))
-    }
-}
-
-/// An einsum index: a letter (its ASCII code) or one dimension covered by `...`
-/// (`ELLIPSIS_BASE` + its position among the broadcast ellipsis dimensions).
-type Label = u32;
-const ELLIPSIS_BASE: Label = 256;
-
-/// One term of an einsum expression: its letters, and where `...` stands among them.
-struct Term {
-    letters: Vec<u8>,
-    ellipsis_at: Option<usize>,
-}
-
-fn parse_term(text: &str) -> Result<Term> {
-    let mut letters = Vec::new();
-    let mut ellipsis_at = None;
-    let mut rest = text.as_bytes();
-    while let Some(&c) = rest.first() {
-        if rest.starts_with(b"...") {
-            if ellipsis_at.replace(letters.len()).is_some() {
-                return Err(Error::value(format!(
-                    "[einsum] Only one ellipsis per subscript is allowed but found more in \
-                     '{text}'."
-                )));
-            }
-            rest = &rest[3..];
-            continue;
-        }
-        if !c.is_ascii_alphabetic() {
-            return Err(Error::value(format!(
-                "[einsum] Subscripts must be letters, but got '{}'.",
-                c as char
-            )));
-        }
-        letters.push(c);
-        rest = &rest[1..];
-    }
-    Ok(Term {
-        letters,
-        ellipsis_at,
-    })
-}
-
-impl Term {
-    /// The labels of this term for an operand of `ellipsis_dims` dimensions under `...`,
-    /// out of `ellipsis_rank` in total (aligned to the right, as in broadcasting).
-    fn labels(&self, ellipsis_dims: usize, ellipsis_rank: usize) -> Vec<Label> {
-        let ellipsis =
-            (ellipsis_rank - ellipsis_dims..ellipsis_rank).map(|i| ELLIPSIS_BASE + i as Label);
-        let letter = |c: &u8| *c as Label;
-        match self.ellipsis_at {
-            None => self.letters.iter().map(letter).collect(),
-            Some(at) => self.letters[..at]
-                .iter()
-                .map(letter)
-                .chain(ellipsis)
-                .chain(self.letters[at..].iter().map(letter))
-                .collect(),
-        }
-    }
-}
-
-fn label_text(label: Label) -> String {
-    if label < ELLIPSIS_BASE {
-        (label as u8 as char).to_string()
-    } else {
-        "...".to_string()
-    }
-}
-
-/// An operand during the contraction: an array and the label of each of its axes.
-struct Labelled {
-    array: Array,
-    labels: Vec<Label>,
-}
-
-impl Labelled {
-    fn size_of(&self, label: Label) -> usize {
-        let i = self.labels.iter().position(|&l| l == label);
-        self.array.shape()[i.expect("label of this operand")]
-    }
-
-    /// The array with its axes in the order of `labels` (a view).
-    fn arranged(&self, labels: &[Label]) -> Result<Array> {
-        let perm: Vec<i32> = labels
-            .iter()
-            .map(|l| self.labels.iter().position(|x| x == l).expect("label") as i32)
-            .collect();
-        transpose(&self.array, &perm)
-    }
-
-    /// Collapses repeated labels into one axis walking their diagonal.
-    fn take_diagonals(self) -> Labelled {
-        let mut unique: Vec<Label> = Vec::new();
-        let mut groups: Vec<Vec<usize>> = Vec::new();
-        for (axis, &l) in self.labels.iter().enumerate() {
-            match unique.iter().position(|&u| u == l) {
-                Some(g) => {
-                    groups[g].push(axis);
-                }
-                None => {
-                    unique.push(l);
-                    groups.push(vec![axis]);
-                }
-            }
-        }
-        if unique.len() == self.labels.len() {
-            return self;
-        }
-        let shape = groups.iter().map(|g| self.array.shape()[g[0]]).collect();
-        let array = Array::from_op(
-            DiagonalView { groups },
-            vec![self.array.clone()],
-            shape,
-            self.array.dtype(),
-        );
-        Labelled {
-            array,
-            labels: unique,
-        }
-    }
-
-    /// Sums over the axes whose labels are not in `keep`, as a product with a vector of
-    /// ones (floating point and complex dtypes only).
-    fn sum_except(self, keep: &[Label]) -> Result<Labelled> {
-        let (kept, summed): (Vec<Label>, Vec<Label>) =
-            self.labels.iter().partition(|l| keep.contains(l));
-        if summed.is_empty() {
-            return Ok(self);
-        }
-        let dtype = self.array.dtype();
-        if !dtype.is_inexact() {
-            let names: Vec<String> = summed.iter().map(|&l| label_text(l)).collect();
-            return Err(Error::not_implemented(format!(
-                "[einsum] Summing over subscripts {names:?} that no other operand has needs \
-                 the sum reduction; only floating point and complex operands are supported, \
-                 got {dtype}."
-            )));
-        }
-        let kept_shape: Vec<usize> = kept.iter().map(|&l| self.size_of(l)).collect();
-        let p: usize = summed.iter().map(|&l| self.size_of(l)).product();
-        let order: Vec<Label> = kept.iter().chain(&summed).copied().collect();
-        let rows = reshaped(&self.arranged(&order)?, &[kept_shape.iter().product(), p])?;
-        let total = matmul(&rows, &ones(&[p], dtype)?)?;
-        Ok(Labelled {
-            array: reshaped(&total, &kept_shape)?,
-            labels: kept,
-        })
-    }
-}
-
-/// Contracts `a` and `b` over their common labels not in `needed` (which holds the
-/// labels of the output and of the operands still to come).
-fn contract(a: Labelled, b: Labelled, needed: &[Label]) -> Result<Labelled> {
-    let keep_a: Vec<Label> = a
-        .labels
-        .iter()
-        .copied()
-        .filter(|l| needed.contains(l) || b.labels.contains(l))
-        .collect();
-    let keep_b: Vec<Label> = b
-        .labels
-        .iter()
-        .copied()
-        .filter(|l| needed.contains(l) || a.labels.contains(l))
-        .collect();
-    let (a, b) = (a.sum_except(&keep_a)?, b.sum_except(&keep_b)?);
-    let common = |wanted: bool| -> Vec<Label> {
-        a.labels
-            .iter()
-            .copied()
-            .filter(|l| b.labels.contains(l) && needed.contains(l) == wanted)
-            .collect()
-    };
-    let (batch, summed) = (common(true), common(false));
-    let only_a: Vec<Label> = a
-        .labels
-        .iter()
-        .copied()
-        .filter(|l| !b.labels.contains(l))
-        .collect();
-    let only_b: Vec<Label> = b
-        .labels
-        .iter()
-        .copied()
-        .filter(|l| !a.labels.contains(l))
-        .collect();
-    let sizes =
-        |x: &Labelled, ls: &[Label]| -> Vec<usize> { ls.iter().map(|&l| x.size_of(l)).collect() };
-    let labels: Vec<Label> = [&batch[..], &only_a, &only_b].concat();
-    if summed.is_empty() {
-        // No contraction: an elementwise product, broadcasting `a` over `b`'s own axes
-        // and `b` over `a`'s.
-        let ones_for = |ls: &[Label]| vec![1; ls.len()];
-        let xa = reshaped(
-            &a.arranged(&[&batch[..], &only_a].concat())?,
-            &[sizes(&a, &batch), sizes(&a, &only_a), ones_for(&only_b)].concat(),
-        )?;
-        let xb = reshaped(
-            &b.arranged(&[&batch[..], &only_b].concat())?,
-            &[sizes(&b, &batch), ones_for(&only_a), sizes(&b, &only_b)].concat(),
-        )?;
-        return Ok(Labelled {
-            array: multiply(&xa, &xb)?,
-            labels,
-        });
-    }
-    // A contracted axis of size 1 in one operand is broadcast against the other's.
-    let k_sizes: Vec<usize> = summed
-        .iter()
-        .map(|&l| a.size_of(l).max(b.size_of(l)))
-        .collect();
-    let k: usize = k_sizes.iter().product();
-    let m: usize = sizes(&a, &only_a).iter().product();
-    let n: usize = sizes(&b, &only_b).iter().product();
-    let xa = a.arranged(&[&batch[..], &only_a, &summed].concat())?;
-    let xa = broadcast_to(
-        &xa,
-        &[sizes(&a, &batch), sizes(&a, &only_a), k_sizes.clone()].concat(),
-    )?;
-    let xa = reshaped(&xa, &[sizes(&a, &batch), vec![m, k]].concat())?;
-    let xb = b.arranged(&[&batch[..], &summed, &only_b].concat())?;
-    let xb = broadcast_to(
-        &xb,
-        &[sizes(&b, &batch), k_sizes, sizes(&b, &only_b)].concat(),
-    )?;
-    let xb = reshaped(&xb, &[sizes(&b, &batch), vec![k, n]].concat())?;
-    let product = matmul(&xa, &xb)?;
-    let batch_shape = product.shape()[..batch.len()].to_vec();
-    let shape = [batch_shape, sizes(&a, &only_a), sizes(&b, &only_b)].concat();
-    Ok(Labelled {
-        array: reshaped(&product, &shape)?,
-        labels,
-    })
-}
-
-/// Einstein summation over `operands` described by `subscripts`, as NumPy's `einsum`:
-/// letters name axes, `...` stands for broadcast leading axes, `->` gives the output
-/// (implicit: the letters that appear once, sorted, after the `...` axes). Repeated
-/// letters in one operand take its diagonal. Operands are contracted left to right
-/// with [`matmul`]; contractions reject integer dtypes (as in MLX).
-///
-/// ```
-/// use lazulite::{einsum, Array};
-/// let a = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
-/// let p = einsum("ij,jk->ik", &[&a, &a]).unwrap();
-/// assert_eq!(p.to_vec::<f32>().unwrap(), vec![7.0, 10.0, 15.0, 22.0]);
-/// assert_eq!(einsum("ii", &[&a]).unwrap().item::<f32>().unwrap(), 5.0);
-/// assert_eq!(einsum("ji", &[&a]).unwrap().to_vec::<f32>().unwrap(), vec![1.0, 3.0, 2.0, 4.0]);
-/// ```
-pub fn einsum(subscripts: &str, operands: &[&Array]) -> Result<Array> {
-    if operands.is_empty() {
-        return Err(Error::value("[einsum] At least one operand is required."));
-    }
-    let text: String = subscripts.chars().filter(|c| !c.is_whitespace()).collect();
-    let (inputs, output) = match text.split_once("->") {
-        Some((i, o)) => (i, Some(parse_term(o)?)),
-        None => (text.as_str(), None),
-    };
-    let terms = inputs
-        .split(',')
-        .map(parse_term)
-        .collect::<Result<Vec<_>>>()?;
-    if terms.len() != operands.len() {
-        return Err(Error::value(format!(
-            "[einsum] Number of operands, {}, does not match number of input subscripts, {}",
-            operands.len(),
-            terms.len()
-        )));
-    }
-    let mut ellipsis_dims = Vec::with_capacity(terms.len());
-    for (i, (term, x)) in terms.iter().zip(operands).enumerate() {
-        let n = term.letters.len();
-        let fits = if term.ellipsis_at.is_some() {
-            x.ndim() >= n
-        } else {
-            x.ndim() == n
-        };
-        if !fits {
-            return Err(Error::value(format!(
-                "[einsum] Invalid number of subscripts {n} for input {i} with {} dimensions.",
-                x.ndim()
-            )));
-        }
-        ellipsis_dims.push(x.ndim() - n);
-    }
-    let rank = ellipsis_dims.iter().copied().max().unwrap_or(0);
-    let labels: Vec<Vec<Label>> = terms
-        .iter()
-        .zip(&ellipsis_dims)
-        .map(|(t, &e)| t.labels(e, rank))
-        .collect();
-
-    // Sizes of the labels, broadcasting 1 against any size.
-    let mut sizes: BTreeMap<Label, usize> = BTreeMap::new();
-    for (i, (ls, x)) in labels.iter().zip(operands).enumerate() {
-        for (&l, &d) in ls.iter().zip(x.shape()) {
-            let first = ls.iter().position(|&o| o == l).expect("own label");
-            if x.shape()[first] != d {
-                return Err(Error::value(format!(
-                    "[einsum] Dimensions of repeated subscripts do not have the same size \
-                     ({} != {d}) in input {i}.",
-                    x.shape()[first]
-                )));
-            }
-        }
-        for (axis, (&l, &d)) in ls.iter().zip(x.shape()).enumerate() {
-            let known = sizes.entry(l).or_insert(d);
-            if *known == 1 {
-                *known = d;
-            } else if d != 1 && d != *known {
-                return Err(Error::value(format!(
-                    "[einsum] Cannot broadcast dimension {axis} of input {i} with shape {} to \
-                     size {known}.",
-                    shape_text(x.shape())
-                )));
-            }
-        }
-    }
-
-    let output: Vec<Label> = match output {
-        Some(term) => {
-            if term
-                .letters
-                .iter()
-                .enumerate()
-                .any(|(i, c)| term.letters[..i].contains(c))
-            {
-                return Err(Error::value(
-                    "[einsum] Repeat indices not allowed in output.",
-                ));
-            }
-            if let Some(c) = term
-                .letters
-                .iter()
-                .find(|&&c| !sizes.contains_key(&(c as Label)))
-            {
-                return Err(Error::value(format!(
-                    "[einsum] Output subscript '{}' does not appear in the input subscripts.",
-                    *c as char
-                )));
-            }
-            let e = if term.ellipsis_at.is_some() { rank } else { 0 };
-            term.labels(e, rank)
-        }
-        None => {
-            let mut letters: Vec<Label> = sizes
-                .keys()
-                .copied()
-                .filter(|&l| l < ELLIPSIS_BASE)
-                .filter(|l| labels.iter().flatten().filter(|x| *x == l).count() == 1)
-                .collect();
-            letters.sort_unstable();
-            (0..rank as Label)
-                .map(|i| ELLIPSIS_BASE + i)
-                .chain(letters)
-                .collect()
-        }
-    };
-
-    let dtype = operands
-        .iter()
-        .map(|x| x.dtype())
-        .reduce(promote_types)
-        .expect("at least one operand");
-    // The labels still needed after contracting operand `j`: the output's and those of
-    // the operands after `j`.
-    let mut needed_after = vec![output.clone(); operands.len()];
-    for j in (0..operands.len() - 1).rev() {
-        needed_after[j] = [&needed_after[j + 1][..], &labels[j + 1]].concat();
-    }
-    let mut current: Option<Labelled> = None;
-    for (j, (x, ls)) in operands.iter().zip(labels).enumerate() {
-        let term = Labelled {
-            array: astype(x, dtype)?,
-            labels: ls,
-        }
-        .take_diagonals();
-        current = Some(match current {
-            None => term,
-            Some(acc) => contract(acc, term, &needed_after[j])?,
-        });
-    }
-    let current = current.expect("at least one operand");
-    let current = current.sum_except(&output)?;
-    current.arranged(&output)
-}
-
 /// The Cholesky factor of each matrix in the last two axes of its input.
 pub(crate) struct Cholesky {
     pub upper: bool,
@@ -1173,6 +747,7 @@ pub fn cholesky(a: &Array, upper: bool) -> Result<Array> {
 }
 
 mod decompositions;
+mod einsum;
 mod gather_mm;
 mod masked_mm;
 mod norm;
@@ -1180,6 +755,7 @@ pub use decompositions::{
     cholesky_inv, det, eig, eigh, eigvals, eigvalsh, inv, lu, lu_factor, pinv, qr, slogdet, solve,
     solve_triangular, svd, tri_inv,
 };
+pub use einsum::{einsum, einsum_path};
 pub use gather_mm::gather_mm;
 pub(crate) use gather_mm::{indices_or_default, matrix_stack};
 pub use masked_mm::{block_masked_mm, segmented_mm};

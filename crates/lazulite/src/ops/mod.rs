@@ -26,8 +26,8 @@ pub use cast::astype;
 pub use creation::*;
 pub use linalg::cholesky;
 pub use linalg::{
-    addmm, block_masked_mm, einsum, gather_mm, inner, kron, matmul, outer, segmented_mm, tensordot,
-    vecdot, TensordotAxes,
+    addmm, block_masked_mm, einsum, einsum_path, gather_mm, inner, kron, matmul, outer,
+    segmented_mm, tensordot, vecdot, TensordotAxes,
 };
 pub use operand::Operand;
 pub use reduce::*;

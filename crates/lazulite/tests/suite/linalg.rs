@@ -5,8 +5,8 @@ use crate::common;
 
 use common::{array_from_json, assert_matches, json_dtype, load_fixture};
 use lazulite::{
-    addmm, einsum, inner, kron, matmul, outer, tensordot, vecdot, Array, DType, ErrorKind,
-    TensordotAxes,
+    addmm, einsum, einsum_path, inner, kron, matmul, outer, tensordot, vecdot, Array, DType,
+    ErrorKind, TensordotAxes,
 };
 use serde_json::Value;
 
@@ -380,6 +380,14 @@ fn einsum_errors() {
         "[einsum] Invalid number of subscripts 3 for input 0 with 2 dimensions.",
     );
     assert_error(
+        e("...ijk", &[&m]),
+        ErrorKind::Value,
+        "[einsum] Operand 0 with shape (2,3) has insufficient dimensions for subscript \
+         '...ijk'. The ellipsis requires at least 3 dimensions but the operand has 2 \
+         dimensions.",
+    );
+    assert_error(e("i\tj", &[&m]), ErrorKind::Value, "but got '\t'.");
+    assert_error(
         e("ij->ii", &[&m]),
         ErrorKind::Value,
         "Repeat indices not allowed in output.",
@@ -407,6 +415,93 @@ fn einsum_errors() {
     );
     assert_error(e("i->", &[&i]), ErrorKind::NotImplemented, "int32");
     assert_eq!(i.to_vec::<i32>().unwrap(), vec![1, 2]);
+}
+
+/// A zero broadcast to `shape`: only the shape is stored.
+fn wide(shape: &[usize]) -> Array {
+    lazulite::broadcast_to(&Array::from_slice(&[0.0f32], &[]).unwrap(), shape).unwrap()
+}
+
+fn report(naive: (usize, u128), optimized: (usize, u128), subscripts: &str) -> String {
+    format!(
+        "  Complete contraction:  {subscripts}\n         Naive scaling:  {}\n     \
+         Optimized scaling:  {}\n      Naive FLOP count:  {}\n  Optimized FLOP count:  {}\n",
+        naive.0, optimized.0, naive.1, optimized.1
+    )
+}
+
+#[test]
+fn einsum_path_of_a_chain_contracts_the_cheap_end_first() {
+    let (a, b, c) = (wide(&[2, 3]), wide(&[3, 4]), wide(&[4, 5]));
+    let (path, text) = einsum_path("ij,jk,kl->il", &[&a, &b, &c]).unwrap();
+    // Naive: i,j,k,l = 120 elements, times 2 (three terms) + 1 (a sum) = 360. Greedy:
+    // jk,kl frees 12 + 20 - 15 elements (ij,jk frees only 6 + 12 - 8), costing 60 * 2;
+    // then ij,jl costs 30 * 2.
+    assert_eq!(path, vec![vec![1, 2], vec![0, 1]]);
+    assert_eq!(text, report((4, 360), (3, 180), "ij,jk,kl->il"));
+    // One or two operands: one step over all of them.
+    let (path, text) = einsum_path("ii", &[&wide(&[3, 3])]).unwrap();
+    assert_eq!(path, vec![vec![0]]);
+    assert_eq!(text, report((1, 6), (1, 6), "ii"));
+}
+
+#[test]
+fn einsum_path_contracts_the_rest_at_once_when_no_pair_fits() {
+    let shapes: [&[usize]; 5] = [&[2, 3, 4], &[3, 4, 5], &[4, 5, 6], &[5, 6, 2], &[6, 2, 3]];
+    let ops: Vec<Array> = shapes.iter().map(|s| wide(s)).collect();
+    let refs: Vec<&Array> = ops.iter().collect();
+    let (path, text) = einsum_path("abc,bcd,cde,dea,eab->", &refs).unwrap();
+    // Real MLX 0.32.4 gives this path and these counts.
+    assert_eq!(path, vec![vec![0, 1], vec![0, 1, 2, 3]]);
+    assert_eq!(text, report((5, 3600), (5, 3000), "abc,bcd,cde,dea,eab->"));
+    // einsum follows the same steps: a full sum of products of ones.
+    let ones: Vec<Array> = shapes
+        .iter()
+        .map(|s| lazulite::ones(s, DType::Float32).unwrap())
+        .collect();
+    let refs: Vec<&Array> = ones.iter().collect();
+    let total = einsum("abc,bcd,cde,dea,eab->", &refs).unwrap();
+    assert_eq!(total.item::<f32>().unwrap(), 720.0);
+}
+
+#[test]
+fn einsum_path_counts_do_not_overflow() {
+    let n = 1usize << 20;
+    let a = wide(&[n, n]);
+    let (path, text) = einsum_path("ij,jk,kl", &[&a, &a, &a]).unwrap();
+    let n = n as u128;
+    assert_eq!(path, vec![vec![0, 1], vec![0, 1]]);
+    assert_eq!(
+        text,
+        report((4, n.pow(4) * 3), (3, n.pow(3) * 4), "ij,jk,kl")
+    );
+    let big = wide(&[1 << 29, 1 << 30]);
+    let (_, text) = einsum_path("ab,cd,ef->", &[&big, &big, &big]).unwrap();
+    assert!(
+        text.contains(&format!("Naive FLOP count:  {}\n", u128::MAX)),
+        "{text}"
+    );
+}
+
+#[test]
+fn einsum_path_errors_name_einsum_path() {
+    let m = zeros(&[2, 3]);
+    let err = |s: &str, ops: &[&Array]| einsum_path(s, ops).map(|_| m.clone());
+    assert_error(
+        err("ij,jk", &[]),
+        ErrorKind::Value,
+        "[einsum_path] At least one operand is required.",
+    );
+    assert_error(
+        err("ij,ij", &[&m, &zeros(&[4, 3])]),
+        ErrorKind::Value,
+        "[einsum_path] Cannot broadcast dimension 0 of input 1 with shape (4,3) to size 2.",
+    );
+    assert_error(
+        err("ij->k", &[&m]),
+        ErrorKind::Value,
+        "[einsum_path] Output subscript 'k' does not appear in the input subscripts.",
+    );
 }
 
 #[test]
@@ -699,5 +794,36 @@ fn segmented_and_block_masked_products_equal_loops() {
             let want = if (32..64).contains(&p) { 0.0 } else { row };
             assert!((g[i * k + p] - want).abs() < 1e-12, "({i}, {p})");
         }
+    }
+}
+
+/// Repeated subscripts take diagonals through a strided view: its derivative puts the
+/// cotangent back on the diagonals, its batching adds a leading axis to the view.
+#[test]
+fn einsum_diagonals_differentiate_and_batch() {
+    use common::{array, check_derivatives, check_vmap, uniform};
+    let cases: Vec<(&str, Vec<usize>)> = vec![
+        ("ii->i", vec![3, 3]),
+        ("ii", vec![4, 4]),
+        ("iij->ij", vec![3, 3, 2]),
+        ("ijij->ij", vec![2, 3, 2, 3]),
+        ("jii->ji", vec![2, 3, 3]),
+        ("iji->j", vec![3, 2, 3]),
+    ];
+    for (k, (subscripts, shape)) in cases.into_iter().enumerate() {
+        let n = shape.iter().product();
+        let x = array(&uniform(70 + k as u64, n, -1.0, 1.0), &shape);
+        let f = move |p: &[lazulite::Array]| lazulite::einsum(subscripts, &[&p[0]]);
+        check_derivatives(subscripts, &f, std::slice::from_ref(&x));
+        let batched = array(
+            &uniform(90 + k as u64, 2 * n, -1.0, 1.0),
+            &[&[2], &shape[..]].concat(),
+        );
+        check_vmap(subscripts, &f, &[batched], vec![Some(0)], 0);
+        let last = array(
+            &uniform(110 + k as u64, 2 * n, -1.0, 1.0),
+            &[&shape[..], &[2]].concat(),
+        );
+        check_vmap(subscripts, &f, &[last], vec![Some(-1)], 0);
     }
 }
