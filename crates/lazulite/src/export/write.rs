@@ -88,7 +88,7 @@ impl FileWriter {
         kwargs: &super::Kwargs,
         shapeless: bool,
     ) -> Result<()> {
-        crate::transforms::with_shapeless_trace(shapeless, || self.add_traced(f, args, kwargs))
+        crate::ops::shapeless::with_shapeless_trace(shapeless, || self.add_traced(f, args, kwargs))
     }
 
     fn add_traced(

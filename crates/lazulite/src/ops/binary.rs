@@ -12,10 +12,10 @@ use crate::backend::op::BinaryOp;
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::ops::batching::batch_to_front;
 use crate::ops::{exp, log, negative, square, zeros_like};
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::broadcast_shapes;
-use crate::transforms::batch_to_front;
 
 /// The dtype both inputs are cast to, from their promoted dtype, and the output's.
 #[derive(Copy, Clone)]

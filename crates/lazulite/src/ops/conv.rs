@@ -24,9 +24,9 @@ use crate::backend::cpu::conv::{convolution as conv_kernel, ConvGeometry};
 use crate::backend::Tensor;
 use crate::dtype::promote_types;
 use crate::error::{Error, Result};
+use crate::ops::batching::batch_to_front;
 use crate::primitive::{mlx_ints, Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::checked_size;
-use crate::transforms::batch_to_front;
 
 /// A convolution with every parameter per spatial axis. Padding may be negative (a
 /// crop) here: the derivative rules produce such convolutions.

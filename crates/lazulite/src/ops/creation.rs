@@ -13,9 +13,9 @@ use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::{dispatch, Element, Scalar};
 use crate::error::{Error, Result};
+use crate::ops::batching::batch_to_front;
 use crate::primitive::{no_rule, Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{axis_in_range, broadcast_shapes, checked_size};
-use crate::transforms::batch_to_front;
 
 /// An array of `shape` filled with `value` (an array is broadcast). The dtype is `dtype`
 /// if given, else the value's.
@@ -164,7 +164,7 @@ pub fn empty(shape: &[usize], dtype: DType) -> Result<Array> {
 /// ```
 pub fn full_like(a: &Array, value: impl Into<Operand>, dtype: Option<DType>) -> Result<Array> {
     let dtype = dtype.unwrap_or(a.dtype());
-    if crate::transforms::in_shapeless_trace() {
+    if crate::ops::shapeless::in_shapeless_trace() {
         // Shaped like `a` at whatever size a shapeless replay gives it (MLX's Full): the
         // value broadcast against `a`.
         let (values, _) = to_arrays("full", &[value.into()])?;

@@ -36,8 +36,8 @@ use crate::backend::mpi::{self, Comm, Reduction};
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::ops::batching::batch_to_front;
 use crate::primitive::{no_rule, OutputSpec, Primitive};
-use crate::transforms::batch_to_front;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 

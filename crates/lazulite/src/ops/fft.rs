@@ -16,11 +16,11 @@ use crate::backend::cpu::fft::{fft as fft_kernel, Transform};
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::ops::batching::batch_to_front;
 use crate::ops::binary::multiply;
 use crate::ops::creation::arange;
 use crate::primitive::{OutputSpec, Primitive};
 use crate::shape::normalize_axis;
-use crate::transforms::batch_to_front;
 
 /// How the transforms are scaled, as NumPy's and MLX's `norm` argument: by `1/n` on the
 /// inverse (`Backward`, the default), by `1/sqrt(n)` both ways (`Ortho`), or by `1/n` on

@@ -25,9 +25,9 @@ use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::{dispatch, Complex, Element};
 use crate::error::{Error, Result};
+use crate::ops::batching::batch_to_front;
 use crate::primitive::{mlx_ints, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{broadcast_shapes, checked_size, normalize_axes, normalize_axis};
-use crate::transforms::batch_to_front;
 
 /// Reads the sub-arrays of input 0 at the integer index arrays (inputs 1..) along `axes`.
 /// Output shape: the (common) index shape followed by input 0's other dimensions.
@@ -879,7 +879,7 @@ fn basic_view(a: &Array, entries: &[Entry]) -> Result<(Array, Vec<usize>)> {
         .filter(|e| e.consumes_axis())
         .zip(a.shape())
         .all(|(e, &n)| matches!(e, Entry::Slice(0, len, 1) if *len == n));
-    if whole && crate::transforms::in_shapeless_trace() {
+    if whole && crate::ops::shapeless::in_shapeless_trace() {
         // Only new axes: recorded as expand_dims, so that a shapeless replay keeps the
         // other axes' new sizes (as MLX does).
         let new_axes: Vec<usize> = entries

@@ -20,9 +20,9 @@ use crate::backend::cpu::matmul::matmul as matmul_kernel;
 use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
+use crate::ops::batching::batch_to_front;
 use crate::primitive::{Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{axis_in_range, broadcast_shapes, checked_size, shape_text};
-use crate::transforms::batch_to_front;
 
 /// Batched matrix product of `(batch..., M, K)` and `(batch..., K, N)` inputs of one
 /// inexact dtype and the same batch shape.

@@ -1,6 +1,7 @@
 //! The public ops, one file per family. Each file holds the family's primitive(s) and
 //! the functions that record them; shape and dtype are checked here, when recorded.
 
+pub(crate) mod batching;
 pub mod binary;
 pub mod cast;
 pub mod creation;
@@ -15,6 +16,7 @@ pub(crate) mod random;
 pub mod reduce;
 pub mod scan;
 pub mod shape;
+pub(crate) mod shapeless;
 pub mod softmax;
 pub mod sort;
 pub mod ternary;

@@ -19,10 +19,10 @@ use crate::backend::cpu::quantized::{Packing, Product};
 use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
+use crate::ops::batching::batch_to_front;
 use crate::ops::linalg::{indices_or_default, matrix_stack};
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{broadcast_shapes, shape_text};
-use crate::transforms::batch_to_front;
 use crate::{
     add, astype, broadcast_to, expand_dims, matmul, multiply, ones_like, reshape, squeeze, sum,
     swapaxes, zeros, zeros_like,

@@ -6,10 +6,10 @@ use crate::backend::cpu::random::{random_bits, random_unit};
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::ops::batching::batch_to_front;
 use crate::ops::{zeros, zeros_like};
 use crate::primitive::{mlx_ints, Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::checked_size;
-use crate::transforms::batch_to_front;
 
 /// What a [`RandomBits`] node makes of each key's stream of 32-bit words.
 #[derive(Clone, Copy, Debug)]

@@ -24,12 +24,12 @@ use crate::backend::cpu::reduce::{
 use crate::backend::{contiguous_strides, Tensor};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::ops::batching::batch_to_front;
 use crate::primitive::{
     kept_dims, mlx_chain, mlx_ints, with_shape, Export, MlxInput, MlxNode, MlxState, OutputSpec,
     Primitive,
 };
 use crate::shape::{axis_in_range, Axes};
-use crate::transforms::batch_to_front;
 use crate::{abs, divide, equal, multiply, sqrt, square, subtract};
 
 /// Gives `t` (contiguous) the shape of the node's output.
@@ -604,7 +604,7 @@ pub fn mean(a: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
     let axes = resolve_axes("mean", &axes.into(), a.ndim())?;
     let out = a.dtype().to_inexact();
     let total = record(ReduceOp::Sum, a, &axes, keepdims, accumulation_dtype(out));
-    if crate::transforms::in_shapeless_trace() {
+    if crate::ops::shapeless::in_shapeless_trace() {
         let inverse = number_of_elements(a, &axes, true, total.dtype());
         return astype(&multiply(&total, &inverse)?, out);
     }
@@ -715,7 +715,7 @@ fn variance(op: &str, a: &Array, axes: Axes, keepdims: bool, ddof: i32) -> Resul
     };
     let x = astype(a, compute)?;
     let count = reduced_count(a.shape(), &axes);
-    let shapeless = crate::transforms::in_shapeless_trace();
+    let shapeless = crate::ops::shapeless::in_shapeless_trace();
     let summed = record(ReduceOp::Sum, &x, &axes, true, compute);
     let mu = if shapeless {
         multiply(&summed, number_of_elements(a, &axes, true, compute))?

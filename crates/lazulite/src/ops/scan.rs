@@ -13,9 +13,9 @@ use crate::backend::cpu::scan::{scan as scan_kernel, ScanOp};
 use crate::backend::Tensor;
 use crate::dtype::{finfo, DType};
 use crate::error::Result;
+use crate::ops::batching::batch_to_front;
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::normalize_axis;
-use crate::transforms::batch_to_front;
 
 /// A cumulative `op` along `axis`, from the end when `reverse`, each output excluding
 /// its own element unless `inclusive`. Input and output have the same shape and dtype.

@@ -17,9 +17,9 @@ use crate::backend::{contiguous_strides, Tensor};
 use crate::dtype::{promote_types, DType};
 use crate::element::dispatch;
 use crate::error::{vec_with_room, Error, Result};
+use crate::ops::batching::batch_to_front;
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{axis_in_range, broadcast_shapes, checked_size, normalize_axis, Axes};
-use crate::transforms::batch_to_front;
 
 /// The number of elements of `shape`; an error naming `op` if it is too large.
 pub(crate) fn sized(op: &str, shape: &[usize]) -> Result<usize> {
@@ -679,7 +679,7 @@ pub fn pad(
             as usize;
     }
     sized("pad", &out_shape)?;
-    if crate::transforms::in_shapeless_trace() && widths.iter().any(|&(lo, hi)| lo + hi > 0) {
+    if crate::ops::shapeless::in_shapeless_trace() && widths.iter().any(|&(lo, hi)| lo + hi > 0) {
         // MLX's Pad has no shape rule: a shapeless replay of it fails on every call.
         return Err(crate::primitive::cannot_infer("pad"));
     }

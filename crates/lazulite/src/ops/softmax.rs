@@ -10,11 +10,11 @@ use crate::backend::cpu::softmax::{logsumexp as logsumexp_kernel, softmax as sof
 use crate::backend::Tensor;
 use crate::dtype::{finfo, DType};
 use crate::error::{Error, Result};
+use crate::ops::batching::batch_to_front;
 use crate::primitive::{
     mlx_chain, with_shape, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive,
 };
 use crate::shape::Axes;
-use crate::transforms::batch_to_front;
 use crate::{divide, exp, log, maximum, minimum, multiply, stop_gradient, subtract};
 
 /// `exp(x) / sum(exp(x))` along `axis` of a floating, non-complex input; the output has

@@ -17,9 +17,9 @@ use crate::backend::cpu::sort::{
 use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
+use crate::ops::batching::batch_to_front;
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{normalize_axis, shape_text};
-use crate::transforms::batch_to_front;
 
 /// Sorts, argsorts or partitions every line along `axis`.
 pub(crate) struct Sort {

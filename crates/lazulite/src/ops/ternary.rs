@@ -13,9 +13,9 @@ use crate::backend::Tensor;
 use crate::dtype::{finfo, DType};
 use crate::element::Scalar;
 use crate::error::{Error, Result};
+use crate::ops::batching::batch_to_front;
 use crate::primitive::{Export, MlxNode, OutputSpec, Primitive};
 use crate::shape::broadcast_shapes;
-use crate::transforms::batch_to_front;
 
 pub(crate) struct Select;
 

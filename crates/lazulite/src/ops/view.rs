@@ -8,10 +8,10 @@ use crate::backend::cpu::elementwise::map1;
 use crate::backend::{contiguous_strides, Tensor};
 use crate::element::dispatch;
 use crate::error::{Error, Result};
+use crate::ops::batching::batch_to_front;
 use crate::ops::{astype, sum, zeros};
 use crate::primitive::{mlx_ints, Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{broadcast_shapes, checked_size, normalize_axis};
-use crate::transforms::batch_to_front;
 
 /// A contiguous version of `x`: `x` itself if it already is one.
 pub(crate) fn make_contiguous(x: Tensor) -> Result<Tensor> {
@@ -190,7 +190,7 @@ impl Primitive for Reshape {
 /// `a` reshaped to `shape` (same size), recorded with `rule` in a shapeless trace so
 /// that a replay at other shapes infers its shape as MLX's primitive of that kind does.
 pub(crate) fn reshape_by(a: &Array, shape: &[usize], rule: ReshapeRule) -> Result<Array> {
-    if !crate::transforms::in_shapeless_trace() {
+    if !crate::ops::shapeless::in_shapeless_trace() {
         return reshape(a, &as_i64(shape));
     }
     if checked_size(shape)? != a.size() {
@@ -307,7 +307,7 @@ pub fn reshape(a: &Array, shape: &[i64]) -> Result<Array> {
     }
     // In a shapeless trace an inferred dimension stays inferred at other input sizes
     // (then even a reshape to the same shape is recorded: it may not be one at others).
-    let rule = if inferred.is_some() && crate::transforms::in_shapeless_trace() {
+    let rule = if inferred.is_some() && crate::ops::shapeless::in_shapeless_trace() {
         ReshapeRule::Infer(shape.to_vec())
     } else {
         ReshapeRule::Fixed
@@ -675,7 +675,7 @@ pub(crate) fn broadcast_with(
     peers: &[&Array],
     keep: usize,
 ) -> Result<Array> {
-    if !crate::transforms::in_shapeless_trace() || peers.is_empty() {
+    if !crate::ops::shapeless::in_shapeless_trace() || peers.is_empty() {
         return broadcast_to(a, shape);
     }
     let mut inputs = vec![a.clone()];

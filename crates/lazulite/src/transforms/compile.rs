@@ -12,6 +12,7 @@ use crate::array::{Array, Node};
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::ops::shapeless::{in_shapeless_trace, with_shapeless_trace};
 use crate::ops::view::make_contiguous;
 use crate::primitive::{no_rule, OutputSpec, Primitive};
 use rayon::prelude::*;
@@ -124,26 +125,6 @@ fn infer_outputs(
 ) -> Result<Vec<OutputSpec>> {
     let specs: Vec<OutputSpec> = args.iter().map(spec_of).collect();
     with_shapes(traced, primitive.output_shapes(&specs)?)
-}
-
-thread_local! {
-    /// Whether a shapeless trace (compile or export) is running on this thread: ops then
-    /// record shape-generic nodes where their result depends on their inputs' shapes
-    /// (broadcasts against their peers, counts of elements, reshapes with `-1`).
-    static SHAPELESS_TRACE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Whether ops are being recorded for a shapeless compiled or exported function.
-pub(crate) fn in_shapeless_trace() -> bool {
-    SHAPELESS_TRACE.with(|s| s.get())
-}
-
-/// Runs `f` with the shapeless-trace flag set to `on`, restoring it afterwards.
-pub(crate) fn with_shapeless_trace<T>(on: bool, f: impl FnOnce() -> T) -> T {
-    let before = SHAPELESS_TRACE.with(|s| s.replace(on));
-    let out = f();
-    SHAPELESS_TRACE.with(|s| s.set(before));
-    out
 }
 
 /// Stands for an input while `compile` traces a function: it has no value.

@@ -12,13 +12,11 @@ mod vjp;
 mod vmap;
 
 pub use compile::{compile, compile_shapeless, set_compile_enabled, Compiled};
-pub(crate) use compile::{in_shapeless_trace, with_shapeless_trace};
 pub(crate) use custom::Fused;
 pub use custom::{checkpoint, custom_function, CustomFunction};
 pub use jvp::jvp;
 pub use tree::Tree;
 pub use vjp::{value_and_grad_argnums, vjp};
-pub(crate) use vmap::batch_to_front;
 pub use vmap::vmap;
 
 use crate::array::Array;

@@ -5,28 +5,11 @@ use super::graph::{key, nodes_between};
 use super::tracer::vmap_input;
 use crate::array::{Array, Node};
 use crate::error::{Error, Result};
-use crate::ops::{broadcast_to, reshape, transpose};
+use crate::ops::batching::move_axis;
+use crate::ops::{broadcast_to, reshape};
 use crate::shape::{axis_in_range, normalize_axis};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-
-/// For batching rules: `a` with its batch axis (if any) moved to the front.
-pub(crate) fn batch_to_front(a: &Array, axis: Option<usize>) -> Result<Array> {
-    match axis {
-        Some(ax) => move_axis(a, ax, 0),
-        None => Ok(a.clone()),
-    }
-}
-
-/// `a` with axis `from` moved to position `to`.
-fn move_axis(a: &Array, from: usize, to: usize) -> Result<Array> {
-    if from == to {
-        return Ok(a.clone());
-    }
-    let mut perm: Vec<i32> = (0..a.ndim() as i32).filter(|&d| d != from as i32).collect();
-    perm.insert(to, from as i32);
-    transpose(a, &perm)
-}
 
 /// `f` vectorised over axis `in_axes[i]` of input `i` (`None`: the input is shared by
 /// every example), with the mapped axis of output `k` placed at `out_axes[k]`. A

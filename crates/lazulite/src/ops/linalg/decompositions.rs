@@ -19,6 +19,7 @@ use crate::backend::cpu::{
 use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
+use crate::ops::batching::batch_to_front;
 use crate::ops::binary::{add, divide, greater, multiply, not_equal, subtract};
 use crate::ops::cast::astype;
 use crate::ops::creation::{arange, diagonal, eye, tril, triu, zeros_like};
@@ -31,7 +32,6 @@ use crate::ops::unary::{abs, log, negative, reciprocal, sign, square};
 use crate::ops::view::{broadcast_to, slice};
 use crate::primitive::{no_rule, OutputSpec, Primitive};
 use crate::shape::broadcast_shapes;
-use crate::transforms::batch_to_front;
 
 /// A shape as MLX prints it in messages: `(2,3)`.
 fn shape_text(shape: &[usize]) -> String {

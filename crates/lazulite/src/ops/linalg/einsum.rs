@@ -12,6 +12,7 @@ use crate::backend::Tensor;
 use crate::dtype::promote_types;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::ops::batching::batch_to_front;
 use crate::ops::binary::{equal, logical_and, multiply};
 use crate::ops::cast::astype;
 use crate::ops::creation::{arange, ones, zeros_like};
@@ -19,7 +20,6 @@ use crate::ops::ternary::where_;
 use crate::ops::view::{broadcast_to, transpose};
 use crate::primitive::{OutputSpec, Primitive};
 use crate::shape::shape_text;
-use crate::transforms::batch_to_front;
 use std::collections::BTreeMap;
 
 /// Takes diagonals: output axis `i` walks all input axes in `groups[i]` at once (their

@@ -9,6 +9,7 @@ use crate::backend::cpu::matmul::gather_matmul;
 use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
+use crate::ops::batching::batch_to_front;
 use crate::ops::binary::{add, multiply};
 use crate::ops::cast::astype;
 use crate::ops::creation::{arange, zeros};
@@ -16,7 +17,6 @@ use crate::ops::indexing::{scatter, ScatterMode};
 use crate::ops::shape::{broadcast_arrays, expand_dims, squeeze, swapaxes};
 use crate::primitive::{OutputSpec, Primitive};
 use crate::shape::{checked_size, shape_text};
-use crate::transforms::batch_to_front;
 
 /// `out[i] = a[lhs[i]] @ b[rhs[i]]` over the positions `i` of the (equal-shaped) uint32
 /// index inputs; an index addresses a matrix by its row-major position in its operand's

@@ -1,0 +1,63 @@
+"""The layering of the Rust crate, read from its source with tools/import_graph.py: which
+files may use which, and the only circles allowed among them."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+import import_graph  # noqa: E402
+
+CRATE = ROOT / "crates" / "lazulite" / "src"
+FOUNDATION = {"dtype", "shape", "element", "error"}
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return {import_graph.name(m): {import_graph.name(t) for t in uses}
+            for m, uses in import_graph.Crate(CRATE).graph().items()}
+
+
+def top(name):
+    return name.split("/")[0]
+
+
+def test_the_foundation_uses_only_itself(graph):
+    for f in FOUNDATION:
+        assert graph[f] <= FOUNDATION, f"{f} uses {graph[f] - FOUNDATION}"
+
+
+def test_the_backend_uses_only_itself_and_the_foundation(graph):
+    for f, uses in graph.items():
+        if top(f) == "backend":
+            outside = {u for u in uses if top(u) != "backend" and u not in FOUNDATION}
+            assert not outside, f"{f} uses {outside}"
+
+
+def test_nothing_below_the_ops_uses_them(graph):
+    below = FOUNDATION | {"array", "eval", "primitive"}
+    for f in below:
+        ops = {u for u in graph[f] if top(u) in ("ops", "transforms")}
+        assert not ops, f"{f} uses {ops}"
+
+
+def test_ops_do_not_use_the_layers_above_them(graph):
+    above = {"transforms", "export", "io", "dataflow", "graph_print", "random", "lib"}
+    # The fused `fast` kernels stand for a composition whose rules the transforms derive.
+    allowed = {("ops/fast", "transforms/custom")}
+    for f, uses in graph.items():
+        if top(f) == "ops":
+            bad = {u for u in uses if top(u) in above and (f, u) not in allowed}
+            assert not bad, f"{f} uses {bad}"
+
+
+def test_the_only_circles(graph):
+    """array, eval and primitive refer to one another (a node holds its primitive, a
+    primitive's rules build arrays); op families use each other's functions in their
+    rules (the derivative of sin is a product), so circles stay inside ops/. No other
+    files form a circle: not ops with the transforms, not the backend with anything."""
+    for component in import_graph.circles(graph):
+        names = set(component)
+        assert names == {"array", "eval", "primitive"} or all(top(n) == "ops" for n in names), names
