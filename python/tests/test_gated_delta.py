@@ -241,6 +241,18 @@ def test_vmap_matches_a_loop():
         want_out, want_state = np_gated_delta(q, k, v, g, b, mask=masks[..., i])
         np.testing.assert_allclose(np.array(outs[i]), want_out, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(np.array(finals[i]), want_state, rtol=1e-5, atol=1e-5)
+    # Per-head gates batched (each example sees its own 3-D gamma), and every input
+    # batched with per-feature gates.
+    gs = unit(3, *g.shape)
+    outs, _ = mx.vmap(lambda g_: mx.fast.gated_delta_update(*map(mx.array, (q, k, v)), g_, mx.array(b)))(mx.array(gs))
+    for i in range(3):
+        np.testing.assert_allclose(np.array(outs[i]), np_gated_delta(q, k, v, gs[i], b)[0], rtol=1e-5, atol=1e-5)
+    xs = [np.stack([a, a * 0.9]) for a in inputs(vector_gate=True)]
+    outs, finals = mx.vmap(mx.fast.gated_delta_update)(*map(mx.array, xs))
+    for i in range(2):
+        want_out, want_state = np_gated_delta(*(x[i] for x in xs))
+        np.testing.assert_allclose(np.array(outs[i]), want_out, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(np.array(finals[i]), want_state, rtol=1e-5, atol=1e-5)
 
 
 def test_compile_matches_eager():
