@@ -348,7 +348,8 @@ def render() -> str:
     out.append("    state: Sequence[array]\n")
     out.append("\n\nclass fast:\n")
     for name, signature in mx._submodule_signatures("fast"):
-        out.append(f"    @staticmethod\n    def {signature} -> array: ...\n")
+        result = "list[array]" if name == "gated_delta_update" else "array"
+        out.append(f"    @staticmethod\n    def {signature} -> {result}: ...\n")
     # The GPU kernel builders: as MLX without Metal or CUDA, they raise when used.
     out.append(
         "    @staticmethod\n    def metal_kernel(name: str, input_names: Sequence[str], output_names: Sequence[str], "

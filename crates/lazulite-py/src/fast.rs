@@ -1,5 +1,5 @@
-//! The `fast` submodule (`mx.fast`): rms_norm, layer_norm, rope and
-//! scaled_dot_product_attention with MLX's signatures.
+//! The `fast` submodule (`mx.fast`): rms_norm, layer_norm, rope,
+//! scaled_dot_product_attention and gated_delta_update with MLX's signatures.
 
 use crate::bind;
 use crate::bind::Hint;
@@ -167,6 +167,29 @@ bind! {
         ///     array: The output array.
         scaled_dot_product_attention(q: Arr, k: Arr, v: Arr, *, scale: f64, mask: Option<Mask> = None, sinks: Option<Arr> = None, force_fused: bool = false, stream) =>
             lzf::scaled_dot_product_attention(&q.0, &k.0, &v.0, scale as f32, mask.as_ref().map(|m| &m.0), sinks.as_ref().map(|s| &s.0));
+        /// The gated delta rule recurrence of gated delta networks, run over the time
+        /// axis: each step decays the state ``S`` by ``gamma``, updates it by the delta
+        /// rule ``S += beta * (v - S k) k^T`` and reads out ``o = S q``. The steps are
+        /// ordinary ops, so the result can be differentiated and vmapped.
+        ///
+        /// Args:
+        ///     q (array): Queries ``[B, T, Hk, Dk]``.
+        ///     k (array): Keys ``[B, T, Hk, Dk]``.
+        ///     v (array): Values ``[B, T, Hv, Dv]``; ``Hv`` is a multiple of ``Hk``.
+        ///     gamma (array): Decay rates in linear space, ``[B, T, Hv]`` or
+        ///         ``[B, T, Hv, Dk]``.
+        ///     beta (array): Delta update rates ``[B, T, Hv]``.
+        ///     initial_state (array, optional): The initial state ``[B, Hv, Dv, Dk]``;
+        ///         zeros if ``None``.
+        ///     mask (array, optional): ``[B, T]``; a false entry skips that step (the
+        ///         state is kept and the output is zero).
+        ///
+        /// Returns:
+        ///     list(array): The output ``[B, T, Hv, Dv]`` in the dtype of ``q`` and ``k``
+        ///     and the final state ``[B, Hv, Dv, Dk]`` (float32 for half-precision
+        ///     inputs).
+        gated_delta_update(q: Arr, k: Arr, v: Arr, gamma: Arr, beta: Arr, initial_state: Option<Arr> = None, mask: Option<Arr> = None, stream) =>
+            lzf::gated_delta_update(&q.0, &k.0, &v.0, &gamma.0, &beta.0, initial_state.as_ref().map(|s| &s.0), mask.as_ref().map(|m| &m.0)).map(|(o, s)| vec![o, s]);
     }
     methods {}
 }

@@ -957,6 +957,33 @@ FAST = [
     ("gated_delta_update", "basic", (lambda c: arr(c, (1, 3, 2, 4)), lambda c: arr(c, (1, 3, 2, 4), salt="k"), lambda c: arr(c, (1, 3, 2, 4), salt="v"),
                                      lambda c: arr(c, (1, 3, 2), kind="unit", salt="g"), lambda c: arr(c, (1, 3, 2), kind="unit", salt="b")), {}),
 ]
+
+
+def gdn_args(b=2, t=3, hk=1, dk=4, hv=2, dv=3, dtype="float32", qk_dtype=None, gate_dk=False, steps=None):
+    """Arguments of fast.gated_delta_update: q, k, v, gamma, beta (decays and rates in (0, 1))."""
+    qk = qk_dtype or dtype
+    gate = (b, t, hv, dk) if gate_dk else (b, t, hv)
+    return (lambda c: arr(c, (b, t, hk, dk), qk), lambda c: arr(c, (b, steps or t, hk, dk), qk, salt="k"),
+            lambda c: arr(c, (b, t, hv, dv), dtype, salt="v"), lambda c: arr(c, gate, dtype, kind="unit", salt="g"),
+            lambda c: arr(c, (b, t, hv), dtype, kind="unit", salt="b"))
+
+
+FAST += [
+    ("gated_delta_update", "grouped-heads", gdn_args(), {}),
+    ("gated_delta_update", "gate-per-feature", gdn_args(gate_dk=True), {}),
+    ("gated_delta_update", "initial-state", gdn_args(), {"initial_state": lambda c: arr(c, (2, 2, 3, 4), salt="s")}),
+    ("gated_delta_update", "mask", gdn_args(t=4), {"initial_state": lambda c: arr(c, (2, 2, 3, 4), salt="s"),
+                                                   "mask": Arr(np.array([[True, False, True, True], [False, True, False, True]]), "bool_")}),
+    ("gated_delta_update", "float16", gdn_args(dtype="float16"), {}),
+    ("gated_delta_update", "bfloat16-qk", gdn_args(qk_dtype="bfloat16"), {}),
+    ("gated_delta_update", "int-qk", gdn_args(qk_dtype="int32"), {}),
+    ("gated_delta_update", "transposed", (lambda c: arr(c, (2, 3, 1, 4), layout="T"),) + gdn_args()[1:], {}),
+    ("gated_delta_update", "batch-0", gdn_args(b=0), {}),
+    ("gated_delta_update", "short-keys", gdn_args(steps=2), {}),
+    ("gated_delta_update", "bad-gate", gdn_args()[:3] + (lambda c: arr(c, (2, 3, 3), kind="unit", salt="g"),) + gdn_args()[4:], {}),
+    ("gated_delta_update", "q-3d", (lambda c: arr(c, (2, 3, 4)),) + gdn_args()[1:], {}),
+    ("gated_delta_update", "no-steps", gdn_args(t=0), {}),
+]
 for fn, label, args, kw in FAST:
     cid = f"fast.{fn}/{label}"
     mk = lambda v: v(cid) if callable(v) else v  # noqa: E731

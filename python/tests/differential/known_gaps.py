@@ -27,7 +27,6 @@ GAPS = [
     # Missing functions.
     Gap("qqmm", ("*",), ("missing",), MISSING + " (MLX's CPU build raises NYI for it)"),
     Gap("gather_qqmm", ("*",), ("missing",), MISSING + " (MLX's CPU build raises NYI for it)"),
-    Gap("fast.gated_delta_update", ("*",), ("missing",), MISSING),
     Gap("snippet.nn_QQLinear", ("*",), ("exception-class",),
         MISSING + ": nn.QQLinear (MLX's CPU build raises NYI for its product)"),
     # complex64.

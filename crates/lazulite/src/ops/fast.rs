@@ -1,5 +1,6 @@
 //! The `fast` family of MLX (`mx.fast`): RMS and layer normalisation, rotary positional
-//! encoding and scaled dot-product attention, with MLX's arguments, checks and dtypes.
+//! encoding, scaled dot-product attention and the gated delta rule recurrence, with MLX's
+//! arguments, checks and dtypes.
 //!
 //! Each is a composite of primitives (so gradients, vmap and compile come from their
 //! rules), computed in float32 for half-precision inputs as MLX does, and rounded once.
@@ -19,8 +20,8 @@ use crate::shape::shape_text;
 use crate::transforms::Fused;
 use crate::{
     add, arange, broadcast_to, concatenate, cos, expand_dims, greater_equal, matmul, mean,
-    multiply, reshape, rsqrt, sin, softmax, square, squeeze, stack, subtract, swapaxes, var,
-    where_,
+    multiply, repeat, reshape, rsqrt, sin, softmax, square, squeeze, stack, subtract, sum,
+    swapaxes, var, where_, zeros,
 };
 use std::sync::Arc;
 
@@ -507,4 +508,140 @@ pub fn scaled_dot_product_attention(
     let weights = reshape(&astype(&weights, dtype)?, &[b, kh, group, tq, tk])?;
     let out = matmul(&weights, &v5)?;
     reshape(&out, &[b, heads as i64, tq, vs[3] as i64])
+}
+
+/// The gated delta rule (the linear-attention recurrence of gated delta networks such as
+/// Qwen3-Next), run over the time axis: for each step `t`, with `S` the state,
+///
+/// ```text
+/// S  = gamma_t * S                               (decay)
+/// S += beta_t * (v_t - S k_t) k_t^T              (delta rule update)
+/// o_t = S q_t                                    (read-out)
+/// ```
+///
+/// Shapes: `q` and `k` are `(B, T, Hk, Dk)`, `v` is `(B, T, Hv, Dv)`, `gamma` is
+/// `(B, T, Hv)` (one decay per head) or `(B, T, Hv, Dk)` (one per key feature), `beta`
+/// is `(B, T, Hv)`, and the state is `(B, Hv, Dv, Dk)`; when `Hv` is a multiple of `Hk`
+/// each query/key head serves `Hv / Hk` value heads. `initial_state` defaults to zeros.
+/// `mask`, shaped `(B, T)`, marks the steps to run: at a masked-out step the state is
+/// kept and the output is zero.
+///
+/// Returns `(output, state)`: the output `(B, T, Hv, Dv)` in the dtype `q` and `k` promote
+/// to (float32 when that is not floating point), and the final state, which is float32
+/// unless the inputs are wider (float64, complex64). As MLX does, every input except the
+/// state is first cast to the output dtype, the state to float32, and the recurrence is
+/// an ordinary composition of ops (one step after another), so gradients and `vmap`
+/// follow from theirs; arguments that do not fit raise the errors of the ops they reach.
+/// Queries and keys without heads next to values with some (a division by zero that
+/// crashes MLX) are a value error here.
+///
+/// ```
+/// use lazulite::{fast::gated_delta_update, ones, Array, DType};
+/// let q = ones(&[1, 2, 1, 2], DType::Float32).unwrap();
+/// let k = Array::from_slice(&[1.0f32, 0.0, 0.0, 1.0], &[1, 2, 1, 2]).unwrap();
+/// let v = Array::from_slice(&[2.0f32, 3.0], &[1, 2, 1, 1]).unwrap();
+/// let gamma = Array::from_slice(&[1.0f32, 0.5], &[1, 2, 1]).unwrap();
+/// let beta = ones(&[1, 2, 1], DType::Float32).unwrap();
+/// let (out, state) = gated_delta_update(&q, &k, &v, &gamma, &beta, None, None).unwrap();
+/// // step 0 writes 2 under key e0; step 1 halves it and writes 3 under key e1
+/// assert_eq!(out.to_vec::<f32>().unwrap(), vec![2.0, 4.0]);
+/// assert_eq!(state.shape(), &[1, 1, 1, 2]);
+/// assert_eq!(state.to_vec::<f32>().unwrap(), vec![1.0, 3.0]);
+/// ```
+pub fn gated_delta_update(
+    q: &Array,
+    k: &Array,
+    v: &Array,
+    gamma: &Array,
+    beta: &Array,
+    initial_state: Option<&Array>,
+    mask: Option<&Array>,
+) -> Result<(Array, Array)> {
+    const OP: &str = "gated_delta_update";
+    let promoted = promote_types(q.dtype(), k.dtype());
+    let dtype = if promoted.is_floating() {
+        promoted
+    } else {
+        promote_types(promoted, DType::Float32)
+    };
+    let dims = |name: &str, x: &Array| -> Result<[usize; 4]> {
+        match *x.shape() {
+            [a, b, c, d, ..] => Ok([a, b, c, d]),
+            _ => Err(Error::index(format!(
+                "[{OP}] {name} must have at least 4 dimensions (batch, time, heads, features) \
+                 but has shape {}.",
+                shape_text(x.shape())
+            ))),
+        }
+    };
+    let [batch, steps, hk, dk] = dims("q", q)?;
+    let [_, _, hv, dv] = dims("v", v)?;
+    let mut q = astype(q, dtype)?;
+    let mut k = astype(k, dtype)?;
+    let v = astype(v, dtype)?;
+    let gamma = astype(gamma, dtype)?;
+    let beta = astype(beta, dtype)?;
+    let mut state = match initial_state {
+        Some(h) => astype(h, DType::Float32)?,
+        None => zeros(&[batch, hv, dv, dk], DType::Float32)?,
+    };
+    let mask = mask.map(|m| astype(m, DType::Bool)).transpose()?;
+    if hv != hk {
+        if hk == 0 {
+            return Err(Error::value(format!(
+                "[{OP}] q and k have no heads but v has {hv}."
+            )));
+        }
+        let group = (hv / hk) as i64;
+        q = repeat(&q, group, 2)?;
+        k = repeat(&k, group, 2)?;
+    }
+    // Step `t` of `x` along the time axis, without that axis.
+    let at = |name: &str, x: &Array, t: usize| -> Result<Array> {
+        if x.ndim() < 2 {
+            return Err(Error::index(format!(
+                "[{OP}] {name} needs a time axis (axis 1) but has {} dimensions.",
+                x.ndim()
+            )));
+        }
+        if x.shape()[1] <= t {
+            return Err(Error::value(format!(
+                "[{OP}] {name} has {} time steps (axis 1) but q has {steps}.",
+                x.shape()[1]
+            )));
+        }
+        squeeze(&slice_axis(x, 1, t as i64, t as i64 + 1, 1)?, 1)
+    };
+    let mut outputs = Vec::with_capacity(steps);
+    for t in 0..steps {
+        let q_t = at("q", &q, t)?;
+        let k_t = at("k", &k, t)?;
+        let v_t = at("v", &v, t)?;
+        let gamma_t = at("gamma", &gamma, t)?;
+        let beta_t = at("beta", &beta, t)?;
+        let mask_t = mask.as_ref().map(|m| at("mask", m, t)).transpose()?;
+        // One decay per head broadcasts over the state's (Dv, Dk); one per key feature
+        // over its value rows.
+        let decay = if gamma_t.ndim() == 2 {
+            expand_dims(&gamma_t, [-1, -2])?
+        } else {
+            expand_dims(&gamma_t, -2)?
+        };
+        let decayed = multiply(&state, &decay)?;
+        let k_row = expand_dims(&k_t, -2)?;
+        let recalled = sum(&multiply(&decayed, &k_row)?, -1, false)?;
+        let delta = multiply(&subtract(&v_t, &recalled)?, &expand_dims(&beta_t, -1)?)?;
+        let updated = add(&decayed, &multiply(&expand_dims(&delta, -1)?, &k_row)?)?;
+        state = match &mask_t {
+            Some(m) => where_(&expand_dims(m, [-1, -2, -3])?, &updated, &state)?,
+            None => updated,
+        };
+        let out = sum(&multiply(&state, &expand_dims(&q_t, -2)?)?, -1, false)?;
+        outputs.push(match &mask_t {
+            Some(m) => where_(&expand_dims(m, [-1, -2])?, &out, 0.0f32)?,
+            None => out,
+        });
+    }
+    let out = astype(&stack(&outputs, 1)?, dtype)?;
+    Ok((out, state))
 }
