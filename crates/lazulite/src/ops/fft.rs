@@ -127,7 +127,7 @@ impl Primitive for Fft {
         };
         let factor = (self.scale / mlx_scale) as f32;
         Ok(Export::Composed(Arc::new(move |x: &[Array]| {
-            Ok(vec![multiply(&plain.record(&x[0]), factor)?])
+            Ok(vec![multiply(plain.record(&x[0]), factor)?])
         })))
     }
 
