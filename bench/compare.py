@@ -402,6 +402,61 @@ def encoder_error() -> float:
     return float(np.abs(np.array(got) - want).max())
 
 
+# --- an exported model: import it, or trace it again ---------------------------------
+# The 6-layer encoder above at one sequence of 16 tokens, its weights captured as
+# constants. "import + first call" reads the function file written once by
+# `export_function` and runs it; "compile + first call" traces the function afresh with
+# `compile` and runs it. Both include the forward pass itself (small at this size).
+
+EXPORT_TOKENS = 16
+
+
+def export_inputs():
+    x, *params = encoder_inputs()
+    return [x[:1, :EXPORT_TOKENS]] + params
+
+
+def exported_model_runner(how: str):
+    def runner(lib: Library, args: list):
+        if lib.name not in ("lazulite", "mlx"):
+            raise Unsupported("function files")
+        ns = lib.ns
+        x, params = args[0], args[1:]
+
+        def model(x):
+            return encoder(ns, x, *params)
+
+        if how == "compile":
+            traced = []  # kept alive: each call compiles a function never seen before
+
+            def first_call():
+                # A new Python function each time: compile caches traces by function.
+                compiled = ns.compile(lambda x: model(x))
+                traced.append(compiled)
+                y = compiled(x)
+                ns.eval(y)
+                return y
+
+            return first_call
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix="lazulite-bench-")
+        path = os.path.join(folder, f"encoder-{lib.name}.mlxfn")
+        ns.export_function(path, model, x)
+
+        def import_and_call():
+            (y,) = ns.import_function(path)(x)
+            ns.eval(y)
+            return y
+
+        return import_and_call
+    return runner
+
+
+EXPORT_IMPORT = "exported 6-layer encoder, 16 tokens: import + first call"
+EXPORT_COMPILE = "same encoder, 16 tokens: compile (trace) + first call"
+
+
 def transform_workloads() -> list[Workload]:
     return [
         Workload("guide vmap: naive loop add 4096x100", guide_vmap_inputs, naive_add, naive_add,
@@ -415,6 +470,10 @@ def transform_workloads() -> list[Workload]:
         # MLX's CPU build needs about a minute a call here: left out to keep the run short.
         Workload("encoder 6x384, 72x128 tokens (MiniLM shape)", encoder_inputs, encoder,
                  encoder, runs=5, only=("lazulite", "numpy", "jax")),
+        Workload(EXPORT_IMPORT, export_inputs, encoder, encoder, runs=7,
+                 only=("lazulite", "mlx"), runner=exported_model_runner("import")),
+        Workload(EXPORT_COMPILE, export_inputs, encoder, encoder, runs=7,
+                 only=("lazulite", "mlx"), runner=exported_model_runner("compile")),
         Workload("owl incremental 1000^2 f64: full eval", owl_inputs, owl_incremental,
                  owl_incremental, dtype="float64", runs=15, runner=owl_runner("full")),
         Workload("owl incremental 1000^2 f64: after new b", owl_inputs, owl_incremental,
@@ -575,10 +634,12 @@ def main() -> None:
     print(header)
     print("|" + "---|" * (len(names) + 2))
     ours_by_name: dict[str, float] = {}
+    all_results: dict[str, dict[str, float | None]] = {}
     for w in workloads():
         if filters and not any(f in w.name for f in filters):
             continue
         result = measure(w)
+        all_results[w.name] = result
         cells = [f"{result[n]:.3f}" if result[n] is not None else "n/a" for n in names]
         peers = [t for n, t in result.items() if n != "lazulite" and t is not None]
         ours = result.get("lazulite")
@@ -589,6 +650,13 @@ def main() -> None:
     if "encoder 6x384, 72x128 tokens (MiniLM shape)" in ours_by_name:
         print(f"# encoder: lazulite vs a float64 NumPy run, largest difference "
               f"{encoder_error():.1e} (target 1e-4)")
+    for lib in names:
+        imported, traced = (all_results.get(name, {}).get(lib)
+                            for name in (EXPORT_IMPORT, EXPORT_COMPILE))
+        if imported is not None and traced is not None:
+            print(f"# exported encoder, {lib}: import + first call {imported:.3f} ms, "
+                  f"compile + first call {traced:.3f} ms: import/compile = "
+                  f"{imported / traced:.2f}")
     full, again = (ours_by_name.get(f"owl incremental 1000^2 f64: {step}")
                    for step in ("full eval", "after new b"))
     if full is not None and again is not None:

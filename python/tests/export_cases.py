@@ -172,4 +172,92 @@ def cases(mx):
         [((a(_f32(r, 2, 4, dim)), a(_f32(r, dim))), {})],
         [((a(_f32(r, 2, 7, dim)), a(_f32(r, dim))), {}), ((a(_f32(r, 2, 1, dim)), a(_f32(r, dim))), {})],
     )
+    # Constant padding and a strided view of the input.
+    r = _rng(10)
+
+    def pad_and_stride(x, fill):
+        y = mx.pad(x, [(1, 2), (0, 1)], constant_values=fill)
+        z = mx.as_strided(x, (3, 3), (5, 1), 1)
+        return y * 2, z + 1
+
+    out["pad_and_stride"] = (
+        pad_and_stride,
+        [((a(_f32(r, 4, 5)), a(np.float32(0.5))), {})],
+        [((a(_f32(r, 4, 5)), a(np.float32(-2.0))), {})],
+    )
+
+    # Writes along an axis and windows at start positions given as arrays.
+    r = _rng(11)
+    slots = a(np.array([[2, 0], [1, 3], [0, 0]], dtype=np.int32))
+
+    def windows(x, start, update):
+        placed = mx.put_along_axis(x, slots, update, axis=1)
+        window = mx.slice(x, start, (0, 1), (2, 2))
+        written = mx.slice_update(x, update[:2] * 10, start, (0, 1))
+        return placed, window, written
+
+    ri2 = lambda lo, hi: a(r.integers(lo, hi, (2,)).astype(np.int32))  # noqa: E731
+    out["windows"] = (
+        windows,
+        [((a(_f32(r, 3, 4)), ri2(0, 2), a(_f32(r, 3, 2))), {})],
+        [((a(_f32(r, 3, 4)), ri2(0, 2), a(_f32(r, 3, 2))), {})],
+    )
+
+    # Fourier transforms: complex, real, inverse, several axes.
+    r = _rng(12)
+
+    def spectra(x):
+        c = mx.fft.fft(x.astype(mx.complex64))
+        h = mx.fft.rfft(x, axis=0)
+        back = mx.fft.irfft(h, n=x.shape[0], axis=0)
+        two = mx.fft.ifft2(c)
+        return mx.real(c), mx.imag(h), back, mx.real(two), mx.fft.rfft(x, norm="ortho")
+
+    out["spectra"] = (spectra, [((a(_f32(r, 6, 8)),), {})], [((a(_f32(r, 6, 8)),), {})])
+
+    # Linear algebra (MLX runs it on the CPU): sign-free results of each factorization.
+    r = _rng(13)
+
+    def spd(m):
+        return m @ m.T + 4 * mx.eye(m.shape[0])
+
+    def factorizations(m):
+        s = spd(m)
+        q, rr = mx.linalg.qr(m, stream=mx.cpu)
+        return (
+            mx.linalg.inv(s, stream=mx.cpu),
+            mx.linalg.cholesky(s, stream=mx.cpu),
+            mx.linalg.cholesky(s, upper=True, stream=mx.cpu),
+            mx.linalg.tri_inv(mx.tril(s), stream=mx.cpu),
+            mx.linalg.svd(m, compute_uv=False, stream=mx.cpu),
+            mx.linalg.eigvalsh(s, stream=mx.cpu),
+            mx.abs(q),
+            mx.abs(rr),
+        )
+
+    out["factorizations"] = (
+        factorizations,
+        [((a(_f32(r, 4, 4)),), {})],
+        [((a(_f32(r, 4, 4)),), {})],
+    )
+
+    # Sorted search, the Walsh-Hadamard transform, quotient and remainder together.
+    r = _rng(14)
+    edges = a(np.array([-1.0, -0.25, 0.0, 0.5, 2.0], dtype=np.float32))
+
+    def searches(x, d):
+        q, m = mx.divmod(x, d)
+        return (
+            mx.searchsorted(edges, x),
+            mx.searchsorted(edges, x, side="right"),
+            mx.hadamard_transform(x, scale=0.5),
+            q,
+            m,
+        )
+
+    out["searches"] = (
+        searches,
+        [((a(_f32(r, 3, 8)), a(np.float32(0.75))), {})],
+        [((a(_f32(r, 3, 8)), a(np.float32(-1.25))), {})],
+    )
     return out

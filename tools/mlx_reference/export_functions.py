@@ -8,6 +8,8 @@
     /work/mlxvenv/bin/python tools/mlx_reference/export_functions.py check
         imports lazulite's files with real MLX, runs them on the same inputs and saves
         MLX's outputs in lazulite/<name>.npz.
+
+Names after the step limit it to those cases (all cases without).
 """
 
 import sys
@@ -22,9 +24,14 @@ import export_cases  # noqa: E402
 OUT = ROOT / "python/tests/mlx_export"
 
 
+def selected(mx):
+    names = sys.argv[2:]
+    return {k: v for k, v in export_cases.cases(mx).items() if not names or k in names}
+
+
 def export(mx, folder):
     folder.mkdir(parents=True, exist_ok=True)
-    for name, (fun, examples, _) in export_cases.cases(mx).items():
+    for name, (fun, examples, _) in selected(mx).items():
         shapeless = name in export_cases.SHAPELESS
         with mx.exporter(str(folder / f"{name}.mlxfn"), fun, shapeless=shapeless) as exporter:
             for args, kwargs in examples:
@@ -33,7 +40,7 @@ def export(mx, folder):
 
 
 def run_and_save(mx, file_folder, npz_folder):
-    for name, (_, _, runs) in export_cases.cases(mx).items():
+    for name, (_, _, runs) in selected(mx).items():
         imported = mx.import_function(str(file_folder / f"{name}.mlxfn"))
         saved = {}
         for c, (args, kwargs) in enumerate(runs):

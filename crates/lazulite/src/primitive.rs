@@ -215,6 +215,14 @@ pub(crate) enum MlxState {
     /// `std::vector<int>` and `Shape`.
     Ints(Vec<i32>),
     Dtype(crate::dtype::DType),
+    /// `Strides` (`std::vector<int64_t>`).
+    Int64s(Vec<i64>),
+    /// `size_t`.
+    Size(u64),
+    /// `std::vector<size_t>`.
+    Sizes(Vec<u64>),
+    /// `std::string`.
+    Str(String),
 }
 
 /// `values` as MLX's 32-bit `int`s (shapes and axes of exported arrays fit; a value that

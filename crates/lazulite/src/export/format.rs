@@ -101,6 +101,16 @@ impl Writer {
                     v.iter().for_each(|&i| self.i32(i));
                 }
                 MlxState::Dtype(d) => self.dtype(*d),
+                MlxState::Int64s(v) => {
+                    self.u64(v.len() as u64);
+                    v.iter().for_each(|&i| self.bytes.extend(i.to_le_bytes()));
+                }
+                MlxState::Size(v) => self.u64(*v),
+                MlxState::Sizes(v) => {
+                    self.u64(v.len() as u64);
+                    v.iter().for_each(|&i| self.u64(i));
+                }
+                MlxState::Str(v) => self.str(v),
             }
         }
     }
@@ -115,6 +125,14 @@ pub(crate) enum Field {
     Double,
     Ints,
     Dtype,
+    /// `std::vector<int64_t>` (strides).
+    Int64s,
+    /// `size_t`.
+    Size,
+    /// `std::vector<size_t>`.
+    Sizes,
+    /// `std::string`.
+    Str,
     /// MLX's `nullptr` placeholder for a fast primitive's fallback: no bytes.
     Null,
 }
@@ -258,6 +276,19 @@ impl Reader {
                     Field::Double => MlxState::Double(f64::from_le_bytes(self.array(what)?)),
                     Field::Ints => MlxState::Ints(self.ints(what)?),
                     Field::Dtype => MlxState::Dtype(self.dtype(what)?),
+                    Field::Int64s => {
+                        let n = self.len(8, what)?;
+                        let v = (0..n)
+                            .map(|_| Ok(i64::from_le_bytes(self.array(what)?)))
+                            .collect::<Result<Vec<i64>>>()?;
+                        MlxState::Int64s(v)
+                    }
+                    Field::Size => MlxState::Size(self.u64(what)?),
+                    Field::Sizes => {
+                        let n = self.len(8, what)?;
+                        MlxState::Sizes((0..n).map(|_| self.u64(what)).collect::<Result<_>>()?)
+                    }
+                    Field::Str => MlxState::Str(self.str(what)?),
                     Field::Null => unreachable!("filtered out"),
                 })
             })

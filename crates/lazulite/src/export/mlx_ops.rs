@@ -90,6 +90,39 @@ impl State<'_> {
         }
     }
 
+    fn int64s(&self, i: usize) -> Result<Vec<i64>> {
+        match self.field(i)? {
+            MlxState::Int64s(v) => Ok(v.clone()),
+            _ => Err(self.mismatch()),
+        }
+    }
+
+    fn size(&self, i: usize) -> Result<u64> {
+        match self.field(i)? {
+            MlxState::Size(v) => Ok(*v),
+            _ => Err(self.mismatch()),
+        }
+    }
+
+    /// A `std::vector<size_t>` of axes, each checked against `ndim`.
+    fn size_axes(&self, i: usize, ndim: usize) -> Result<Vec<usize>> {
+        match self.field(i)? {
+            MlxState::Sizes(v) => v
+                .iter()
+                .map(|&a| usize::try_from(a).ok().filter(|&a| a < ndim))
+                .collect::<Option<Vec<usize>>>()
+                .ok_or_else(|| self.mismatch()),
+            _ => Err(self.mismatch()),
+        }
+    }
+
+    fn string(&self, i: usize) -> Result<&str> {
+        match self.field(i)? {
+            MlxState::Str(v) => Ok(v),
+            _ => Err(self.mismatch()),
+        }
+    }
+
     fn unsupported(&self, what: impl std::fmt::Display) -> Error {
         Error::value(format!(
             "[import_function] {} with {what} is not supported yet.",
@@ -121,7 +154,10 @@ macro_rules! binary {
     };
 }
 
-use Field::{Bool as B, Double as D, Dtype as T, Float as F, Int as I, Ints as V, Null as N};
+use Field::{
+    Bool as B, Double as D, Dtype as T, Float as F, Int as I, Int64s as L, Ints as V, Null as N,
+    Size as Z, Sizes as ZV, Str as S,
+};
 
 /// The primitives this reader knows: MLX's name, its state layout, its interpretation.
 fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
@@ -456,6 +492,111 @@ fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
         }),
         ("LayerNorm", &[N, F], |x, s, _| {
             one(fast::layer_norm(&x[0], x.get(1), x.get(2), s.float(0)?)?)
+        }),
+        ("Pad", &[V, V, V], |x, s, _| {
+            // Inputs: the array and its fill value; state: axes, low and high widths.
+            let (axes, lo, hi) = (axes_of(s, 0, x[0].ndim())?, s.ints(1)?, s.ints(2)?);
+            if lo.len() != axes.len() || hi.len() != axes.len() {
+                return Err(s.mismatch());
+            }
+            let mut widths = vec![(0i64, 0i64); x[0].ndim()];
+            for (k, &a) in axes.iter().enumerate() {
+                widths[a] = (lo[k], hi[k]);
+            }
+            one(pad(&x[0], &widths, "constant", x[1].clone())?)
+        }),
+        ("AsStrided", &[V, L, Z], |x, s, _| {
+            let offset = i64::try_from(s.size(2)?).map_err(|_| s.mismatch())?;
+            let (shape, strides) = (s.sizes(0)?, s.int64s(1)?);
+            one(as_strided(&x[0], Some(&shape), Some(&strides), offset)?)
+        }),
+        ("ScatterAxis", &[I, I], |x, s, _| {
+            let axis = usize::try_from(s.int(1)?)
+                .ok()
+                .filter(|&a| a < x[0].ndim())
+                .ok_or_else(|| s.mismatch())?;
+            // `ScatterAxis::ReduceType` is `{Sum, None}`; MLX has broadcast the inputs.
+            one(match s.int(0)? {
+                0 => crate::ops::indexing::scatter_add_along_axis(&x[0], &x[1], &x[2], axis)?,
+                1 => put_along_axis(&x[0], &x[1], &x[2], Some(axis as i32))?,
+                r => return Err(s.unsupported(format!("reduction {r}"))),
+            })
+        }),
+        ("DynamicSlice", &[V, V], |x, s, _| {
+            one(dynamic_slice(&x[0], &x[1], &s.axes(0)?, &s.sizes(1)?)?)
+        }),
+        ("DynamicSliceUpdate", &[V], |x, s, _| {
+            one(dynamic_slice_update(&x[0], &x[1], &x[2], &s.axes(0)?)?)
+        }),
+        ("FFT", &[ZV, B, B, B], |x, s, out| {
+            // State: axes, inverse, real, and whether a real inverse transform's output
+            // has an odd length (read here from the recorded output shape).
+            use crate::ops::fft::{fftn, ifftn, irfftn, rfftn, FftNorm};
+            let axes = s.size_axes(0, x[0].ndim())?;
+            let (inverse, real) = (s.bool(1)?, s.bool(2)?);
+            // The transform sizes: the output's for a real inverse transform (its input
+            // holds half a spectrum), the input's otherwise. MLX scales only the inverse
+            // transforms, by one over their size, as the "backward" norm does.
+            let sized_by = if real && inverse {
+                &out[0].shape
+            } else {
+                x[0].shape()
+            };
+            if axes.iter().any(|&a| a >= sized_by.len()) {
+                return Err(s.mismatch());
+            }
+            let n: Vec<i64> = axes.iter().map(|&a| sized_by[a] as i64).collect();
+            let axes: Vec<i32> = axes.iter().map(|&a| a as i32).collect();
+            let f = match (inverse, real) {
+                (false, false) => fftn,
+                (true, false) => ifftn,
+                (false, true) => rfftn,
+                (true, true) => irfftn,
+            };
+            one(f(&x[0], Some(&n), Some(&axes), FftNorm::Backward)?)
+        }),
+        ("Inverse", &[B, B], |x, s, _| {
+            one(if s.bool(0)? {
+                linalg::tri_inv(&x[0], s.bool(1)?)?
+            } else {
+                linalg::inv(&x[0])?
+            })
+        }),
+        ("Cholesky", &[B], |x, s, _| {
+            one(cholesky(&x[0], s.bool(0)?)?)
+        }),
+        ("QRF", &[], |x, _, _| {
+            let (q, r) = linalg::qr(&x[0])?;
+            Ok(vec![q, r])
+        }),
+        ("SVD", &[B], |x, s, _| linalg::svd(&x[0], s.bool(0)?)),
+        ("Eigh", &[S, B], |x, s, _| {
+            let uplo = s.string(0)?;
+            if s.bool(1)? {
+                let (w, v) = linalg::eigh(&x[0], uplo)?;
+                Ok(vec![w, v])
+            } else {
+                one(linalg::eigvalsh(&x[0], uplo)?)
+            }
+        }),
+        ("Eig", &[B], |x, s, _| {
+            if s.bool(0)? {
+                let (w, v) = linalg::eig(&x[0])?;
+                Ok(vec![w, v])
+            } else {
+                one(linalg::eigvals(&x[0])?)
+            }
+        }),
+        ("SearchSorted", &[B], |x, s, _| {
+            let side = if s.bool(0)? { "right" } else { "left" };
+            one(searchsorted(&x[0], &x[1], side)?)
+        }),
+        ("Hadamard", &[F], |x, s, _| {
+            one(hadamard_transform(&x[0], Some(s.float(0)?))?)
+        }),
+        ("DivMod", &[], |x, _, _| {
+            let (q, r) = divmod(&x[0], &x[1])?;
+            Ok(vec![q, r])
         }),
     ]
 }

@@ -19,8 +19,9 @@ use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
 use crate::ops::binary::multiply;
 use crate::ops::creation::arange;
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::normalize_axis;
+use std::sync::Arc;
 
 /// How the transforms are scaled, as NumPy's and MLX's `norm` argument: by `1/n` on the
 /// inverse (`Backward`, the default), by `1/sqrt(n)` both ways (`Ortho`), or by `1/n` on
@@ -99,6 +100,35 @@ impl Primitive for Fft {
 
     fn params(&self) -> String {
         format!("axis={}, n={}, scale={}", self.axis, self.n, self.scale)
+    }
+
+    /// MLX's `FFT` scales its inverse transforms by `1 / n` and nothing else: another
+    /// scale is written as that transform times a constant.
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        let inverse = matches!(self.transform, Transform::Inverse | Transform::RealInverse);
+        let real = matches!(
+            self.transform,
+            Transform::RealForward | Transform::RealInverse
+        );
+        let mlx_scale = if inverse { 1.0 / self.n as f64 } else { 1.0 };
+        if self.scale == mlx_scale {
+            let state = vec![
+                MlxState::Sizes(vec![self.axis as u64]),
+                MlxState::Bool(inverse),
+                MlxState::Bool(real),
+                // Whether a real inverse transform's output length is odd.
+                MlxState::Bool(real && inverse && self.n % 2 == 1),
+            ];
+            return MlxNode::single("FFT", state, inputs, outputs);
+        }
+        let plain = Fft {
+            scale: mlx_scale,
+            ..*self
+        };
+        let factor = (self.scale / mlx_scale) as f32;
+        Ok(Export::Composed(Arc::new(move |x: &[Array]| {
+            Ok(vec![multiply(plain.record(&x[0]), factor)?])
+        })))
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {

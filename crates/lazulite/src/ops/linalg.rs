@@ -665,6 +665,15 @@ impl Primitive for Cholesky {
         "cholesky"
     }
 
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        MlxNode::single(
+            "Cholesky",
+            vec![MlxState::Bool(self.upper)],
+            inputs,
+            outputs,
+        )
+    }
+
     fn params(&self) -> String {
         format!("upper={}", self.upper)
     }

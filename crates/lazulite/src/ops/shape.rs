@@ -18,7 +18,9 @@ use crate::dtype::{promote_types, DType};
 use crate::element::dispatch;
 use crate::error::{vec_with_room, Error, Result};
 use crate::ops::batching::batch_to_front;
-use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
+use crate::primitive::{
+    mlx_chain, mlx_ints, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive,
+};
 use crate::shape::{axis_in_range, broadcast_shapes, checked_size, normalize_axis, Axes};
 
 /// The number of elements of `shape`; an error naming `op` if it is too large.
@@ -984,6 +986,26 @@ impl AsStrided {
 impl Primitive for AsStrided {
     fn name(&self) -> &'static str {
         "as_strided"
+    }
+
+    /// MLX's `AsStrided` reads its input flattened: a `Reshape` to one axis, then the view.
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        let shape = mlx_ints("as_strided", &self.shape)?;
+        let strides = MlxState::Int64s(self.strides.iter().map(|&s| s as i64).collect());
+        let state = vec![shape, strides, MlxState::Size(self.offset as u64)];
+        let input = &inputs[0];
+        if input.shape.len() == 1 {
+            return MlxNode::single("AsStrided", state, inputs, outputs);
+        }
+        let size: usize = input.shape.iter().product();
+        let flat = crate::primitive::with_shape(input, vec![size]);
+        let reshape = MlxNode::new(
+            "Reshape",
+            vec![mlx_ints("as_strided", &[size])?],
+            vec![MlxInput::Input(0)],
+            flat,
+        );
+        mlx_chain(reshape, vec![("AsStrided", state, outputs[0].clone())])
     }
 
     fn params(&self) -> String {

@@ -286,6 +286,15 @@ impl Primitive for SearchSorted {
         "searchsorted"
     }
 
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        MlxNode::single(
+            "SearchSorted",
+            vec![MlxState::Bool(self.right)],
+            inputs,
+            outputs,
+        )
+    }
+
     fn params(&self) -> String {
         format!("side={}", if self.right { "right" } else { "left" })
     }

@@ -30,7 +30,7 @@ use crate::ops::sort::argsort;
 use crate::ops::ternary::where_;
 use crate::ops::unary::{abs, log, negative, reciprocal, sign, square};
 use crate::ops::view::{broadcast_to, slice};
-use crate::primitive::{no_rule, OutputSpec, Primitive};
+use crate::primitive::{no_rule, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::broadcast_shapes;
 
 /// A shape as MLX prints it in messages: `(2,3)`.
@@ -141,6 +141,15 @@ pub(crate) struct Inverse;
 impl Primitive for Inverse {
     fn name(&self) -> &'static str {
         "inv"
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        MlxNode::single(
+            "Inverse",
+            vec![MlxState::Bool(false), MlxState::Bool(false)],
+            inputs,
+            outputs,
+        )
     }
 
     fn eval(&self, inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
@@ -370,6 +379,24 @@ impl SolveTriangular {
 impl Primitive for SolveTriangular {
     fn name(&self) -> &'static str {
         "solve_triangular"
+    }
+
+    /// As MLX defines it: the triangular inverse (`Inverse` with `tri`) times `b`.
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        let state = vec![MlxState::Bool(true), MlxState::Bool(self.upper)];
+        let inverse = MlxNode::new(
+            "Inverse",
+            state,
+            vec![MlxInput::Input(0)],
+            inputs[0].clone(),
+        );
+        let product = MlxNode::new(
+            "Matmul",
+            vec![],
+            vec![MlxInput::Node(0), MlxInput::Input(1)],
+            outputs[0].clone(),
+        );
+        Ok(Export::Nodes(vec![inverse, product]))
     }
 
     fn params(&self) -> String {
@@ -686,6 +713,10 @@ impl Primitive for Qr {
         "qr"
     }
 
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        MlxNode::single("QRF", vec![], inputs, outputs)
+    }
+
     fn eval(&self, inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
         let (q, r) = qr_kernel::qr(&inputs[0])?;
         Ok(vec![q, r])
@@ -817,6 +848,15 @@ pub(crate) struct Svd {
 impl Primitive for Svd {
     fn name(&self) -> &'static str {
         "svd"
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        MlxNode::single(
+            "SVD",
+            vec![MlxState::Bool(self.compute_uv)],
+            inputs,
+            outputs,
+        )
     }
 
     fn params(&self) -> String {
@@ -1046,6 +1086,12 @@ impl Primitive for Eigh {
         "eigh"
     }
 
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        let uplo = if self.upper { "U" } else { "L" };
+        let state = vec![MlxState::Str(uplo.into()), MlxState::Bool(self.vectors)];
+        MlxNode::single("Eigh", state, inputs, outputs)
+    }
+
     fn params(&self) -> String {
         format!("upper={}, vectors={}", self.upper, self.vectors)
     }
@@ -1204,6 +1250,10 @@ impl Eig {
 impl Primitive for Eig {
     fn name(&self) -> &'static str {
         "eig"
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        MlxNode::single("Eig", vec![MlxState::Bool(self.vectors)], inputs, outputs)
     }
 
     fn params(&self) -> String {
