@@ -203,7 +203,7 @@ def cases(mx):
         [((a(_f32(r, 3, 4)), ri2(0, 2), a(_f32(r, 3, 2))), {})],
     )
 
-    # Fourier transforms: complex, real, inverse, several axes.
+    # Fourier transforms: complex, real, inverse, several axes; complex magnitudes.
     r = _rng(12)
 
     def spectra(x):
@@ -211,7 +211,7 @@ def cases(mx):
         h = mx.fft.rfft(x, axis=0)
         back = mx.fft.irfft(h, n=x.shape[0], axis=0)
         two = mx.fft.ifft2(c)
-        return mx.real(c), mx.imag(h), back, mx.real(two), mx.fft.rfft(x, norm="ortho")
+        return mx.real(c), mx.imag(h), back, mx.real(two), mx.fft.rfft(x, norm="ortho"), mx.abs(h)
 
     out["spectra"] = (spectra, [((a(_f32(r, 6, 8)),), {})], [((a(_f32(r, 6, 8)),), {})])
 

@@ -10,7 +10,7 @@ use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::{add, astype, divide, multiply, ones_like, subtract, zeros_like};
-use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
+use crate::primitive::{mlx_chain, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
 use std::f64::consts::{LN_10, LN_2, PI};
 use std::sync::Arc;
 
@@ -287,6 +287,16 @@ impl Primitive for Unary {
 
     fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
         match rule(self.0).mlx {
+            // MLX's Abs keeps a complex input's dtype and casts the magnitudes after.
+            Mlx::Node(name, state) if self.0 == UnaryOp::Abs && inputs[0].dtype.is_complex() => {
+                let magnitude = OutputSpec {
+                    shape: outputs[0].shape.clone(),
+                    dtype: inputs[0].dtype,
+                };
+                let abs = MlxNode::new(name, state, vec![MlxInput::Input(0)], magnitude);
+                let cast = vec![MlxState::Dtype(outputs[0].dtype)];
+                mlx_chain(abs, vec![("AsType", cast, outputs[0].clone())])
+            }
             Mlx::Node(name, state) => MlxNode::single(name, state, inputs, outputs),
             Mlx::Composed => {
                 let op = self.0;
