@@ -50,6 +50,15 @@ def test_mlx_file_runs_with_mlx_outputs(name):
         assert_outputs(got, expected, name)
 
 
+def test_fused_primitives_from_a_gpu_run_with_mlx_outputs():
+    # RMSNorm, LayerNorm, RoPE (both directions) and ScaledDotProductAttention (causal,
+    # additive and boolean masks, sinks, grouped heads) as MLX records them on a GPU,
+    # written by tools/mlx_reference/gpu_fast_ops.py; the outputs are mx.fast's.
+    f = mx.import_function(str(FIXTURES / "gpu_fast_ops.mlxfn"))
+    [(args, kwargs, expected)] = saved_calls(FIXTURES / "gpu_fast_ops.npz")
+    assert_outputs(f(*args, **kwargs), expected, "gpu_fast_ops")
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_round_trip_on_new_inputs(name, tmp_path):
     fun, examples, runs = CASES[name]

@@ -10,6 +10,20 @@ use crate::ops::indexing::{gather, scatter, ScatterMode};
 use crate::ops::*;
 use crate::primitive::{MlxState, OutputSpec};
 
+/// A norm's weight or bias if it is a vector; MLX passes scalars for missing ones.
+fn vector(a: &Array) -> Option<&Array> {
+    (a.ndim() != 0).then_some(a)
+}
+
+/// `y` times `weight` if the weight is MLX's scalar stand-in, else `y`.
+fn scaled_by_scalar(y: Array, weight: &Array) -> Result<Array> {
+    if weight.ndim() == 0 {
+        multiply(&y, weight)
+    } else {
+        Ok(y)
+    }
+}
+
 /// Records one MLX primitive: its inputs, its decoded state and its recorded outputs.
 pub(crate) type Interpret = fn(&[Array], &State, &[OutputSpec]) -> Result<Vec<Array>>;
 
@@ -487,12 +501,77 @@ fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
             let value = if s.bool(1)? { 1.0 / n } else { n };
             one(astype(&Array::scalar(value), s.dtype(2)?)?)
         }),
+        // MLX passes a scalar 1 for a missing weight and a scalar 0 for a missing bias.
         ("RMSNorm", &[N, F], |x, s, _| {
-            one(fast::rms_norm(&x[0], x.get(1), s.float(0)?)?)
+            let weight = x.get(1).ok_or_else(|| s.mismatch())?;
+            let y = fast::rms_norm(&x[0], vector(weight), s.float(0)?)?;
+            one(scaled_by_scalar(y, weight)?)
         }),
         ("LayerNorm", &[N, F], |x, s, _| {
-            one(fast::layer_norm(&x[0], x.get(1), x.get(2), s.float(0)?)?)
+            let (weight, bias) = (x.get(1).ok_or_else(|| s.mismatch())?, x.get(2));
+            let y = fast::layer_norm(&x[0], vector(weight), bias.and_then(vector), s.float(0)?)?;
+            let y = scaled_by_scalar(y, weight)?;
+            one(match bias.filter(|b| b.ndim() == 0) {
+                Some(b) => add(&y, b)?,
+                None => y,
+            })
         }),
+        // State: dims, traditional, base, scale, forward (false: the inverse rotation of
+        // the vjp). Inputs: the array, its offset and, optionally, the frequencies.
+        ("RoPE", &[N, I, B, F, F, B], |x, s, _| {
+            let dims = usize::try_from(s.int(0)?).map_err(|_| s.mismatch())?;
+            let (offset, freqs) = (x.get(1).ok_or_else(|| s.mismatch())?, x.get(2));
+            let frequencies = match freqs {
+                Some(f) => fast::RopeFrequencies::Freqs(f.clone()),
+                None => fast::RopeFrequencies::Base(s.float(2)?),
+            };
+            // Rotating by minus each angle undoes the rotation.
+            let scale = if s.bool(4)? {
+                s.float(3)?
+            } else {
+                -s.float(3)?
+            };
+            one(fast::rope(
+                &x[0],
+                dims,
+                s.bool(1)?,
+                frequencies,
+                scale,
+                offset.clone(),
+            )?)
+        }),
+        // State: scale, causal, sinks, logsumexp output, forced fusion. Inputs: queries,
+        // keys, values, then the mask (broadcast by MLX) and the sinks if present.
+        (
+            "ScaledDotProductAttention",
+            &[N, F, B, B, B, B],
+            |x, s, _| {
+                if s.bool(3)? {
+                    return Err(Error::value(
+                        "[import_function] ScaledDotProductAttention with its logsumexp output \
+                     (recorded in gradients on a GPU) is not supported by lazulite yet.",
+                    ));
+                }
+                let has_sinks = s.bool(2)?;
+                let masks = x.len().checked_sub(3 + has_sinks as usize);
+                let mask = match (masks, s.bool(1)?) {
+                    (Some(0), false) => None,
+                    (Some(0), true) => Some(fast::AttentionMask::Causal),
+                    (Some(1), false) => Some(fast::AttentionMask::Array(x[3].clone())),
+                    _ => return Err(s.mismatch()),
+                };
+                let sinks = if has_sinks { x.last() } else { None };
+                let (q, k, v) = (&x[0], &x[1], &x[2]);
+                one(fast::scaled_dot_product_attention(
+                    q,
+                    k,
+                    v,
+                    s.float(0)?,
+                    mask.as_ref(),
+                    sinks,
+                )?)
+            },
+        ),
         ("Pad", &[V, V, V], |x, s, _| {
             // Inputs: the array and its fill value; state: axes, low and high widths.
             let (axes, lo, hi) = (axes_of(s, 0, x[0].ndim())?, s.ints(1)?, s.ints(2)?);

@@ -94,6 +94,8 @@ fn mlx_files_run_with_mlx_outputs() {
         // Shapeless files, called at other sizes than they were exported at.
         "shapeless_mlp",
         "shapeless_attention",
+        // The fused primitives MLX records on a GPU (tools/mlx_reference/gpu_fast_ops.py).
+        "gpu_fast_ops",
     ] {
         check_mlx_file(name);
     }
