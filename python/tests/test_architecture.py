@@ -1,4 +1,4 @@
-"""The layering of the Rust crate, read from its source with tools/import_graph.py: which
+"""The layering of the Rust crates, read from their source with tools/import_graph.py: which
 files may use which, and the only circles allowed among them."""
 
 import sys
@@ -12,12 +12,22 @@ import import_graph  # noqa: E402
 
 CRATE = ROOT / "crates" / "lazulite" / "src"
 FOUNDATION = {"dtype", "shape", "element", "error"}
+GLUE = ROOT / "crates" / "lazulite-py" / "src"
+
+
+def uses_by_file(src):
+    return {import_graph.name(m): {import_graph.name(t) for t in uses}
+            for m, uses in import_graph.Crate(src).graph().items()}
 
 
 @pytest.fixture(scope="module")
 def graph():
-    return {import_graph.name(m): {import_graph.name(t) for t in uses}
-            for m, uses in import_graph.Crate(CRATE).graph().items()}
+    return uses_by_file(CRATE)
+
+
+@pytest.fixture(scope="module")
+def glue():
+    return uses_by_file(GLUE)
 
 
 def top(name):
@@ -61,3 +71,29 @@ def test_the_only_circles(graph):
     for component in import_graph.circles(graph):
         names = set(component)
         assert names == {"array", "eval", "primitive"} or all(top(n) == "ops" for n in names), names
+
+
+# The Python glue (`lazulite.core`). Its classes and the stub hints are what every binding
+# names; the conversions, DLPack, trees and `bind!` turn Python values into lazulite ones
+# and back; the binding tables (one file per part of `mlx.core` and per submodule) sit on
+# top of both.
+GLUE_CLASSES = {"array", "dtype", "devices", "errors", "signature"}
+GLUE_MACHINERY = {"bind", "convert", "dlpack", "trees"}
+
+
+def test_the_glue_has_no_circles(glue):
+    circles = import_graph.circles(glue)
+    assert not circles, f"circles: {circles}"
+
+
+def test_the_glue_classes_and_hints_use_only_one_another(glue):
+    """So any file can name `PyArray`, `PyDtype` or `Hint` without a circle: the methods
+    of the `array` class are bound elsewhere (array_methods, the tables, indexing, dlpack)."""
+    for f in GLUE_CLASSES:
+        assert glue[f] <= GLUE_CLASSES, f"{f} uses {glue[f] - GLUE_CLASSES}"
+
+
+def test_the_glue_machinery_uses_no_binding_table(glue):
+    below = GLUE_CLASSES | GLUE_MACHINERY
+    for f in GLUE_MACHINERY:
+        assert glue[f] <= below, f"{f} uses {glue[f] - below}"

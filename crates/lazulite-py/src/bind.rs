@@ -1,6 +1,7 @@
 //! The declarative binding machinery: [`bind!`](crate::bind) turns one line per op into a
 //! Python function (or `array` method) with MLX's signature, its argument conversion,
-//! error mapping and an entry for the generated type stubs.
+//! error mapping and an entry for the generated type stubs (a
+//! [`Signature`](crate::signature::Signature)).
 //!
 //! A line reads like the Python signature, with a Rust type after each name:
 //!
@@ -78,72 +79,6 @@ impl<T: Returned> Returned for PyResult<T> {
     }
 }
 
-/// The Python type a parameter's Rust type accepts, as written in the stubs.
-pub trait Hint {
-    fn hint() -> String;
-}
-
-impl Hint for bool {
-    fn hint() -> String {
-        "bool".into()
-    }
-}
-
-impl Hint for i32 {
-    fn hint() -> String {
-        "int".into()
-    }
-}
-
-impl Hint for i64 {
-    fn hint() -> String {
-        "int".into()
-    }
-}
-
-impl Hint for usize {
-    fn hint() -> String {
-        "int".into()
-    }
-}
-
-impl Hint for &str {
-    fn hint() -> String {
-        "str".into()
-    }
-}
-
-impl Hint for f64 {
-    fn hint() -> String {
-        "float".into()
-    }
-}
-
-impl<T: Hint> Hint for Option<T> {
-    fn hint() -> String {
-        format!("{} | None", T::hint())
-    }
-}
-
-/// One bound function or method, for the stub generator: its name and its parameters
-/// as Python text (`"a: array"`, `"/"`, `"axis: int | None = None"`).
-pub struct Signature {
-    pub name: &'static str,
-    pub is_method: bool,
-    pub params: Vec<String>,
-}
-
-impl Signature {
-    /// The Python text of the signature, without the return type.
-    pub fn python(&self) -> String {
-        let mut params = self.params.clone();
-        if self.is_method {
-            params.insert(0, "self".into());
-        }
-        format!("{}({})", self.name, params.join(", "))
-    }
-}
-
 /// Binds a table of functions and methods; see the [module docs](self). Expands to the
 /// `#[pyfunction]`s, a `#[pymethods]` block per method, `register(module)` adding the
 /// functions, and `signatures()` for the stubs.
@@ -166,7 +101,7 @@ macro_rules! bind {
 
         /// This table's signatures, for the stubs.
         #[allow(clippy::vec_init_then_push)]
-        pub fn signatures() -> Vec<$crate::bind::Signature> {
+        pub fn signatures() -> Vec<$crate::signature::Signature> {
             let mut out = Vec::new();
             $( out.push($crate::bind!(@signature $fname false $($fargs)*)); )*
             $( out.push($crate::bind!(@signature $mname true $($margs)*)); )*
@@ -228,7 +163,7 @@ macro_rules! bind {
         #[allow(unused_mut)]
         let mut params: Vec<String> = Vec::new();
         $crate::bind!(@hint params $($args)* ,);
-        $crate::bind::Signature { name: stringify!($name).trim_start_matches("r#"), is_method: $is_method, params }
+        $crate::signature::Signature { name: stringify!($name).trim_start_matches("r#"), is_method: $is_method, params }
     }};
     (@hint $v:ident / , $($rest:tt)*) => {
         $v.push("/".into());
@@ -243,45 +178,23 @@ macro_rules! bind {
         $crate::bind!(@hint $v $($rest)*);
     };
     (@hint $v:ident $n:ident : $t:ty = None , $($rest:tt)*) => {
-        $v.push(format!("{}: {} = None", stringify!($n), <$t as $crate::bind::Hint>::hint()));
+        $v.push(format!("{}: {} = None", stringify!($n), <$t as $crate::signature::Hint>::hint()));
         $crate::bind!(@hint $v $($rest)*);
     };
     (@hint $v:ident $n:ident : $t:ty = Some($d:literal) , $($rest:tt)*) => {
-        $v.push(format!("{}: {} = {}", stringify!($n), <$t as $crate::bind::Hint>::hint(),
-            $crate::bind::python_literal(stringify!($d))));
+        $v.push(format!("{}: {} = {}", stringify!($n), <$t as $crate::signature::Hint>::hint(),
+            $crate::signature::python_literal(stringify!($d))));
         $crate::bind!(@hint $v $($rest)*);
     };
     (@hint $v:ident $n:ident : $t:ty = $d:literal , $($rest:tt)*) => {
-        $v.push(format!("{}: {} = {}", stringify!($n), <$t as $crate::bind::Hint>::hint(),
-            $crate::bind::python_literal(stringify!($d))));
+        $v.push(format!("{}: {} = {}", stringify!($n), <$t as $crate::signature::Hint>::hint(),
+            $crate::signature::python_literal(stringify!($d))));
         $crate::bind!(@hint $v $($rest)*);
     };
     (@hint $v:ident $n:ident : $t:ty , $($rest:tt)*) => {
-        $v.push(format!("{}: {}", stringify!($n), <$t as $crate::bind::Hint>::hint()));
+        $v.push(format!("{}: {}", stringify!($n), <$t as $crate::signature::Hint>::hint()));
         $crate::bind!(@hint $v $($rest)*);
     };
     (@hint $v:ident , ) => {};
     (@hint $v:ident) => {};
-}
-
-/// A Rust literal as Python writes it (`true` -> `True`).
-pub fn python_literal(rust: &str) -> String {
-    match rust {
-        "true" => "True".into(),
-        s if s.starts_with('"') => format!("'{}'", s.trim_matches('"')),
-        "false" => "False".into(),
-        other => other.into(),
-    }
-}
-
-impl Hint for u64 {
-    fn hint() -> String {
-        "int".into()
-    }
-}
-
-impl Hint for i128 {
-    fn hint() -> String {
-        "int".into()
-    }
 }

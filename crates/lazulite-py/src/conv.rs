@@ -2,9 +2,9 @@
 //! `conv_transpose1d/2d/3d`. Spatial parameters are an int (every axis) or a tuple.
 
 use crate::bind;
-use crate::bind::Hint;
 use crate::convert::{Arr, Ints};
 use crate::errors::to_py_err;
+use crate::signature::Hint;
 use lazulite as lz;
 use lazulite::Array;
 use pyo3::exceptions::PyTypeError;

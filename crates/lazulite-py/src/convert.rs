@@ -2,8 +2,8 @@
 //! weakly typed scalars, shapes, axes.
 
 use crate::array::PyArray;
-use crate::bind::Hint;
 use crate::errors::Res;
+use crate::signature::Hint;
 use lazulite::{Array, Axes, Complex, DType, Operand, Scalar};
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};

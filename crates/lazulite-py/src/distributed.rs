@@ -2,9 +2,10 @@
 //! and the communication ops, over `lazulite::distributed` (Open MPI, loaded at run time).
 
 use crate::bind;
-use crate::bind::{Hint, Returned};
+use crate::bind::Returned;
 use crate::convert::{Arr, Dt, Shape};
 use crate::errors::to_py_err;
+use crate::signature::Hint;
 use lazulite::distributed::{self as dist, Group};
 use lazulite::{Array, Result};
 use pyo3::exceptions::{PyTypeError, PyValueError};

@@ -1,10 +1,9 @@
-//! `Dtype` objects (`mx.float32`, ...), dtype categories (`mx.floating`, ...) and the
-//! functions about them: `issubdtype`, `result_type`, `can_cast`, `finfo`, `iinfo`.
+//! `Dtype` objects (`mx.float32`, ...), dtype categories (`mx.floating`, ...) with
+//! `issubdtype` over their hierarchy, and `finfo`, `iinfo`. The functions that read arrays
+//! or scalars (`result_type`, `can_cast`, `isdtype`) are in `utilities.rs`, so that
+//! arguments and arrays can name `Dtype` while this file needs neither.
 
-use crate::array::PyArray;
-use crate::bind::Hint;
-use crate::convert::scalar_of;
-use crate::errors::Res;
+use crate::signature::Hint;
 use lazulite::{Category, DType};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -134,66 +133,6 @@ pub fn issubdtype(arg1: DtypeOrCategory, arg2: DtypeOrCategory) -> bool {
     }
 }
 
-/// An array, a dtype or a scalar, as `result_type` takes.
-#[derive(FromPyObject)]
-pub enum DtypeSource<'py> {
-    Array(PyRef<'py, PyArray>),
-    Dtype(PyDtype),
-    Other(Bound<'py, PyAny>),
-}
-
-/// The dtype a binary op would give its inputs: arrays and dtypes promote, Python scalars
-/// adapt to them (weak typing).
-#[pyfunction]
-#[pyo3(signature = (*arrays_and_dtypes))]
-pub fn result_type(arrays_and_dtypes: Vec<DtypeSource<'_>>) -> Res<PyDtype> {
-    if arrays_and_dtypes.is_empty() {
-        return Err(PyValueError::new_err(
-            "[result_type] At least one array or dtype is required.",
-        )
-        .into());
-    }
-    let mut strong = None;
-    let mut scalars = Vec::new();
-    for source in &arrays_and_dtypes {
-        let dtype = match source {
-            DtypeSource::Array(a) => a.array().dtype(),
-            DtypeSource::Dtype(d) => d.0,
-            DtypeSource::Other(obj) => {
-                scalars.push(scalar_of(obj)?.ok_or_else(|| {
-                    PyValueError::new_err("[result_type] Inputs must be arrays or dtypes.")
-                })?);
-                continue;
-            }
-        };
-        strong = Some(strong.map_or(dtype, |s| lazulite::promote_types(s, dtype)));
-    }
-    let Some(strong) = strong else {
-        return Err(PyValueError::new_err("[result_type] Inputs must be arrays or dtypes.").into());
-    };
-    let dtype = scalars.into_iter().fold(strong, |acc, s| {
-        lazulite::promote_types(acc, s.dtype_next_to(strong))
-    });
-    Ok(PyDtype(dtype))
-}
-
-/// An array or a dtype, as `can_cast` takes.
-#[derive(FromPyObject)]
-pub enum ArrayOrDtype<'py> {
-    Array(PyRef<'py, PyArray>),
-    Dtype(PyDtype),
-}
-
-/// Whether values of `from_` convert to `to` without loss in general (NumPy's "safe").
-#[pyfunction]
-pub fn can_cast(from_: ArrayOrDtype<'_>, to: PyDtype) -> bool {
-    let from = match from_ {
-        ArrayOrDtype::Array(a) => a.array().dtype(),
-        ArrayOrDtype::Dtype(d) => d.0,
-    };
-    lazulite::can_cast(from, to.0)
-}
-
 /// Machine limits of a floating dtype: `min`, `max`, `eps`, `smallest_normal`, `bits`,
 /// `dtype`.
 #[pyclass(name = "finfo", module = "lazulite.core", frozen)]
@@ -298,7 +237,5 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
         module.add(category.name(), category)?;
     }
     module.add_function(wrap_pyfunction!(issubdtype, module)?)?;
-    module.add_function(wrap_pyfunction!(result_type, module)?)?;
-    module.add_function(wrap_pyfunction!(can_cast, module)?)?;
     Ok(())
 }

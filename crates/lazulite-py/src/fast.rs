@@ -2,8 +2,8 @@
 //! scaled_dot_product_attention and gated_delta_update with MLX's signatures.
 
 use crate::bind;
-use crate::bind::Hint;
 use crate::convert::{Arr, Opd};
+use crate::signature::Hint;
 use lazulite::fast::{self as lzf, AttentionMask, RopeFrequencies};
 use lazulite::{Array, Error};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};

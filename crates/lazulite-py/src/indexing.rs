@@ -10,9 +10,10 @@
 
 use crate::array::PyArray;
 use crate::bind;
-use crate::bind::{Hint, Returned, Tuple};
+use crate::bind::{Returned, Tuple};
 use crate::convert::{array_of, scalar_of, Arr, Ints, Shape};
 use crate::errors::Res;
+use crate::signature::Hint;
 use lazulite as lz;
 use lazulite::{Array, DType, Index, Operand, Scalar};
 use pyo3::exceptions::{PyIndexError, PyValueError};

@@ -1,10 +1,13 @@
 //! `lazulite.core`: the Python module of lazulite, a drop-in for `mlx.core`.
 //!
 //! Ops are bound declaratively, one line each, in the tables of [`ops`] (see [`bind`]);
-//! argument conversion lives in [`convert`], error mapping in [`errors`], the `array`
-//! class in [`array`], dtypes in [`dtype`].
+//! argument conversion lives in [`convert`], error mapping in [`errors`], stub hints in
+//! [`signature`], the `array` class in [`array`] (its methods in [`array_methods`]),
+//! dtypes in [`dtype`]. Each submodule of `mlx.core` has its own file: [`linalg`],
+//! [`fft`], [`random`], [`fast`], [`distributed`].
 
 mod array;
+mod array_methods;
 mod bind;
 mod compile;
 mod conv;
@@ -22,13 +25,14 @@ mod fft;
 mod indexing;
 mod io;
 mod linalg;
-mod linalg_namespace;
 mod misc;
 mod ops;
+mod products;
 mod quantized;
 mod random;
 mod reductions;
 mod shapes;
+mod signature;
 mod transforms;
 mod trees;
 mod utilities;
@@ -44,7 +48,7 @@ fn _signatures(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         ops::signatures(),
         reductions::signatures(),
         shapes::signatures(),
-        linalg::signatures(),
+        products::signatures(),
         indexing::signatures(),
         conv::signatures(),
         utilities::signatures(),
@@ -63,7 +67,7 @@ fn _submodule_signatures<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py
     let signatures = match name {
         "random" => random::signatures(),
         "fast" => fast::signatures(),
-        "linalg" => linalg_namespace::signatures(),
+        "linalg" => linalg::signatures(),
         "fft" => fft::signatures(),
         "distributed" => distributed::signatures(),
         _ => {
@@ -78,8 +82,8 @@ fn _submodule_signatures<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py
 #[pymodule]
 fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<array::PyArray>()?;
-    m.add_class::<array::ArrayIterator>()?;
-    m.add_function(wrap_pyfunction!(array::_array_from_bytes, m)?)?;
+    m.add_class::<array_methods::ArrayIterator>()?;
+    m.add_function(wrap_pyfunction!(array_methods::_array_from_bytes, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add(
         "AxisError",
@@ -90,7 +94,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     misc::register(m)?;
     reductions::register_all(m)?;
     shapes::register_all(m)?;
-    linalg::register_all(m)?;
+    products::register_all(m)?;
     conv::register(m)?;
     indexing::register(m)?;
     m.add_class::<indexing::ArrayAt>()?;
@@ -104,7 +108,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     fast::register_submodule(m)?;
     m.add_function(wrap_pyfunction!(_submodule_signatures, m)?)?;
     m.add_function(wrap_pyfunction!(_signatures, m)?)?;
-    linalg_namespace::register_submodule(m)?;
+    linalg::register_submodule(m)?;
     utilities::register_all(m)?;
     devices::register(m)?;
     fft::register_submodule(m)?;

@@ -1,250 +1,293 @@
-//! Linear algebra with MLX's signatures; `@` on arrays; `einsum` and `einsum_path`
-//! (variadic) by hand.
+//! The `linalg` submodule (`mx.linalg`): norms, inverses, solves and factorisations with
+//! MLX's signatures. MLX runs these on the CPU stream only (`stream=mx.cpu`); lazulite
+//! has one device, so `stream` is accepted and ignored as everywhere else.
 
-use crate::array::PyArray;
 use crate::bind;
-use crate::convert::{Arr, ContractAxes};
-use crate::errors::Res;
-use lazulite as lz;
+use crate::bind::{Returned, Tuple};
+use crate::convert::{Arr, AxesArg};
+use crate::signature::Hint;
+use lazulite::linalg as la;
 use lazulite::Array;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+
+/// `norm`'s `ord`: a number or a name (`"fro"`, `"nuc"`).
+pub struct OrdArg(la::NormOrd);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for OrdArg {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<OrdArg> {
+        if let Ok(name) = obj.extract::<String>() {
+            return Ok(OrdArg(la::NormOrd::Name(name)));
+        }
+        if obj.is_instance_of::<pyo3::types::PyBool>() {
+            return Err(PyTypeError::new_err(
+                "[linalg::norm] ord must be a number or a string, got bool.",
+            ));
+        }
+        match obj.extract::<f64>() {
+            Ok(p) => Ok(OrdArg(la::NormOrd::Number(p))),
+            Err(_) => Err(PyTypeError::new_err(format!(
+                "[linalg::norm] ord must be a number or a string, got {}.",
+                obj.get_type().name()?
+            ))),
+        }
+    }
+}
+
+impl Hint for OrdArg {
+    fn hint() -> String {
+        "int | float | str".into()
+    }
+}
+
+/// One array or a tuple of them (`svd` returns `s` alone without `compute_uv`).
+pub enum Outputs {
+    One(Array),
+    Many(Vec<Array>),
+}
+
+impl Returned for Outputs {
+    fn into_python(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match self {
+            Outputs::One(a) => a.into_python(py),
+            Outputs::Many(v) => Tuple(v).into_python(py),
+        }
+    }
+}
+
+fn svd_outputs(a: &Array, compute_uv: bool) -> lazulite::Result<Outputs> {
+    let mut parts = la::svd(a, compute_uv)?;
+    Ok(if compute_uv {
+        Outputs::Many(parts)
+    } else {
+        Outputs::One(parts.remove(0))
+    })
+}
+
+fn pair(r: lazulite::Result<(Array, Array)>) -> lazulite::Result<Tuple> {
+    r.map(|(x, y)| Tuple(vec![x, y]))
+}
+
+/// `x` in the dtype of `a` when that is float16 or bfloat16: MLX's determinants keep
+/// half precision (they are computed in float32).
+fn half_as(a: &Array, x: Array) -> lazulite::Result<Array> {
+    match a.dtype() {
+        d @ (lazulite::DType::Float16 | lazulite::DType::BFloat16) => lazulite::astype(&x, d),
+        _ => Ok(x),
+    }
+}
+
+fn det_in_dtype(a: &Array) -> lazulite::Result<Array> {
+    half_as(a, la::det(a)?)
+}
+
+fn slogdet_in_dtype(a: &Array) -> lazulite::Result<Tuple> {
+    let (sign, logabsdet) = la::slogdet(a)?;
+    Ok(Tuple(vec![half_as(a, sign)?, half_as(a, logabsdet)?]))
+}
+
+fn norm_of(
+    a: &Array,
+    ord: Option<OrdArg>,
+    axis: Option<AxesArg>,
+    keepdims: bool,
+) -> lazulite::Result<Array> {
+    la::norm(
+        a,
+        ord.map(|o| o.0),
+        axis.as_ref().map(|x| x.0.as_slice()),
+        keepdims,
+    )
+}
 
 bind! {
     functions {
-        /// Matrix product, broadcasting over leading (batch) axes; 1-D inputs act as vectors.
+        /// Matrix or vector norm.
         ///
         /// Args:
-        ///     a (array): Left operand.
-        ///     b (array): Right operand.
+        ///     a (array): Input array. If ``axis`` is ``None`` and ``ord`` is given, ``a`` must be 1-D or 2-D.
+        ///     ord (int, float or str, optional): Order of the norm: a number ``p`` (vectors), or ``'fro'``, ``'nuc'``, ``±1``, ``±2``, ``±inf`` (matrices). Default: ``None`` (2-norm of all elements).
+        ///     axis (int or list(int), optional): One axis (vector norm) or two (matrix norm). Default: ``None``.
+        ///     keepdims (bool, optional): Keep the reduced axes as size one. Default: ``False``.
         ///
         /// Returns:
-        ///     array: The product.
-        matmul(a: Arr, b: Arr, /, *, stream) => lz::matmul(&a.0, &b.0);
-        /// ``alpha * (a @ b) + beta * c`` in one op.
+        ///     array: The norm.
+        norm(a: Arr, /, ord: Option<OrdArg> = None, axis: Option<AxesArg> = None, keepdims: bool = false, *, stream) => norm_of(&a.0, ord, axis, keepdims);
+        /// Compute the inverse of a square matrix (batched over leading axes).
         ///
         /// Args:
-        ///     c (array): Array added to the product (broadcast to its shape).
-        ///     a (array): Left operand of the product.
-        ///     b (array): Right operand of the product.
-        ///     alpha (float): Factor of the product. Default: ``1.0``.
-        ///     beta (float): Factor of ``c``. Default: ``1.0``.
+        ///     a (array): Input array, float32 or float64.
         ///
         /// Returns:
-        ///     array: The result.
-        addmm(c: Arr, a: Arr, b: Arr, /, alpha: f64 = 1.0, beta: f64 = 1.0, *, stream) => lz::addmm(&c.0, &a.0, &b.0, alpha, beta);
-        /// Matrix products of matrices picked by index: ``out[i] = a[lhs_indices[i]] @
-        /// b[rhs_indices[i]]``, an index counting the matrices of an operand's leading axes
-        /// in row-major order. Mixture-of-experts layers use it to multiply each token by
-        /// its expert's weights without gathering copies of them.
+        ///     array: ``ainv`` with ``a @ ainv = I``.
+        inv(a: Arr, *, stream) => la::inv(&a.0);
+        /// Compute the inverse of a triangular square matrix.
         ///
         /// Args:
-        ///     a (array): Input array (a 1-D input is a row vector).
-        ///     b (array): Input array (a 1-D input is a column vector).
-        ///     lhs_indices (array, optional): Integer indices of matrices of ``a``;
-        ///         ``None``: each in turn. Default: ``None``.
-        ///     rhs_indices (array, optional): Integer indices of matrices of ``b``;
-        ///         ``None``: each in turn. Default: ``None``.
-        ///     sorted_indices (bool, optional): Whether the indices are sorted, a hint
-        ///         that does not change the result. Default: ``False``.
+        ///     a (array): Input array; only its lower (or upper) triangle is read.
+        ///     upper (bool, optional): Whether ``a`` is upper triangular. Default: ``False``.
         ///
         /// Returns:
-        ///     array: The products, shaped as the broadcast indices followed by the
-        ///     matrix dimensions.
-        gather_mm(a: Arr, b: Arr, /, lhs_indices: Option<Arr> = None, rhs_indices: Option<Arr> = None, *, sorted_indices: bool = false, stream) => {
-            let _hint_only = sorted_indices;
-            lz::gather_mm(&a.0, &b.0, lhs_indices.as_ref().map(|i| &i.0), rhs_indices.as_ref().map(|i| &i.0))
-        };
-        /// Matrix product with ``block_size x block_size`` tiles masked out: for ``a`` of
-        /// shape ``(..., M, K)`` and ``b`` of ``(..., K, N)``, ``mask_lhs`` has shape
-        /// ``(..., ceil(M / block_size), ceil(K / block_size))``, ``mask_rhs``
-        /// ``(..., ceil(K / block_size), ceil(N / block_size))`` and ``mask_out``
-        /// ``(..., ceil(M / block_size), ceil(N / block_size))``. A false entry of a bool
-        /// mask zeroes its tile; a float mask scales it.
+        ///     array: The triangular inverse.
+        tri_inv(a: Arr, upper: bool = false, *, stream) => la::tri_inv(&a.0, upper);
+        /// Compute the Cholesky factor of a symmetric positive definite matrix.
         ///
         /// Args:
-        ///     a (array): Input array or scalar.
-        ///     b (array): Input array or scalar.
-        ///     block_size (int): Size of the masked tiles, ``32`` or ``64``. Default: ``64``.
-        ///     mask_out (array, optional): Mask for the output. Default: ``None``.
-        ///     mask_lhs (array, optional): Mask for ``a``. Default: ``None``.
-        ///     mask_rhs (array, optional): Mask for ``b``. Default: ``None``.
+        ///     a (array): Input array (its lower triangle is read).
+        ///     upper (bool, optional): Return the upper factor ``U = L.T``. Default: ``False``.
         ///
         /// Returns:
-        ///     array: The output array.
-        block_masked_mm(a: Arr, b: Arr, /, block_size: i32 = 64, mask_out: Option<Arr> = None, mask_lhs: Option<Arr> = None, mask_rhs: Option<Arr> = None, *, stream) => {
-            let mask = |m: &Option<Arr>| m.as_ref().map(|m| m.0.clone());
-            let (out, lhs, rhs) = (mask(&mask_out), mask(&mask_lhs), mask(&mask_rhs));
-            lz::block_masked_mm(&a.0, &b.0, block_size, out.as_ref(), lhs.as_ref(), rhs.as_ref())
-        };
-        /// Matrix product with the inner dimension split into segments, one result per
-        /// segment: ``out[i] = a[:, s:e] @ b[s:e, :]`` for ``segments[i] = (s, e)``.
+        ///     array: The Cholesky factor.
+        cholesky(a: Arr, upper: bool = false, *, stream) => lazulite::cholesky(&a.0, upper);
+        /// Compute the inverse of a symmetric positive definite matrix from its Cholesky factor.
         ///
         /// Args:
-        ///     a (array): Input array of shape ``MxK``.
-        ///     b (array): Input array of shape ``KxN``.
-        ///     segments (array): Integer pairs ``(start, end)`` into the inner dimension,
-        ///         shape ``(..., 2)``.
+        ///     a (array): The Cholesky factor ``L`` (or ``U`` if ``upper``).
+        ///     upper (bool, optional): Whether the factor is upper triangular. Default: ``False``.
         ///
         /// Returns:
-        ///     array: The result per segment, of shape ``(..., M, N)``.
-        segmented_mm(a: Arr, b: Arr, /, segments: Arr, *, stream) => lz::segmented_mm(&a.0, &b.0, &segments.0);
-        /// Inner product: sum over the last axes of ``a`` and ``b``.
+        ///     array: The inverse of ``L @ L.T`` (or ``U.T @ U``).
+        cholesky_inv(a: Arr, upper: bool = false, *, stream) => la::cholesky_inv(&a.0, upper);
+        /// Compute the Moore-Penrose pseudo-inverse (via the SVD).
         ///
         /// Args:
-        ///     a (array): First input.
-        ///     b (array): Second input.
+        ///     a (array): Input array of shape ``(..., M, N)``.
         ///
         /// Returns:
-        ///     array: The inner product.
-        inner(a: Arr, b: Arr, /, *, stream) => lz::inner(&a.0, &b.0);
-        /// Outer product of two vectors (inputs are flattened).
+        ///     array: The pseudo-inverse, shape ``(..., N, M)``.
+        pinv(a: Arr, *, stream) => la::pinv(&a.0);
+        /// Solve the linear system ``a @ x = b``.
         ///
         /// Args:
-        ///     a (array): First input.
-        ///     b (array): Second input.
+        ///     a (array): Square matrices.
+        ///     b (array): Right-hand side: a vector if 1-D, else matrices.
         ///
         /// Returns:
-        ///     array: The 2-D outer product.
-        outer(a: Arr, b: Arr, /, *, stream) => lz::outer(&a.0, &b.0);
-        /// Sum products over the given axes of ``a`` and ``b``.
+        ///     array: The solution ``x``.
+        solve(a: Arr, b: Arr, *, stream) => la::solve(&a.0, &b.0);
+        /// Solve ``a @ x = b`` for triangular ``a``.
         ///
         /// Args:
-        ///     a (array): First input.
-        ///     b (array): Second input.
-        ///     axes (int or list(list(int)), optional): An int ``n`` (last ``n`` axes of ``a`` with first ``n`` of ``b``) or two lists of axes. Default: ``2``.
+        ///     a (array): Triangular matrices (only the lower or upper triangle is read).
+        ///     b (array): Right-hand side: a vector if 1-D, else matrices.
+        ///     upper (bool, optional): Whether ``a`` is upper triangular. Default: ``False``.
         ///
         /// Returns:
-        ///     array: The contraction.
-        tensordot(a: Arr, b: Arr, /, axes: Option<ContractAxes> = None, *, stream) => lz::tensordot(&a.0, &b.0, axes.map_or(lz::TensordotAxes::Count(2), |x| x.0));
-        /// Kronecker product of two arrays.
+        ///     array: The solution ``x``.
+        solve_triangular(a: Arr, b: Arr, *, upper: bool = false, stream) => la::solve_triangular(&a.0, &b.0, upper);
+        /// The QR factorization of the input matrix (reduced).
         ///
         /// Args:
-        ///     a (array): First input.
-        ///     b (array): Second input.
+        ///     a (array): Input array of shape ``(..., M, N)``.
         ///
         /// Returns:
-        ///     array: The Kronecker product.
-        kron(a: Arr, b: Arr, *, stream) => lz::kron(&a.0, &b.0);
-        /// Dot product of vectors along an axis (conjugating ``a`` if complex).
+        ///     tuple(array, array): ``Q`` ``(..., M, K)`` and ``R`` ``(..., K, N)``, ``K = min(M, N)``.
+        qr(a: Arr, *, stream) => pair(la::qr(&a.0));
+        /// The singular value decomposition ``a = U @ diag(S) @ Vt``.
         ///
         /// Args:
-        ///     a (array): First input.
-        ///     b (array): Second input.
-        ///     axis (int): Axis of the vectors. Default: ``-1``.
+        ///     a (array): Input array of shape ``(..., M, N)``.
+        ///     compute_uv (bool, optional): Return ``U`` and ``Vt`` too. Default: ``True``.
         ///
         /// Returns:
-        ///     array: The dot products.
-        vecdot(a: Arr, b: Arr, /, *, axis: i32 = -1, stream) => lz::vecdot(&a.0, &b.0, axis);
+        ///     Union[tuple(array, array, array), array]: ``(U, S, Vt)`` or ``S`` (descending).
+        svd(a: Arr, compute_uv: bool = true, *, stream) => svd_outputs(&a.0, compute_uv);
+        /// Eigenvalues and eigenvectors of a symmetric (Hermitian) matrix.
+        ///
+        /// Args:
+        ///     a (array): Square matrices.
+        ///     UPLO (str, optional): Read the lower (``'L'``) or upper (``'U'``) triangle. Default: ``'L'``.
+        ///
+        /// Returns:
+        ///     tuple(array, array): Eigenvalues (ascending) and eigenvectors (columns).
+        eigh(a: Arr, UPLO: &str = "L", *, stream) => pair(la::eigh(&a.0, UPLO));
+        /// Eigenvalues of a symmetric (Hermitian) matrix.
+        ///
+        /// Args:
+        ///     a (array): Square matrices.
+        ///     UPLO (str, optional): Read the lower (``'L'``) or upper (``'U'``) triangle. Default: ``'L'``.
+        ///
+        /// Returns:
+        ///     array: Eigenvalues in ascending order.
+        eigvalsh(a: Arr, UPLO: &str = "L", *, stream) => la::eigvalsh(&a.0, UPLO);
+        /// Eigenvalues and right eigenvectors of a general square matrix.
+        ///
+        /// The result is always complex (``complex64``), even when the eigenvalues are
+        /// real. Conjugate pairs are adjacent, positive imaginary part first.
+        ///
+        /// Args:
+        ///     a (array): Square matrices ``(..., N, N)``, float32 or float64.
+        ///
+        /// Returns:
+        ///     tuple(array, array): Eigenvalues ``(..., N)`` and unit-norm eigenvectors
+        ///     ``(..., N, N)``; ``v[..., :, i]`` belongs to ``w[..., i]``.
+        eig(a: Arr, *, stream) => pair(la::eig(&a.0));
+        /// Eigenvalues of a general square matrix (``complex64``, not necessarily in order).
+        ///
+        /// Args:
+        ///     a (array): Square matrices ``(..., N, N)``, float32 or float64.
+        ///
+        /// Returns:
+        ///     array: The eigenvalues, shape ``(..., N)``.
+        eigvals(a: Arr, *, stream) => la::eigvals(&a.0);
+        /// LU factorization with partial pivoting.
+        ///
+        /// Args:
+        ///     a (array): Input array of shape ``(..., M, N)``.
+        ///
+        /// Returns:
+        ///     tuple(array, array, array): Row permutation ``p`` (uint32), ``L`` and ``U`` with ``a == L[p] @ U``.
+        lu(a: Arr, *, stream) => la::lu(&a.0).map(|(p, l, u)| Tuple(vec![p, l, u]));
+        /// Packed LU factorization with partial pivoting (LAPACK's ``getrf``).
+        ///
+        /// Args:
+        ///     a (array): Input array of shape ``(..., M, N)``.
+        ///
+        /// Returns:
+        ///     tuple(array, array): The packed ``L`` and ``U`` factors and the pivots (uint32).
+        lu_factor(a: Arr, *, stream) => pair(la::lu_factor(&a.0));
+        /// The cross product of two arrays along an axis.
+        ///
+        /// Args:
+        ///     a (array): First input (2 or 3 long along ``axis``).
+        ///     b (array): Second input (2 or 3 long along ``axis``).
+        ///     axis (int, optional): The axis of the vectors. Default: ``-1``.
+        ///
+        /// Returns:
+        ///     array: The cross product.
+        cross(a: Arr, b: Arr, axis: i32 = -1, *, stream) => la::cross(&a.0, &b.0, axis);
+        /// Compute the determinant of a square matrix.
+        ///
+        /// Args:
+        ///     a (array): Square matrices.
+        ///
+        /// Returns:
+        ///     array: The determinants.
+        det(a: Arr, *, stream) => det_in_dtype(&a.0);
+        /// Sign and log absolute value of the determinant.
+        ///
+        /// Args:
+        ///     a (array): Square matrices.
+        ///
+        /// Returns:
+        ///     tuple(array, array): ``sign`` and ``logabsdet``.
+        slogdet(a: Arr, *, stream) => slogdet_in_dtype(&a.0);
     }
     methods {}
 }
 
-/// Einstein summation: contract the operands as the subscripts say, e.g.
-/// ``einsum("ij,jk->ik", a, b)`` is a matrix product.
-///
-/// Args:
-///     subscripts (str): Comma-separated subscripts of the operands, optionally ``->`` and
-///         those of the output.
-///     *operands (array): The arrays.
-///
-/// Returns:
-///     array: The result.
-#[pyfunction]
-#[pyo3(signature = (subscripts, *operands, stream = None))]
-#[allow(unused_variables)]
-fn einsum(
-    subscripts: &str,
-    operands: &Bound<'_, PyTuple>,
-    stream: Option<crate::devices::StreamOrDevice>,
-) -> Res<PyArray> {
-    let arrays: Vec<Array> = operands
-        .iter()
-        .map(|o| Ok(o.extract::<Arr>()?.0))
-        .collect::<PyResult<_>>()?;
-    let refs: Vec<&Array> = arrays.iter().collect();
-    Ok(PyArray::from(lz::einsum(subscripts, &refs)?))
-}
-
-/// The order in which ``einsum`` contracts the operands, and a report on its cost.
-/// Only the shapes of the operands are read.
-///
-/// Args:
-///     subscripts (str): Comma-separated subscripts of the operands, optionally ``->``
-///         and those of the output (as for ``einsum``).
-///     *operands (array): The arrays.
-///
-/// Returns:
-///     tuple(list(tuple(int, int)), str): For each step, the positions of the terms it
-///     contracts in the current list of terms (its result goes to the end of the list);
-///     and a report with the naive and optimized scaling and FLOP counts.
-#[pyfunction]
-#[pyo3(signature = (subscripts, *operands))]
-fn einsum_path(
-    py: Python<'_>,
-    subscripts: &str,
-    operands: &Bound<'_, PyTuple>,
-) -> Res<(Vec<Py<PyTuple>>, String)> {
-    let arrays: Vec<Array> = operands
-        .iter()
-        .map(|o| Ok(o.extract::<Arr>()?.0))
-        .collect::<PyResult<_>>()?;
-    let refs: Vec<&Array> = arrays.iter().collect();
-    let (path, report) = lz::einsum_path(subscripts, &refs)?;
-    let path = path
-        .into_iter()
-        .map(|step| Ok(PyTuple::new(py, step)?.unbind()))
-        .collect::<PyResult<_>>()?;
-    Ok((path, report))
-}
-
-/// The other operand of `@`: an array or array data (NumPy, buffer, DLPack); `None`
-/// for Python scalars and lists, which MLX refuses with a TypeError, and for anything
-/// else, so that Python tries the other side.
-fn matmul_operand(other: &Bound<'_, PyAny>) -> PyResult<Option<Array>> {
-    if other.is_instance_of::<PyList>()
-        || other.is_instance_of::<PyTuple>()
-        || crate::convert::scalar_of(other)?.is_some()
-    {
-        return Ok(None);
-    }
-    Ok(other.extract::<Arr>().ok().map(|a| a.0))
-}
-
-#[pymethods]
-impl PyArray {
-    fn __matmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> Res<Py<PyAny>> {
-        let Some(b) = matmul_operand(other)? else {
-            return Ok(py.NotImplemented());
-        };
-        Ok(Py::new(py, PyArray::from(lz::matmul(&self.array(), &b)?))?.into_any())
-    }
-
-    fn __rmatmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> Res<Py<PyAny>> {
-        let Some(a) = matmul_operand(other)? else {
-            return Ok(py.NotImplemented());
-        };
-        Ok(Py::new(py, PyArray::from(lz::matmul(&a, &self.array())?))?.into_any())
-    }
-
-    fn __imatmul__(&self, other: &Bound<'_, PyAny>) -> Res<()> {
-        let Some(b) = matmul_operand(other)? else {
-            let name = other.get_type().name()?.to_string();
-            return Err(PyTypeError::new_err(format!(
-                "unsupported operand type(s) for @=: 'array' and '{name}'"
-            ))
-            .into());
-        };
-        self.rebind(lz::matmul(&self.array(), &b)?);
-        Ok(())
-    }
-}
-
-/// Adds the table's functions, `einsum` and `einsum_path` to `module`.
-pub fn register_all(module: &Bound<'_, PyModule>) -> PyResult<()> {
-    register(module)?;
-    module.add_function(wrap_pyfunction!(einsum, module)?)?;
-    module.add_function(wrap_pyfunction!(einsum_path, module)?)?;
+/// Adds `lazulite.core.linalg` to `parent`.
+pub fn register_submodule(parent: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = parent.py();
+    let module = PyModule::new(py, "linalg")?;
+    register(&module)?;
+    // MLX's `mx.matrix_norm` is its `mx.linalg.norm` under another name.
+    parent.add("matrix_norm", module.getattr("norm")?)?;
+    parent.add_submodule(&module)?;
+    py.import("sys")?
+        .getattr("modules")?
+        .set_item("lazulite.core.linalg", &module)?;
     Ok(())
 }

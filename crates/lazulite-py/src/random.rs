@@ -3,8 +3,8 @@
 
 use crate::array::PyArray;
 use crate::bind;
-use crate::bind::Hint;
 use crate::convert::{Arr, Dt, Opd, Shape};
+use crate::signature::Hint;
 use lazulite::random as rnd;
 use lazulite::{Array, DType, Error, Operand, Scalar};
 use pyo3::exceptions::PyIndexError;

@@ -1,12 +1,13 @@
 //! Small `mlx.core` functions outside the op families: window functions, `convolve`,
-//! `hadamard_transform`,
-//! `logical_xor`, `matrix_transpose`, `minmax`, `broadcast_shapes`, `isdtype`,
-//! `asarray`/`from_dlpack`, `get_array_buffer_size`, `depends`, and MLX's aliases (`empty_like`,
-//! `cumulative_sum`, `cumulative_prod`).
+//! `hadamard_transform`, `logical_xor`, `matrix_transpose`, `minmax`, `broadcast_shapes`,
+//! `isdtype`, `result_type`, `can_cast`, `asarray`/`from_dlpack`,
+//! `get_array_buffer_size`, `depends`, and MLX's aliases (`empty_like`, `cumulative_sum`,
+//! `cumulative_prod`).
 
+use crate::array::PyArray;
 use crate::bind;
 use crate::bind::Tuple;
-use crate::convert::{array_of, Arr, AxesArg, CInt, Dt, Opd};
+use crate::convert::{array_of, scalar_of, Arr, AxesArg, CInt, Dt, Opd};
 use crate::dtype::PyDtype;
 use crate::errors::Res;
 use lazulite::{self as lz, Array, Axes, DType};
@@ -217,6 +218,66 @@ fn isdtype(dtype: Dt, kind: &Bound<'_, PyAny>) -> PyResult<bool> {
     matches_kind(dtype.0, kind, false)
 }
 
+/// An array, a dtype or a scalar, as `result_type` takes.
+#[derive(FromPyObject)]
+pub enum DtypeSource<'py> {
+    Array(PyRef<'py, PyArray>),
+    Dtype(PyDtype),
+    Other(Bound<'py, PyAny>),
+}
+
+/// The dtype a binary op would give its inputs: arrays and dtypes promote, Python scalars
+/// adapt to them (weak typing).
+#[pyfunction]
+#[pyo3(signature = (*arrays_and_dtypes))]
+pub fn result_type(arrays_and_dtypes: Vec<DtypeSource<'_>>) -> Res<PyDtype> {
+    if arrays_and_dtypes.is_empty() {
+        return Err(PyValueError::new_err(
+            "[result_type] At least one array or dtype is required.",
+        )
+        .into());
+    }
+    let mut strong = None;
+    let mut scalars = Vec::new();
+    for source in &arrays_and_dtypes {
+        let dtype = match source {
+            DtypeSource::Array(a) => a.array().dtype(),
+            DtypeSource::Dtype(d) => d.0,
+            DtypeSource::Other(obj) => {
+                scalars.push(scalar_of(obj)?.ok_or_else(|| {
+                    PyValueError::new_err("[result_type] Inputs must be arrays or dtypes.")
+                })?);
+                continue;
+            }
+        };
+        strong = Some(strong.map_or(dtype, |s| lazulite::promote_types(s, dtype)));
+    }
+    let Some(strong) = strong else {
+        return Err(PyValueError::new_err("[result_type] Inputs must be arrays or dtypes.").into());
+    };
+    let dtype = scalars.into_iter().fold(strong, |acc, s| {
+        lazulite::promote_types(acc, s.dtype_next_to(strong))
+    });
+    Ok(PyDtype(dtype))
+}
+
+/// An array or a dtype, as `can_cast` takes.
+#[derive(FromPyObject)]
+pub enum ArrayOrDtype<'py> {
+    Array(PyRef<'py, PyArray>),
+    Dtype(PyDtype),
+}
+
+/// Whether values of `from_` convert to `to` without loss in general (NumPy's "safe").
+#[pyfunction]
+pub fn can_cast(from_: ArrayOrDtype<'_>, to: PyDtype) -> bool {
+    let from = match from_ {
+        ArrayOrDtype::Array(a) => a.array().dtype(),
+        ArrayOrDtype::Dtype(d) => d.0,
+    };
+    lazulite::can_cast(from, to.0)
+}
+
 /// Get the size of the buffers backing arrays in bytes.
 ///
 /// Each unique buffer is counted once. Arrays must be evaluated before calling this
@@ -242,8 +303,7 @@ fn get_array_buffer_size(args: &Bound<'_, PyTuple>) -> Res<usize> {
 /// The error of a `copy=False` conversion: lazulite copies what it converts, as MLX does
 /// on the CPU.
 fn copy_needed(obj: &Bound<'_, PyAny>) -> PyErr {
-    let message = if obj.hasattr("__dlpack__").unwrap_or(false)
-        && !obj.is_instance_of::<crate::array::PyArray>()
+    let message = if obj.hasattr("__dlpack__").unwrap_or(false) && !obj.is_instance_of::<PyArray>()
     {
         "[convert] Cannot import a CPU array without a copy."
     } else {
@@ -267,11 +327,7 @@ fn copy_needed(obj: &Bound<'_, PyAny>) -> PyErr {
 ///     ValueError: If ``copy`` is ``False``.
 #[pyfunction]
 #[pyo3(signature = (a, dtype = None, *, copy = None))]
-fn asarray(
-    a: &Bound<'_, PyAny>,
-    dtype: Option<Dt>,
-    copy: Option<bool>,
-) -> Res<crate::array::PyArray> {
+fn asarray(a: &Bound<'_, PyAny>, dtype: Option<Dt>, copy: Option<bool>) -> Res<PyArray> {
     if copy == Some(false) {
         return Err(copy_needed(a).into());
     }
@@ -289,7 +345,7 @@ fn asarray(
 ///     array: An array containing the input data.
 #[pyfunction]
 #[pyo3(signature = (x, /, *, copy = None))]
-fn from_dlpack(x: &Bound<'_, PyAny>, copy: Option<bool>) -> Res<crate::array::PyArray> {
+fn from_dlpack(x: &Bound<'_, PyAny>, copy: Option<bool>) -> Res<PyArray> {
     if !x.hasattr("__dlpack__")? {
         return Err(PyTypeError::new_err(format!(
             "from_dlpack() takes an object implementing __dlpack__, not {}",
@@ -303,7 +359,7 @@ fn from_dlpack(x: &Bound<'_, PyAny>, copy: Option<bool>) -> Res<crate::array::Py
 /// The arrays of a `depends` argument: one array or a sequence of arrays; whether it was
 /// one array.
 fn arrays_of(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<(Vec<Array>, bool)> {
-    if let Ok(a) = obj.cast::<crate::array::PyArray>() {
+    if let Ok(a) = obj.cast::<PyArray>() {
         return Ok((vec![a.borrow().array()], true));
     }
     let items = obj.try_iter().map_err(|_| {
@@ -314,7 +370,7 @@ fn arrays_of(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<(Vec<Array>, bool)>
     let arrays = items
         .map(|item| {
             item?
-                .cast::<crate::array::PyArray>()
+                .cast::<PyArray>()
                 .map(|a| a.borrow().array())
                 .map_err(|_| {
                     PyTypeError::new_err(format!(
@@ -358,6 +414,8 @@ pub fn register_all(module: &Bound<'_, PyModule>) -> PyResult<()> {
     register(module)?;
     module.add_function(wrap_pyfunction!(broadcast_shapes, module)?)?;
     module.add_function(wrap_pyfunction!(isdtype, module)?)?;
+    module.add_function(wrap_pyfunction!(result_type, module)?)?;
+    module.add_function(wrap_pyfunction!(can_cast, module)?)?;
     module.add_function(wrap_pyfunction!(get_array_buffer_size, module)?)?;
     module.add_function(wrap_pyfunction!(asarray, module)?)?;
     module.add_function(wrap_pyfunction!(from_dlpack, module)?)?;
