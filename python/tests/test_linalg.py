@@ -286,3 +286,61 @@ def test_vmap_solve_with_shared_matrix():
     bs = RNG.standard_normal((4, 3))
     got = mx.vmap(mx.linalg.solve, in_axes=(None, 0))(arr(a), arr(bs))
     close(got, np.stack([np.linalg.solve(a, b) for b in bs]))
+
+
+def hermitian(shape):
+    a = RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)
+    return ((a + np.conj(np.swapaxes(a, -1, -2))) / 2).astype(np.complex64)
+
+
+def adjoint(a):
+    return np.conj(np.swapaxes(a, -1, -2))
+
+
+@pytest.mark.parametrize("shape", SHAPES + [(8, 8)])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_hermitian_eigh_matches_numpy(shape, uplo):
+    # As MLX: real float32 eigenvalues, complex64 eigenvectors; only the `uplo` triangle
+    # is read, so the other is filled with noise.
+    h = hermitian(shape)
+    other = np.tril(np.ones(shape[-2:]), -1) if uplo == "U" else np.triu(np.ones(shape[-2:]), 1)
+    noisy = (h + other * (5 + 7j)).astype(np.complex64)
+    w, v = mx.linalg.eigh(mx.array(noisy), UPLO=uplo)
+    assert w.dtype == mx.float32 and v.dtype == mx.complex64
+    w, v = np.array(w), np.array(v)
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(h.astype(np.complex128)), atol=1e-5, rtol=1e-5)
+    n = shape[-1]
+    np.testing.assert_allclose(h @ v, v * w[..., None, :], atol=1e-5)
+    np.testing.assert_allclose(adjoint(v) @ v, np.broadcast_to(np.eye(n), v.shape), atol=1e-5)
+    values = mx.linalg.eigvalsh(mx.array(noisy), UPLO=uplo)
+    assert values.dtype == mx.float32
+    np.testing.assert_allclose(np.array(values), w, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", RECTANGLES + [(1, 1), (6, 1)])
+def test_complex_svd_matches_numpy_and_reconstructs(shape):
+    a = (RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)).astype(np.complex64)
+    u, s, vt = mx.linalg.svd(mx.array(a))
+    assert (u.dtype, s.dtype, vt.dtype) == (mx.complex64, mx.float32, mx.complex64)
+    u, s, vt = np.array(u), np.array(s), np.array(vt)
+    np.testing.assert_allclose(s, np.linalg.svd(a.astype(np.complex128), compute_uv=False), atol=1e-5)
+    m, n = shape[-2:]
+    k = min(m, n)
+    np.testing.assert_allclose((u[..., :k] * s[..., None, :]) @ vt[..., :k, :], a, atol=1e-5)
+    np.testing.assert_allclose(adjoint(u) @ u, np.broadcast_to(np.eye(m), u.shape), atol=1e-5)
+    np.testing.assert_allclose(vt @ adjoint(vt), np.broadcast_to(np.eye(n), vt.shape), atol=1e-5)
+    only_s = mx.linalg.svd(mx.array(a), compute_uv=False)
+    np.testing.assert_allclose(np.array(only_s), s, atol=1e-6)
+
+
+def test_complex_decompositions_batch_and_have_no_derivatives():
+    h = hermitian((3, 4, 4))
+    looped = np.stack([np.array(mx.linalg.eigvalsh(mx.array(x))) for x in h])
+    np.testing.assert_allclose(np.array(mx.vmap(mx.linalg.eigvalsh)(mx.array(h))), looped, atol=1e-6)
+    # MLX defines no derivative for complex eigh or svd and says so.
+    with pytest.raises(ValueError, match=r"\[Primitive::vjp\] Not implemented for Eigh"):
+        mx.grad(lambda x: mx.linalg.eigvalsh(x).sum())(mx.array(h[0]))
+    with pytest.raises(ValueError, match=r"\[Primitive::vjp\] Not implemented for SVD"):
+        mx.grad(lambda x: mx.linalg.svd(x, compute_uv=False).sum())(mx.array(h[0]))
+    with pytest.raises(ValueError, match=r"\[Primitive::jvp\] Not implemented for Eigh"):
+        mx.jvp(mx.linalg.eigvalsh, [mx.array(h[0])], [mx.array(h[0])])

@@ -30,9 +30,6 @@ GAPS = [
     Gap("snippet.nn_QQLinear", ("*",), ("exception-class",),
         MISSING + ": nn.QQLinear (MLX's CPU build raises NYI for its product)"),
     # complex64.
-    Gap("linalg.svd", ("complex64",), ("raises-only-lazulite",), COMPLEX + ": svd"),
-    Gap("linalg.eigh", ("complex64",), ("raises-only-lazulite",), COMPLEX + ": eigh (Hermitian)"),
-    Gap("linalg.eigvalsh", ("complex64",), ("raises-only-lazulite",), COMPLEX + ": eigvalsh (Hermitian)"),
     Gap("linalg.eig", ("complex64",), ("raises-only-lazulite",), COMPLEX + ": eig (documented)"),
     Gap("linalg.eigvals", ("complex64",), ("raises-only-lazulite",), COMPLEX + ": eigvals (documented)"),
     # Integer operands.

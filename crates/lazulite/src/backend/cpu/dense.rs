@@ -1,39 +1,132 @@
-//! Batches of dense matrices for the factorisation kernels (`lu`, `qr`, `eigh`, `svd`):
-//! the last two axes of a float32 or float64 tensor read into row-major float64 (so
-//! float32 input is factored in float64 and rounded once), one task per matrix on the
-//! thread pool, results stored back in the input's dtype.
+//! Batches of dense matrices for the factorisation kernels (`lu`, `qr`, `eigh`, `svd`,
+//! `eig`): the last two axes of a float32, float64 or complex64 tensor read into
+//! row-major float64 (or complex float64), so that input is factored in double precision
+//! and rounded once; one task per matrix on the thread pool; results stored back in the
+//! input's precision.
 
+use super::cx::Cx;
 use crate::backend::Tensor;
 use crate::dtype::DType;
+use crate::element::Complex;
 use crate::error::Result;
 use rayon::prelude::*;
+use std::ops::{Add, Mul, Sub};
 
-/// The matrices in the last two axes of a tensor, row-major, in float64.
-pub(crate) struct Batch {
-    pub values: Vec<f64>,
+/// The numbers the kernels compute in: `f64` for real input, [`Cx`] for complex. Written
+/// once over both, a kernel for real matrices is the same code as for complex ones with
+/// conjugation the identity.
+pub(crate) trait Scalar:
+    Copy
+    + PartialEq
+    + Send
+    + Sync
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + 'static
+{
+    const ZERO: Self;
+    const ONE: Self;
+    fn conj(self) -> Self;
+    fn abs(self) -> f64;
+    /// `|x|²`.
+    fn abs2(self) -> f64;
+    fn scale(self, s: f64) -> Self;
+    fn real_part(self) -> f64;
+    /// `x / |x|` for a nonzero complex `x`; `None` for a real one, whose rotations need
+    /// no phase.
+    fn phase(self) -> Option<Self>;
+    /// Element `i` of `t` (in logical order), which holds this kind of number.
+    fn get(t: &Tensor, i: usize) -> Self;
+    /// A contiguous tensor of `shape` holding `values`, in the precision of `dtype`.
+    fn store(dtype: DType, shape: &[usize], values: &[Self]) -> Result<Tensor>;
+}
+
+impl Scalar for f64 {
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
+    fn conj(self) -> f64 {
+        self
+    }
+    fn abs(self) -> f64 {
+        f64::abs(self)
+    }
+    fn abs2(self) -> f64 {
+        self * self
+    }
+    fn scale(self, s: f64) -> f64 {
+        self * s
+    }
+    fn real_part(self) -> f64 {
+        self
+    }
+    fn phase(self) -> Option<f64> {
+        None
+    }
+    fn get(t: &Tensor, i: usize) -> f64 {
+        match t.dtype {
+            DType::Float32 => t.get::<f32>(i) as f64,
+            _ => t.get::<f64>(i),
+        }
+    }
+    fn store(dtype: DType, shape: &[usize], values: &[f64]) -> Result<Tensor> {
+        store(dtype, shape, values)
+    }
+}
+
+impl Scalar for Cx {
+    const ZERO: Cx = Cx::ZERO;
+    const ONE: Cx = Cx { re: 1.0, im: 0.0 };
+    fn conj(self) -> Cx {
+        Cx::conj(self)
+    }
+    fn abs(self) -> f64 {
+        Cx::abs(self)
+    }
+    fn abs2(self) -> f64 {
+        self.re * self.re + self.im * self.im
+    }
+    fn scale(self, s: f64) -> Cx {
+        Cx::scale(self, s)
+    }
+    fn real_part(self) -> f64 {
+        self.re
+    }
+    fn phase(self) -> Option<Cx> {
+        // Scaled to a largest part of 1 first: the modulus of a subnormal number is
+        // inexact (and its reciprocal overflows), which would make the phase non-unit.
+        let largest = self.re.abs().max(self.im.abs());
+        if largest == 0.0 || !largest.is_finite() {
+            return None;
+        }
+        let (re, im) = (self.re / largest, self.im / largest);
+        let r = re.hypot(im);
+        Some(Cx::new(re / r, im / r))
+    }
+    fn get(t: &Tensor, i: usize) -> Cx {
+        let z = t.get::<Complex>(i);
+        Cx::new(z.re as f64, z.im as f64)
+    }
+    fn store(_: DType, shape: &[usize], values: &[Cx]) -> Result<Tensor> {
+        store_complex(shape, values)
+    }
+}
+
+/// The matrices in the last two axes of a tensor, row-major, in double precision.
+pub(crate) struct Batch<T = f64> {
+    pub values: Vec<T>,
     pub count: usize,
     pub rows: usize,
     pub cols: usize,
 }
 
-impl Batch {
-    /// Reads the matrices of `t` (`[..., rows, cols]`, float32 or float64, any layout).
-    pub(crate) fn read(t: &Tensor) -> Batch {
+impl<T: Scalar> Batch<T> {
+    /// Reads the matrices of `t` (`[..., rows, cols]`, any layout): float32 or float64
+    /// into `f64`, complex64 into [`Cx`].
+    pub(crate) fn read(t: &Tensor) -> Batch<T> {
         let nd = t.ndim();
         let (rows, cols) = (t.shape[nd - 2], t.shape[nd - 1]);
-        let values: Vec<f64> = if t.is_contiguous() {
-            match t.dtype {
-                DType::Float32 => t.slice::<f32>().iter().map(|&v| v as f64).collect(),
-                _ => t.slice::<f64>().to_vec(),
-            }
-        } else {
-            (0..t.size())
-                .map(|i| match t.dtype {
-                    DType::Float32 => t.get::<f32>(i) as f64,
-                    _ => t.get::<f64>(i),
-                })
-                .collect()
-        };
+        let values: Vec<T> = (0..t.size()).map(|i| T::get(t, i)).collect();
         let count = t.shape[..nd - 2].iter().product();
         Batch {
             values,
@@ -44,7 +137,7 @@ impl Batch {
     }
 
     /// Matrix `i`, row-major.
-    pub(crate) fn matrix(&self, i: usize) -> &[f64] {
+    pub(crate) fn matrix(&self, i: usize) -> &[T] {
         let n = self.rows * self.cols;
         &self.values[i * n..(i + 1) * n]
     }
@@ -69,13 +162,29 @@ pub(crate) fn store(dtype: DType, shape: &[usize], values: &[f64]) -> Result<Ten
     Ok(out)
 }
 
+/// A complex64 tensor of `shape` holding `values`.
+pub(crate) fn store_complex(shape: &[usize], values: &[Cx]) -> Result<Tensor> {
+    let mut out = Tensor::uninit(DType::Complex64, shape)?;
+    for (o, v) in out.slice_mut::<Complex>().iter_mut().zip(values) {
+        *o = Complex::new(v.re as f32, v.im as f32);
+    }
+    Ok(out)
+}
+
 /// The transpose of the `rows x cols` row-major matrix `a`.
-pub(crate) fn transposed(a: &[f64], rows: usize, cols: usize) -> Vec<f64> {
-    let mut t = vec![0.0; a.len()];
+pub(crate) fn transposed<T: Scalar>(a: &[T], rows: usize, cols: usize) -> Vec<T> {
+    let mut t = vec![T::ZERO; a.len()];
     for i in 0..rows {
         for j in 0..cols {
             t[j * rows + i] = a[i * cols + j];
         }
     }
+    t
+}
+
+/// The conjugate transpose of the `rows x cols` row-major matrix `a`.
+pub(crate) fn adjoint<T: Scalar>(a: &[T], rows: usize, cols: usize) -> Vec<T> {
+    let mut t = transposed(a, rows, cols);
+    t.iter_mut().for_each(|x| *x = x.conj());
     t
 }

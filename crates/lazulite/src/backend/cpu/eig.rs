@@ -10,12 +10,10 @@
 //! kernel does the same so that eigenvalues come out in MLX's order and eigenvectors with
 //! MLX's phases.
 
-use super::dense::{per_matrix, transposed, Batch};
+use super::cx::Cx;
+use super::dense::{per_matrix, store_complex, transposed, Batch};
 use crate::backend::Tensor;
-use crate::dtype::DType;
-use crate::element::Complex;
 use crate::error::{Error, Result};
-use std::ops::{Add, Div, Mul, Sub};
 
 /// QR iterations allowed per eigenvalue; the whole matrix gets this times `max(10, n)`.
 const ITERATIONS_PER_EIGENVALUE: usize = 30;
@@ -23,77 +21,6 @@ const ITERATIONS_PER_EIGENVALUE: usize = 30;
 const EXCEPTIONAL_SHIFT_PERIOD: usize = 10;
 /// Back-substitution rescales its vector when an entry grows past this.
 const GROWTH_LIMIT: f64 = 1e150;
-
-/// A complex number of two `f64`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Cx {
-    re: f64,
-    im: f64,
-}
-
-impl Cx {
-    const ZERO: Cx = Cx { re: 0.0, im: 0.0 };
-
-    fn new(re: f64, im: f64) -> Cx {
-        Cx { re, im }
-    }
-
-    fn real(re: f64) -> Cx {
-        Cx { re, im: 0.0 }
-    }
-
-    fn abs(self) -> f64 {
-        self.re.hypot(self.im)
-    }
-
-    fn conj(self) -> Cx {
-        Cx::new(self.re, -self.im)
-    }
-
-    fn scale(self, s: f64) -> Cx {
-        Cx::new(self.re * s, self.im * s)
-    }
-}
-
-impl Add for Cx {
-    type Output = Cx;
-    fn add(self, o: Cx) -> Cx {
-        Cx::new(self.re + o.re, self.im + o.im)
-    }
-}
-
-impl Sub for Cx {
-    type Output = Cx;
-    fn sub(self, o: Cx) -> Cx {
-        Cx::new(self.re - o.re, self.im - o.im)
-    }
-}
-
-impl Mul for Cx {
-    type Output = Cx;
-    fn mul(self, o: Cx) -> Cx {
-        Cx::new(
-            self.re * o.re - self.im * o.im,
-            self.re * o.im + self.im * o.re,
-        )
-    }
-}
-
-impl Div for Cx {
-    type Output = Cx;
-    /// Smith's algorithm: no overflow from squaring the divisor.
-    fn div(self, o: Cx) -> Cx {
-        if o.re.abs() >= o.im.abs() {
-            let r = o.im / o.re;
-            let d = o.re + o.im * r;
-            Cx::new((self.re + self.im * r) / d, (self.im - self.re * r) / d)
-        } else {
-            let r = o.re / o.im;
-            let d = o.re * r + o.im;
-            Cx::new((self.re * r + self.im) / d, (self.im * r - self.re) / d)
-        }
-    }
-}
 
 /// Why a matrix has no decomposition.
 #[derive(Debug, PartialEq)]
@@ -744,15 +671,6 @@ fn general_eigen_within(
         values,
         vectors: out,
     })
-}
-
-/// A complex64 tensor of `shape` holding `values`.
-fn store_complex(shape: &[usize], values: &[Cx]) -> Result<Tensor> {
-    let mut out = Tensor::uninit(DType::Complex64, shape)?;
-    for (o, v) in out.slice_mut::<Complex>().iter_mut().zip(values) {
-        *o = Complex::new(v.re as f32, v.im as f32);
-    }
-    Ok(out)
 }
 
 /// Eigenvalues (`[..., n]`) and, if `vectors`, unit eigenvectors (`[..., n, n]`, as

@@ -1,9 +1,12 @@
-//! Eigen-decomposition of symmetric matrices by cyclic Jacobi rotations, in float64:
+//! Eigen-decomposition of symmetric and Hermitian matrices by cyclic Jacobi rotations, in
+//! double precision:
 //! slower than LAPACK's tridiagonal `syevd` for large matrices but accurate to the last
 //! bits for small ones, which is what linear algebra on batches of small matrices needs.
 
-use super::dense::{per_matrix, store, Batch};
+use super::cx::Cx;
+use super::dense::{per_matrix, store, Batch, Scalar};
 use crate::backend::Tensor;
+use crate::dtype::DType;
 use crate::error::Result;
 
 /// The rotations stop when the off-diagonal mass is this small relative to the matrix.
@@ -11,36 +14,60 @@ const TOLERANCE: f64 = f64::EPSILON * f64::EPSILON * 1e-2;
 const MAX_SWEEPS: usize = 100;
 
 /// Eigenvalues (ascending) and eigenvectors (columns of the row-major `n x n` result) of
-/// the symmetric matrix whose lower (or `upper`) triangle is that of `a`.
-pub(crate) fn symmetric_eigen(a: &[f64], n: usize, upper: bool) -> (Vec<f64>, Vec<f64>) {
-    let mut m = vec![0.0; n * n];
+/// the symmetric (or Hermitian) matrix whose lower (or `upper`) triangle is that of `a`.
+/// For a complex matrix each rotation is preceded by a phase that makes its pivot real.
+pub(crate) fn symmetric_eigen<T: Scalar>(a: &[T], n: usize, upper: bool) -> (Vec<f64>, Vec<T>) {
+    let mut m = vec![T::ZERO; n * n];
     for i in 0..n {
-        for j in 0..=i {
-            let v = if upper { a[j * n + i] } else { a[i * n + j] };
+        for j in 0..i {
+            let v = if upper {
+                a[j * n + i].conj()
+            } else {
+                a[i * n + j]
+            };
             m[i * n + j] = v;
-            m[j * n + i] = v;
+            m[j * n + i] = v.conj();
         }
+        // A Hermitian matrix's diagonal is real; its imaginary parts are not read.
+        m[i * n + i] = T::ONE.scale(a[i * n + i].real_part());
     }
-    let mut v = vec![0.0; n * n];
+    let mut v = vec![T::ZERO; n * n];
     for i in 0..n {
-        v[i * n + i] = 1.0;
+        v[i * n + i] = T::ONE;
     }
-    let total: f64 = m.iter().map(|x| x * x).sum();
+    let total: f64 = m.iter().map(|x| x.abs2()).sum();
     for _ in 0..MAX_SWEEPS {
-        let off: f64 = (0..n)
-            .flat_map(|i| (0..n).filter(move |&j| j != i).map(move |j| (i, j)))
-            .map(|(i, j)| m[i * n + j] * m[i * n + j])
-            .sum();
+        // The rotations drive the upper triangle to zero; the lower one mirrors it up to
+        // rounding, which they cannot remove.
+        let off: f64 = 2.0
+            * (0..n)
+                .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+                .map(|(i, j)| m[i * n + j].abs2())
+                .sum::<f64>();
         if off <= TOLERANCE * total || !off.is_finite() {
             break;
         }
         for p in 0..n {
             for q in p + 1..n {
-                let apq = m[p * n + q];
-                if apq == 0.0 {
+                let mut apq = m[p * n + q];
+                if apq == T::ZERO {
                     continue;
                 }
-                let theta = (m[q * n + q] - m[p * n + p]) / (2.0 * apq);
+                if let Some(phase) = apq.phase() {
+                    // Column q times conj(phase), row q times phase: the pivot becomes |apq|.
+                    let (down, up) = (phase.conj(), phase);
+                    for k in 0..n {
+                        m[k * n + q] = m[k * n + q] * down;
+                        v[k * n + q] = v[k * n + q] * down;
+                    }
+                    for k in 0..n {
+                        m[q * n + k] = m[q * n + k] * up;
+                    }
+                    apq = m[p * n + q];
+                }
+                let apq = apq.real_part();
+                let (app, aqq) = (m[p * n + p].real_part(), m[q * n + q].real_part());
+                let theta = (aqq - app) / (2.0 * apq);
                 let t = if theta == 0.0 {
                     1.0
                 } else {
@@ -50,26 +77,27 @@ pub(crate) fn symmetric_eigen(a: &[f64], n: usize, upper: bool) -> (Vec<f64>, Ve
                 let s = t * c;
                 for k in 0..n {
                     let (kp, kq) = (m[k * n + p], m[k * n + q]);
-                    m[k * n + p] = c * kp - s * kq;
-                    m[k * n + q] = s * kp + c * kq;
+                    m[k * n + p] = kp.scale(c) - kq.scale(s);
+                    m[k * n + q] = kp.scale(s) + kq.scale(c);
                 }
                 for k in 0..n {
                     let (pk, qk) = (m[p * n + k], m[q * n + k]);
-                    m[p * n + k] = c * pk - s * qk;
-                    m[q * n + k] = s * pk + c * qk;
+                    m[p * n + k] = pk.scale(c) - qk.scale(s);
+                    m[q * n + k] = pk.scale(s) + qk.scale(c);
                 }
                 for k in 0..n {
                     let (kp, kq) = (v[k * n + p], v[k * n + q]);
-                    v[k * n + p] = c * kp - s * kq;
-                    v[k * n + q] = s * kp + c * kq;
+                    v[k * n + p] = kp.scale(c) - kq.scale(s);
+                    v[k * n + q] = kp.scale(s) + kq.scale(c);
                 }
             }
         }
     }
+    let diagonal: Vec<f64> = (0..n).map(|j| m[j * n + j].real_part()).collect();
     let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&x, &y| m[x * n + x].total_cmp(&m[y * n + y]));
-    let values = order.iter().map(|&j| m[j * n + j]).collect();
-    let mut vectors = vec![0.0; n * n];
+    order.sort_by(|&x, &y| diagonal[x].total_cmp(&diagonal[y]));
+    let values = order.iter().map(|&j| diagonal[j]).collect();
+    let mut vectors = vec![T::ZERO; n * n];
     for (dst, &src) in order.iter().enumerate() {
         for k in 0..n {
             vectors[k * n + dst] = v[k * n + src];
@@ -78,11 +106,24 @@ pub(crate) fn symmetric_eigen(a: &[f64], n: usize, upper: bool) -> (Vec<f64>, Ve
     (values, vectors)
 }
 
-/// Eigenvalues (`[..., n]`, ascending) and, if `vectors`, eigenvectors (`[..., n, n]`,
-/// as columns) of each symmetric matrix of `a` (`[..., n, n]`, float32 or float64),
-/// reading its lower (or `upper`) triangle.
+/// Eigenvalues (`[..., n]`, ascending, real) and, if `vectors`, eigenvectors (`[..., n, n]`,
+/// as columns) of each symmetric or Hermitian matrix of `a` (`[..., n, n]`, float32,
+/// float64 or complex64), reading its lower (or `upper`) triangle.
 pub fn eigh(a: &Tensor, upper: bool, vectors: bool) -> Result<Vec<Tensor>> {
-    let batch = Batch::read(a);
+    if a.dtype.is_complex() {
+        decompose::<Cx>(a, upper, vectors, DType::Float32)
+    } else {
+        decompose::<f64>(a, upper, vectors, a.dtype)
+    }
+}
+
+fn decompose<T: Scalar>(
+    a: &Tensor,
+    upper: bool,
+    vectors: bool,
+    values_dtype: DType,
+) -> Result<Vec<Tensor>> {
+    let batch = Batch::<T>::read(a);
     let n = batch.rows;
     let parts = per_matrix(batch.count, |i| symmetric_eigen(batch.matrix(i), n, upper));
     let (mut ws, mut vs) = (Vec::new(), Vec::new());
@@ -91,9 +132,9 @@ pub fn eigh(a: &Tensor, upper: bool, vectors: bool) -> Result<Vec<Tensor>> {
         vs.extend(v);
     }
     let w_shape = a.shape[..a.ndim() - 1].to_vec();
-    let mut out = vec![store(a.dtype, &w_shape, &ws)?];
+    let mut out = vec![store(values_dtype, &w_shape, &ws)?];
     if vectors {
-        out.push(store(a.dtype, &a.shape, &vs)?);
+        out.push(T::store(a.dtype, &a.shape, &vs)?);
     }
     Ok(out)
 }

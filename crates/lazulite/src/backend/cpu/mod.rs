@@ -4,6 +4,7 @@ pub mod binary;
 pub mod cholesky;
 pub mod conv;
 pub mod copy;
+pub(crate) mod cx;
 pub mod dense;
 pub mod eig;
 pub mod eigh;

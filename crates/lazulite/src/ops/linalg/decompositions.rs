@@ -5,7 +5,8 @@
 //! here too.
 //!
 //! Kernels compute in float64 (float32 is rounded once at the end), batched over the
-//! leading axes. Like MLX, the factorisations take float32 or float64 only. Derivative
+//! leading axes. Like MLX, the factorisations take float32 or float64, and `svd`, `eigh`,
+//! `eigvalsh` also complex64 (computed in complex float64, without derivatives). Derivative
 //! rules follow the standard matrix identities (Giles 2008; Seeger et al. 2017 for QR;
 //! Townsend 2016 for the SVD; Murray 2016 for Cholesky). Where a factorisation reads one
 //! triangle of a symmetric matrix (`cholesky`, `eigh`), its cotangent lies in that
@@ -42,15 +43,27 @@ fn shape_text(shape: &[usize]) -> String {
 /// Checks that `a` is a (batch of) matrix of float32 or float64, square if `square`
 /// (with MLX's message `square_message`).
 fn check_matrix(op: &str, a: &Array, square: Option<&str>) -> Result<()> {
+    check_matrix_of(op, a, square, false)
+}
+
+/// [`check_matrix`], complex64 matrices also accepted if `complex` (as MLX's `svd`,
+/// `eigh` and `eigvalsh` do).
+fn check_matrix_of(op: &str, a: &Array, square: Option<&str>, complex: bool) -> Result<()> {
     if a.ndim() < 2 {
         return Err(Error::value(format!(
             "[linalg::{op}] Arrays must have >= 2 dimensions. Received array with {} dimensions.",
             a.ndim()
         )));
     }
-    if !matches!(a.dtype(), DType::Float32 | DType::Float64) {
+    let (accepted, types) = match a.dtype() {
+        DType::Float32 | DType::Float64 => (true, "float32 or float64"),
+        DType::Complex64 if complex => (true, ""),
+        _ if complex => (false, "float32, float64 or complex64"),
+        _ => (false, "float32 or float64"),
+    };
+    if !accepted {
         return Err(Error::value(format!(
-            "[linalg::{op}] Arrays must have type float32 or float64. Received array with type {}.",
+            "[linalg::{op}] Arrays must have type {types}. Received array with type {}.",
             a.dtype()
         )));
     }
@@ -59,6 +72,26 @@ fn check_matrix(op: &str, a: &Array, square: Option<&str>) -> Result<()> {
         if a.shape()[n - 1] != a.shape()[n - 2] {
             return Err(Error::value(format!("[linalg::{op}] {message}")));
         }
+    }
+    Ok(())
+}
+
+/// The dtype of a decomposition's real outputs (singular values, Hermitian eigenvalues).
+fn real_dtype(dtype: DType) -> DType {
+    if dtype.is_complex() {
+        DType::Float32
+    } else {
+        dtype
+    }
+}
+
+/// MLX's error for a derivative of a decomposition of complex matrices, which it does not
+/// define.
+fn no_complex_rule(transform: &str, primitive: &str, a: &Array) -> Result<()> {
+    if a.dtype().is_complex() {
+        return Err(Error::value(format!(
+            "[Primitive::{transform}] Not implemented for {primitive}."
+        )));
     }
     Ok(())
 }
@@ -878,6 +911,7 @@ impl Primitive for Svd {
         _: &[usize],
     ) -> Result<Vec<Array>> {
         let a = &inputs[0];
+        no_complex_rule("vjp", "SVD", a)?;
         let nd = a.ndim();
         let (m, n) = (a.shape()[nd - 2], a.shape()[nd - 1]);
         let k = m.min(n);
@@ -935,6 +969,7 @@ impl Primitive for Svd {
     /// and rows of `vt` past `min(m, n)` (a basis completion) get zero tangents.
     fn jvp(&self, inputs: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
         let a = &inputs[0];
+        no_complex_rule("jvp", "SVD", a)?;
         let da = &tangents[0];
         let nd = a.ndim();
         let (m, n) = (a.shape()[nd - 2], a.shape()[nd - 1]);
@@ -993,8 +1028,9 @@ impl Primitive for Svd {
 }
 
 /// The singular value decomposition `a = u @ diag(s) @ vt` of each matrix (`[..., m, n]`,
-/// float32 or float64): `[u, s, vt]` with `u` `[..., m, m]`, `s` `[..., min(m, n)]`
-/// descending and `vt` `[..., n, n]`, or `[s]` without `compute_uv`.
+/// float32, float64 or complex64): `[u, s, vt]` with `u` `[..., m, m]`, `s` `[..., min(m, n)]`
+/// descending and `vt` `[..., n, n]`, or `[s]` without `compute_uv`. The singular values
+/// are real (float32 for complex64 input); complex input has no derivatives (as in MLX).
 ///
 /// ```
 /// use lazulite::{linalg, Array};
@@ -1011,14 +1047,14 @@ pub fn svd(a: &Array, compute_uv: bool) -> Result<Vec<Array>> {
             a.ndim()
         )));
     }
-    check_matrix("svd", a, None)?;
+    check_matrix_of("svd", a, None, true)?;
     let nd = a.ndim();
     let (m, n) = (a.shape()[nd - 2], a.shape()[nd - 1]);
     let lead = &a.shape()[..nd - 2];
     let with = |tail: &[usize]| -> Vec<usize> { lead.iter().chain(tail).copied().collect() };
     let s = OutputSpec {
         shape: with(&[m.min(n)]),
-        dtype: a.dtype(),
+        dtype: real_dtype(a.dtype()),
     };
     let specs = if compute_uv {
         vec![
@@ -1110,6 +1146,7 @@ impl Primitive for Eigh {
         _: &[usize],
     ) -> Result<Vec<Array>> {
         let a = &inputs[0];
+        no_complex_rule("vjp", "Eigh", a)?;
         let n = a.shape()[a.ndim() - 1];
         let full = if self.vectors {
             outputs.to_vec()
@@ -1133,6 +1170,7 @@ impl Primitive for Eigh {
     /// `ẇ = diag(vᵀ ȧ v)`, `v̇ = v (F∘(vᵀ ȧ v))` for the symmetric `ȧ` of the read triangle.
     fn jvp(&self, inputs: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
         let a = &inputs[0];
+        no_complex_rule("jvp", "Eigh", a)?;
         let n = a.shape()[a.ndim() - 1];
         let full = eigh_outputs(a, self.upper, true)?;
         let (w, v) = (&full[0], &full[1]);
@@ -1165,7 +1203,7 @@ impl Primitive for Eigh {
 fn eigh_outputs(a: &Array, upper: bool, vectors: bool) -> Result<Vec<Array>> {
     let w = OutputSpec {
         shape: a.shape()[..a.ndim() - 1].to_vec(),
-        dtype: a.dtype(),
+        dtype: real_dtype(a.dtype()),
     };
     let specs = if vectors {
         vec![
@@ -1186,7 +1224,7 @@ fn eigh_outputs(a: &Array, upper: bool, vectors: bool) -> Result<Vec<Array>> {
 }
 
 fn check_eigh(op: &str, a: &Array, uplo: &str) -> Result<bool> {
-    check_matrix(op, a, Some("Only defined for square matrices."))?;
+    check_matrix_of(op, a, Some("Only defined for square matrices."), true)?;
     match uplo {
         "L" => Ok(false),
         "U" => Ok(true),
@@ -1197,8 +1235,9 @@ fn check_eigh(op: &str, a: &Array, uplo: &str) -> Result<bool> {
 }
 
 /// The eigenvalues (ascending) and eigenvectors (columns) of each symmetric matrix
-/// (`[..., n, n]`, float32 or float64), reading its lower (`uplo = "L"`) or upper
-/// (`"U"`) triangle.
+/// (`[..., n, n]`, float32 or float64) or Hermitian one (complex64, whose eigenvalues are
+/// float32), reading its lower (`uplo = "L"`) or upper (`"U"`) triangle. Complex input
+/// has no derivatives (as in MLX).
 ///
 /// ```
 /// use lazulite::{linalg, Array};
