@@ -30,6 +30,7 @@ mod random;
 mod raw;
 mod reduce;
 mod reduce_kernels;
+mod rules;
 mod scan_sort;
 mod shape;
 mod signal;
