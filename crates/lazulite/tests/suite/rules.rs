@@ -299,6 +299,11 @@ fn binary_rows() -> Vec<Row> {
 fn cast_and_select_rows() -> Vec<Row> {
     let x = uniform_array(11, &[2, 3, 4], 0.1, 0.9);
     let mut rows = vec![
+        // A float-to-int cast has a zero derivative; vmap batches any cast.
+        row("ops::cast::AsType", "astype to int (zero derivative)", vec![m(14, &[3, 4])], |p| {
+            plus_constant(&p[0], |x| lazulite::multiply(x, 4.0)?.astype(DType::Int32))
+        })
+        .derivatives(),
         row("ops::cast::AsType", "astype to float32", vec![], |p| {
             p[0].astype(DType::Float32)
         })
