@@ -39,6 +39,3 @@ mod softmax;
 mod sort_kernels;
 mod stft;
 mod transforms;
-mod transforms_rules1;
-mod transforms_rules2;
-mod transforms_rules3;

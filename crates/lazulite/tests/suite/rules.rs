@@ -18,8 +18,8 @@ use lazulite::distributed::{self, Group};
 use lazulite::export::{export_function, import_function, Kwargs};
 use lazulite::fft::{self, FftNorm};
 use lazulite::{
-    at, idx, index, index_put, jvp, linalg, primitive_types, vjp, Array, Axes, DType,
-    ErrorKind, Quantization, Result,
+    at, idx, index, index_put, jvp, linalg, primitive_types, vjp, Array, Axes, DType, ErrorKind,
+    Quantization, Result,
 };
 use std::collections::BTreeSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -36,6 +36,8 @@ enum Transform {
 enum Check {
     /// vjp and jvp against float64 central differences at the row's inputs.
     Derivatives,
+    /// vjp alone against float64 central differences, for a rule with no jvp.
+    Vjp,
     /// vmap against a loop over the mapped axes of these inputs.
     Vmap {
         inputs: Vec<Array>,
@@ -82,6 +84,11 @@ fn row(
 impl Row {
     fn derivatives(mut self) -> Row {
         self.checks.push(Check::Derivatives);
+        self
+    }
+
+    fn vjp_only(mut self) -> Row {
+        self.checks.push(Check::Vjp);
         self
     }
 
@@ -208,8 +215,16 @@ fn unary_rows() -> Vec<Row> {
         ("sigmoid", lazulite::sigmoid, &x),
         ("erf", lazulite::erf, &x),
         ("erfinv", lazulite::erfinv, &x),
-        ("floor (zero derivative)", |x| plus_constant(x, |x| lazulite::floor(&(x * 3.0))), &x),
-        ("sign (zero derivative)", |x| lazulite::add(x, lazulite::sign(&(x - 0.5))?), &x),
+        (
+            "floor (zero derivative)",
+            |x| plus_constant(x, |x| lazulite::floor(&(x * 3.0))),
+            &x,
+        ),
+        (
+            "sign (zero derivative)",
+            |x| lazulite::add(x, lazulite::sign(&(x - 0.5))?),
+            &x,
+        ),
     ];
     let batch = uniform_array(11, &[2, 3, 4], 0.1, 0.9);
     let mut rows: Vec<Row> = ops
@@ -300,9 +315,12 @@ fn cast_and_select_rows() -> Vec<Row> {
     let x = uniform_array(11, &[2, 3, 4], 0.1, 0.9);
     let mut rows = vec![
         // A float-to-int cast has a zero derivative; vmap batches any cast.
-        row("ops::cast::AsType", "astype to int (zero derivative)", vec![m(14, &[3, 4])], |p| {
-            plus_constant(&p[0], |x| lazulite::multiply(x, 4.0)?.astype(DType::Int32))
-        })
+        row(
+            "ops::cast::AsType",
+            "astype to int (zero derivative)",
+            vec![m(14, &[3, 4])],
+            |p| plus_constant(&p[0], |x| lazulite::multiply(x, 4.0)?.astype(DType::Int32)),
+        )
         .derivatives(),
         row("ops::cast::AsType", "astype to float32", vec![], |p| {
             p[0].astype(DType::Float32)
@@ -353,9 +371,12 @@ fn cast_and_select_rows() -> Vec<Row> {
     let y = uniform_array(51, &[3, 4], 0.1, 0.9);
     let cond = lazulite::greater(&y, 0.5).unwrap();
     rows.push(
-        row("ops::ternary::Select", "where, condition fixed", vec![], move |p| {
-            lazulite::where_(&cond, &p[0], &p[1])
-        })
+        row(
+            "ops::ternary::Select",
+            "where, condition fixed",
+            vec![],
+            move |p| lazulite::where_(&cond, &p[0], &p[1]),
+        )
         .vmap(vec![xb.clone(), y.clone()], vec![Some(0), None], 1)
         .vmap(
             vec![lazulite::swapaxes(&xb, 0, 1).unwrap(), xb.clone()],
@@ -364,10 +385,18 @@ fn cast_and_select_rows() -> Vec<Row> {
         ),
     );
     rows.push(
-        row("ops::ternary::Select", "where, condition batched", vec![], |p| {
-            lazulite::where_(lazulite::less(&p[0], 0.5)?, &p[1], 0.0)
-        })
-        .vmap(vec![xb, y], vec![Some(0), None], 1),
+        row(
+            "ops::ternary::Select",
+            "where, condition batched",
+            vec![],
+            |p| lazulite::where_(lazulite::less(&p[0], 0.5)?, &p[1], 0.0),
+        )
+        .vmap(vec![xb.clone(), y], vec![Some(0), None], 1)
+        .vmap(
+            vec![lazulite::swapaxes(&xb, 0, 1).unwrap(), xb],
+            vec![Some(1), Some(0)],
+            -2,
+        ),
     );
     rows
 }
@@ -424,8 +453,12 @@ fn shape_rows() -> Vec<Row> {
         ("ops::shape::Concatenate", "pad symmetric", |p| {
             lazulite::pad(&p[0], &[(1, 4)], "symmetric", 0)
         }),
-        ("ops::view::Broadcast", "tile", |p| lazulite::tile(&p[0], &[2, 1, 2])),
-        ("ops::view::Broadcast", "repeat", |p| lazulite::repeat(&p[0], 3, 1)),
+        ("ops::view::Broadcast", "tile", |p| {
+            lazulite::tile(&p[0], &[2, 1, 2])
+        }),
+        ("ops::view::Broadcast", "repeat", |p| {
+            lazulite::repeat(&p[0], 3, 1)
+        }),
         ("ops::view::Broadcast", "repeat flat", |p| {
             lazulite::repeat(&p[0], 2, None)
         }),
@@ -435,7 +468,9 @@ fn shape_rows() -> Vec<Row> {
         ("ops::shape::Concatenate", "roll flat", |p| {
             lazulite::roll(&p[0], 5, Axes::All)
         }),
-        ("ops::view::Slice", "flip", |p| lazulite::flip(&p[0], Axes::All)),
+        ("ops::view::Slice", "flip", |p| {
+            lazulite::flip(&p[0], Axes::All)
+        }),
         ("ops::view::Slice", "split", |p| {
             Ok(lazulite::split(&p[0], [1, 3], 1)?[1].clone())
         }),
@@ -454,7 +489,9 @@ fn shape_rows() -> Vec<Row> {
             lazulite::multiply(&g[0], &g[1])
         }),
         ("ops::ternary::Select", "tril", |p| lazulite::tril(&p[0], 1)),
-        ("ops::ternary::Select", "triu", |p| lazulite::triu(&p[0], -1)),
+        ("ops::ternary::Select", "triu", |p| {
+            lazulite::triu(&p[0], -1)
+        }),
         ("ops::creation::Diagonal", "diag of matrix", |p| {
             lazulite::diag(&p[0], -1)
         }),
@@ -482,7 +519,9 @@ fn shape_rows() -> Vec<Row> {
     let mut rows = vec![];
     for (primitive, name, f) in cases {
         for (layout, x) in &layouts {
-            rows.push(row(primitive, format!("{name} ({layout})"), vec![x.clone()], f).derivatives());
+            rows.push(
+                row(primitive, format!("{name} ({layout})"), vec![x.clone()], f).derivatives(),
+            );
         }
         rows.push(
             row(primitive, format!("{name} batched"), vec![], f)
@@ -496,7 +535,12 @@ fn shape_rows() -> Vec<Row> {
 fn two_input_shape_rows() -> Vec<Row> {
     let (x, t, b, r) = {
         let l = layouts_3x4(21, 0.1, 0.9);
-        (l[0].1.clone(), l[1].1.clone(), l[3].1.clone(), l[2].1.clone())
+        (
+            l[0].1.clone(),
+            l[1].1.clone(),
+            l[3].1.clone(),
+            l[2].1.clone(),
+        )
     };
     type Case = (&'static str, &'static str, fn(&[Array]) -> Result<Array>);
     let cases: Vec<Case> = vec![
@@ -522,8 +566,13 @@ fn two_input_shape_rows() -> Vec<Row> {
     for (primitive, name, f) in cases {
         rows.push(row(primitive, name, vec![x.clone(), t.clone()], f).derivatives());
         rows.push(
-            row(primitive, format!("{name} (broadcast, reversed)"), vec![b.clone(), r.clone()], f)
-                .derivatives(),
+            row(
+                primitive,
+                format!("{name} (broadcast, reversed)"),
+                vec![b.clone(), r.clone()],
+                f,
+            )
+            .derivatives(),
         );
     }
     let xb = uniform_array(50, &[5, 3, 4], 0.1, 0.9);
@@ -541,7 +590,11 @@ fn two_input_shape_rows() -> Vec<Row> {
         rows.push(
             row(primitive, name, vec![], f)
                 .vmap(vec![xb.clone(), y.clone()], vec![Some(0), None], 1)
-                .vmap(vec![swapped.clone(), xb.clone()], vec![Some(1), Some(0)], -2),
+                .vmap(
+                    vec![swapped.clone(), xb.clone()],
+                    vec![Some(1), Some(0)],
+                    -2,
+                ),
         );
     }
     rows
@@ -563,16 +616,32 @@ fn view_rows() -> Vec<Row> {
     let mut rows: Vec<Row> = broadcast_inputs
         .into_iter()
         .map(|(name, shape, input)| {
-            row("ops::view::Broadcast", format!("broadcast_to {name}"), vec![input], move |p| {
-                lazulite::broadcast_to(&p[0], &shape)?.sin()
-            })
+            row(
+                "ops::view::Broadcast",
+                format!("broadcast_to {name}"),
+                vec![input],
+                move |p| lazulite::broadcast_to(&p[0], &shape)?.sin(),
+            )
             .derivatives()
         })
         .collect();
+    // Broadcasting to its own shape records nothing: only the sine is left.
+    rows.push(
+        row(
+            "ops::unary::Unary",
+            "broadcast_to its own shape",
+            vec![m(1, &[4])],
+            |p| lazulite::broadcast_to(&p[0], &[4])?.sin(),
+        )
+        .derivatives(),
+    );
     rows.extend([
-        row("ops::view::Broadcast", "broadcast_to batched", vec![], |p| {
-            lazulite::broadcast_to(&p[0], &[5, 4])
-        })
+        row(
+            "ops::view::Broadcast",
+            "broadcast_to batched",
+            vec![],
+            |p| lazulite::broadcast_to(&p[0], &[5, 4]),
+        )
         .vmap(vec![y.clone()], vec![Some(0)], 0),
         row("ops::view::Reshape", "reshape", vec![x.clone()], |p| {
             lazulite::reshape(&p[0], &[4, -1])?.sin()
@@ -583,8 +652,10 @@ fn view_rows() -> Vec<Row> {
             lazulite::transpose(&p[0], &[2, 0, 1])?.exp()
         })
         .derivatives(),
-        row("ops::view::Transpose", "transpose batched", vec![], |p| p[0].t())
-            .vmap(vec![batch.clone()], vec![Some(2)], 1),
+        row("ops::view::Transpose", "transpose batched", vec![], |p| {
+            p[0].t()
+        })
+        .vmap(vec![batch.clone()], vec![Some(2)], 1),
         row("ops::view::Slice", "slice", vec![x.clone()], |p| {
             lazulite::slice(&p[0], &[1, 2, 3], &[2, -4, 0], &[1, -1, -2])?.square()
         })
@@ -598,9 +669,12 @@ fn view_rows() -> Vec<Row> {
             lazulite::slice_update(&p[0], &u, &[1, 0, 1], &[2, 3, 4], &[1, 1, 2])
         })
         .derivatives(),
-        row("ops::view::SliceUpdate", "slice_update batched", vec![], |p| {
-            lazulite::slice_update(&p[0], &p[1].sin()?, &[0], &[4], &[2])
-        })
+        row(
+            "ops::view::SliceUpdate",
+            "slice_update batched",
+            vec![],
+            |p| lazulite::slice_update(&p[0], &p[1].sin()?, &[0], &[4], &[2]),
+        )
         .vmap(
             vec![y, lazulite::slice(&z, &[0, 0], &[2, 3], &[1, 1]).unwrap()],
             vec![Some(0), Some(1)],
@@ -608,25 +682,43 @@ fn view_rows() -> Vec<Row> {
         ),
         // as_strided's cotangent is scattered back by its transpose, a primitive of its
         // own: differentiating the gradient exercises that one's rules.
-        row("ops::shape::AsStridedTranspose", "gradient of as_strided windows", vec![m(41, &[3, 4])], |p| {
-            lazulite::grad(|x: &Array| {
-                let windows = lazulite::as_strided(x, Some(&[5, 4]), Some(&[2, 1]), 0)?;
-                lazulite::sum(&lazulite::multiply(&windows.square()?, &windows.sin()?)?, Axes::All, false)
-            })(&p[0])
-        })
+        row(
+            "ops::shape::AsStridedTranspose",
+            "gradient of as_strided windows",
+            vec![m(41, &[3, 4])],
+            |p| {
+                lazulite::grad(|x: &Array| {
+                    let windows = lazulite::as_strided(x, Some(&[5, 4]), Some(&[2, 1]), 0)?;
+                    lazulite::sum(
+                        &lazulite::multiply(&windows.square()?, &windows.sin()?)?,
+                        Axes::All,
+                        false,
+                    )
+                })(&p[0])
+            },
+        )
         .derivatives()
         .vmap(vec![m(42, &[2, 3, 4])], vec![Some(0)], 0),
         // Reinterpreted bits are not a smooth function of the values: zero derivatives.
         // The sign and exponent bits stay put under the finite-difference steps.
-        row("ops::shape::View", "view as int64 (zero derivative)", vec![m(40, &[4])], |p| {
-            plus_constant(&p[0], |x| lazulite::right_shift(&lazulite::view(x, DType::Int64)?, 52))
-        })
+        row(
+            "ops::shape::View",
+            "view as int64 (zero derivative)",
+            vec![m(40, &[4])],
+            |p| {
+                plus_constant(&p[0], |x| {
+                    lazulite::right_shift(&lazulite::view(x, DType::Int64)?, 52)
+                })
+            },
+        )
         .derivatives(),
         row("ops::shape::View", "view as uint16", vec![], |p| {
             lazulite::view(&p[0], DType::UInt16)
         })
         .vmap(
-            vec![uniform_array(50, &[5, 3, 4], 0.1, 0.9).astype(DType::Float32).unwrap()],
+            vec![uniform_array(50, &[5, 3, 4], 0.1, 0.9)
+                .astype(DType::Float32)
+                .unwrap()],
             vec![Some(-1)],
             0,
         ),
@@ -640,24 +732,36 @@ fn reduction_rows() -> Vec<Row> {
     const ARG_REDUCE: &str = "ops::reduce::ArgReduce";
     let cases: Vec<Case> = vec![
         (REDUCE, "sum axis 0", |p| lazulite::sum(&p[0], 0, false)),
-        (REDUCE, "sum all keepdims", |p| lazulite::sum(&p[0], Axes::All, true)),
-        (REDUCE, "sum axes [-1, 0]", |p| lazulite::sum(&p[0], [-1, 0], false)),
+        (REDUCE, "sum all keepdims", |p| {
+            lazulite::sum(&p[0], Axes::All, true)
+        }),
+        (REDUCE, "sum axes [-1, 0]", |p| {
+            lazulite::sum(&p[0], [-1, 0], false)
+        }),
         // No axes: the sum is its input, so only the sine's node is left.
         ("ops::unary::Unary", "sum no axes", |p| {
             lazulite::sum(&p[0].sin()?, Vec::<i32>::new(), false)
         }),
         (REDUCE, "prod axis -1", |p| lazulite::prod(&p[0], -1, false)),
-        (REDUCE, "prod all", |p| lazulite::prod(&p[0], Axes::All, false)),
-        (REDUCE, "prod axis 0 keepdims", |p| lazulite::prod(&p[0], 0, true)),
+        (REDUCE, "prod all", |p| {
+            lazulite::prod(&p[0], Axes::All, false)
+        }),
+        (REDUCE, "prod axis 0 keepdims", |p| {
+            lazulite::prod(&p[0], 0, true)
+        }),
         (REDUCE, "max axis 1", |p| lazulite::max(&p[0], 1, false)),
-        (REDUCE, "max all keepdims", |p| lazulite::max(&p[0], Axes::All, true)),
+        (REDUCE, "max all keepdims", |p| {
+            lazulite::max(&p[0], Axes::All, true)
+        }),
         (REDUCE, "min axis 0", |p| lazulite::min(&p[0], 0, true)),
         (REDUCE, "mean", |p| lazulite::mean(&p[0], -1, false)),
         (REDUCE, "var", |p| lazulite::var(&p[0], 0, false, 1)),
         ("ops::softmax::LogSumExp", "logsumexp", |p| {
             lazulite::logsumexp(&p[0], 1, false)
         }),
-        ("ops::softmax::Softmax", "softmax", |p| lazulite::softmax(&p[0], -1, false)),
+        ("ops::softmax::Softmax", "softmax", |p| {
+            lazulite::softmax(&p[0], -1, false)
+        }),
         ("ops::reduce::Median", "median axis 1 (even)", |p| {
             lazulite::median(&p[0], 1, false)
         }),
@@ -691,7 +795,15 @@ fn reduction_rows() -> Vec<Row> {
                 // Repeated values tie: the derivatives (or positions) jump there.
                 continue;
             }
-            rows.push(row(primitive, format!("{name} ({layout})"), vec![input.clone()], f).derivatives());
+            rows.push(
+                row(
+                    primitive,
+                    format!("{name} ({layout})"),
+                    vec![input.clone()],
+                    f,
+                )
+                .derivatives(),
+            );
         }
         rows.push(batched_three_ways(primitive, name, f, &x, &strided));
     }
@@ -717,7 +829,9 @@ fn batched_three_ways(
 fn prod_with_zeros_rows() -> Vec<Row> {
     type Case = (&'static str, &'static str, fn(&[Array]) -> Result<Array>);
     let cases: Vec<Case> = vec![
-        ("ops::reduce::Reduce", "prod axis 1", |p| lazulite::prod(&p[0], 1, false)),
+        ("ops::reduce::Reduce", "prod axis 1", |p| {
+            lazulite::prod(&p[0], 1, false)
+        }),
         ("ops::reduce::Reduce", "prod all", |p| {
             lazulite::prod(&p[0], Axes::All, false)
         }),
@@ -739,7 +853,9 @@ fn prod_with_zeros_rows() -> Vec<Row> {
     let mut rows = vec![];
     for (primitive, name, f) in cases {
         for (zeros, x) in [("one zero", &one_zero), ("two zeros", &two_zeros)] {
-            rows.push(row(primitive, format!("{name} ({zeros})"), vec![x.clone()], f).derivatives());
+            rows.push(
+                row(primitive, format!("{name} ({zeros})"), vec![x.clone()], f).derivatives(),
+            );
         }
     }
     rows
@@ -766,7 +882,8 @@ fn scan_rows() -> Vec<Row> {
         for axis in [Some(0), Some(-1), None] {
             for reverse in [false, true] {
                 for inclusive in [true, false] {
-                    let label = format!("{name} axis={axis:?} reverse={reverse} inclusive={inclusive}");
+                    let label =
+                        format!("{name} axis={axis:?} reverse={reverse} inclusive={inclusive}");
                     let f = move |p: &[Array]| {
                         let y = op(&p[0], axis, reverse, inclusive)?;
                         // Exclusive cummax/cummin start at -inf/inf: keep the output finite.
@@ -774,8 +891,13 @@ fn scan_rows() -> Vec<Row> {
                     };
                     for (layout, input) in &layouts {
                         rows.push(
-                            row("ops::scan::Scan", format!("{label} ({layout})"), vec![input.clone()], f)
-                                .derivatives(),
+                            row(
+                                "ops::scan::Scan",
+                                format!("{label} ({layout})"),
+                                vec![input.clone()],
+                                f,
+                            )
+                            .derivatives(),
                         );
                     }
                     // Every third variant batched, as many as the vmap rule has paths.
@@ -803,8 +925,12 @@ fn sort_rows() -> Vec<Row> {
         (SORT, "sort last", |p| lazulite::sort(&p[0], Some(-1))),
         (SORT, "sort axis 0", |p| lazulite::sort(&p[0], Some(0))),
         (SORT, "sort flat", |p| lazulite::sort(&p[0], None)),
-        (SORT, "partition", |p| lazulite::partition(&p[0], 1, Some(-1))),
-        (SORT, "partition flat", |p| lazulite::partition(&p[0], -3, None)),
+        (SORT, "partition", |p| {
+            lazulite::partition(&p[0], 1, Some(-1))
+        }),
+        (SORT, "partition flat", |p| {
+            lazulite::partition(&p[0], -3, None)
+        }),
         (SORT, "topk", |p| lazulite::topk(&p[0], 2, Some(0))),
         (SORT, "argsort (int result)", |p| {
             plus_constant(&p[0], |x| lazulite::argsort(x, Some(0)))
@@ -822,7 +948,15 @@ fn sort_rows() -> Vec<Row> {
     let mut rows = vec![];
     for (primitive, name, f) in cases {
         for (layout, input) in &layouts {
-            rows.push(row(primitive, format!("{name} ({layout})"), vec![input.clone()], f).derivatives());
+            rows.push(
+                row(
+                    primitive,
+                    format!("{name} ({layout})"),
+                    vec![input.clone()],
+                    f,
+                )
+                .derivatives(),
+            );
         }
         rows.push(batched_three_ways(primitive, name, f, &x, &strided));
     }
@@ -833,7 +967,9 @@ fn sort_rows() -> Vec<Row> {
     let large = array(&scrambled, &[n]);
     let large_cases: Vec<Case> = vec![
         (SORT, "sort 100k", |p| lazulite::sort(&p[0], Some(0))),
-        (SORT, "partition 100k", |p| lazulite::partition(&p[0], 50_000, Some(0))),
+        (SORT, "partition 100k", |p| {
+            lazulite::partition(&p[0], 50_000, Some(0))
+        }),
         (SORT, "topk 100k", |p| lazulite::topk(&p[0], 1000, Some(0))),
         ("ops::scan::Scan", "cummax 100k", |p| {
             lazulite::cummax(&p[0], Some(0), false, true)
@@ -848,9 +984,12 @@ fn sort_rows() -> Vec<Row> {
     }
     let sorted = array(&[-1.0, -0.2, 0.3, 0.35, 0.9], &[5]);
     rows.push(
-        row("ops::sort::SearchSorted", "searchsorted (int result)", vec![m(72, &[2, 3])], move |p| {
-            plus_constant(&p[0], |x| lazulite::searchsorted(&sorted, x, "left"))
-        })
+        row(
+            "ops::sort::SearchSorted",
+            "searchsorted (int result)",
+            vec![m(72, &[2, 3])],
+            move |p| plus_constant(&p[0], |x| lazulite::searchsorted(&sorted, x, "left")),
+        )
         .derivatives()
         .vmap_own(vec![Some(1)], 0),
     );
@@ -879,29 +1018,41 @@ fn matmul_rows() -> Vec<Row> {
         // c broadcasts along the rows of the product.
         let c = m(60, &out_shape[out_shape.len().saturating_sub(1)..]);
         rows.push(
-            row("ops::linalg::Matmul", format!("matmul {name}"), vec![a.clone(), b.clone()], |p| {
-                lazulite::matmul(&p[0], &p[1])
-            })
+            row(
+                "ops::linalg::Matmul",
+                format!("matmul {name}"),
+                vec![a.clone(), b.clone()],
+                |p| lazulite::matmul(&p[0], &p[1]),
+            )
             .derivatives(),
         );
         rows.push(
-            row("ops::linalg::AddMm", format!("addmm {name}"), vec![c, a, b], |p| {
-                lazulite::addmm(&p[0], &p[1], &p[2], 1.5, -0.5)
-            })
+            row(
+                "ops::linalg::AddMm",
+                format!("addmm {name}"),
+                vec![c, a, b],
+                |p| lazulite::addmm(&p[0], &p[1], &p[2], 1.5, -0.5),
+            )
             .derivatives(),
         );
     }
     rows.push(
-        row("ops::linalg::Matmul", "einsum", vec![m(61, &[2, 3]), m(62, &[3, 2])], |p| {
-            lazulite::einsum("ij,jk->ik", &[&p[0], &p[1]])
-        })
+        row(
+            "ops::linalg::Matmul",
+            "einsum",
+            vec![m(61, &[2, 3]), m(62, &[3, 2])],
+            |p| lazulite::einsum("ij,jk->ik", &[&p[0], &p[1]]),
+        )
         .derivatives(),
     );
     // einsum reads a repeated index as a diagonal view.
     rows.push(
-        row("ops::linalg::einsum::DiagonalView", "einsum diagonal", vec![m(63, &[3, 3, 2])], |p| {
-            lazulite::einsum("iij->ij", &[&p[0]])
-        })
+        row(
+            "ops::linalg::einsum::DiagonalView",
+            "einsum diagonal",
+            vec![m(63, &[3, 3, 2])],
+            |p| lazulite::einsum("iij->ij", &[&p[0]]),
+        )
         .derivatives()
         .vmap(vec![m(64, &[3, 3, 2, 4])], vec![Some(3)], 0),
     );
@@ -913,7 +1064,11 @@ fn matmul_rows() -> Vec<Row> {
             .vmap(vec![a.clone(), m(83, &[4, 2])], vec![Some(0), None], -1)
             .vmap(vec![m(84, &[3, 4]), b.clone()], vec![None, Some(-2)], 1)
             .vmap(vec![m(85, &[4, 5]), m(86, &[4])], vec![Some(-1), None], 0)
-            .vmap(vec![m(87, &[2, 3, 4, 5]), m(88, &[4, 2])], vec![Some(3), None], 0),
+            .vmap(
+                vec![m(87, &[2, 3, 4, 5]), m(88, &[4, 2])],
+                vec![Some(3), None],
+                0,
+            ),
     );
     let c = m(89, &[3, 2]);
     rows.push(
@@ -925,7 +1080,11 @@ fn matmul_rows() -> Vec<Row> {
             vec![Some(0), None, None],
             0,
         )
-        .vmap(vec![c.clone(), a, b.clone()], vec![None, Some(0), Some(1)], 2)
+        .vmap(
+            vec![c.clone(), a, b.clone()],
+            vec![None, Some(0), Some(1)],
+            2,
+        )
         .vmap(vec![c, m(93, &[3, 4]), b], vec![None, None, Some(1)], 0),
     );
     rows
@@ -1024,14 +1183,20 @@ fn indexing_rows() -> Vec<Row> {
     let (i1, j1, i2, j2, i3) = (i.clone(), j.clone(), i.clone(), i.clone(), j.clone());
     let (i4, j4, i5) = (i.clone(), j.clone(), i.clone());
     let mut rows = vec![
-        row(GATHER, "gather rows", vec![x.clone()], move |p| index(&p[0], &idx![&i1])).derivatives(),
+        row(GATHER, "gather rows", vec![x.clone()], move |p| {
+            index(&p[0], &idx![&i1])
+        })
+        .derivatives(),
         row(GATHER, "gather pairs", vec![x.clone()], move |p| {
             index(&p[0], &idx![&i2, &j1])
         })
         .derivatives(),
-        row(GATHER, "gather with a slice between", vec![x.clone()], move |p| {
-            index(&p[0], &idx![&j2, 1..;2])
-        })
+        row(
+            GATHER,
+            "gather with a slice between",
+            vec![x.clone()],
+            move |p| index(&p[0], &idx![&j2, 1..;2]),
+        )
         .derivatives(),
         row(GATHER, "take", vec![x.clone()], move |p| {
             lazulite::take(&p[0], &i3, Some(1))
@@ -1041,17 +1206,38 @@ fn indexing_rows() -> Vec<Row> {
             index(&p[0], &idx![&lazulite::greater(&p[0], 0.0)?])
         })
         .derivatives(),
-        row(SCATTER, "scatter assign", vec![x.clone(), m(2, &[4])], move |p| {
-            index_put(&p[0], &idx![&i4, &j4], &p[1])
+        // Dynamic slices are a gather and a scatter.
+        row(GATHER, "dynamic_slice", vec![m(1, &[3, 4])], |p| {
+            lazulite::dynamic_slice(&p[0], &Array::scalar(1i32), &[0], &[2, 4])
         })
         .derivatives(),
-        row(SCATTER, "scatter add", vec![x.clone(), m(3, &[4, 4])], move |p| {
-            at(&p[0], &idx![&i5]).add(&p[1])
-        })
+        row(
+            SCATTER,
+            "dynamic_slice_update",
+            vec![m(1, &[3, 4]), m(2, &[2, 2])],
+            |p| lazulite::dynamic_slice_update(&p[0], &p[1], &ints(&[1, 2], &[2]), &[0, 1]),
+        )
         .derivatives(),
-        row("ops::view::SliceUpdate", "basic write", vec![x, m(4, &[2])], |p| {
-            index_put(&p[0], &idx![1, ..;-2], &p[1])
-        })
+        row(
+            SCATTER,
+            "scatter assign",
+            vec![x.clone(), m(2, &[4])],
+            move |p| index_put(&p[0], &idx![&i4, &j4], &p[1]),
+        )
+        .derivatives(),
+        row(
+            SCATTER,
+            "scatter add",
+            vec![x.clone(), m(3, &[4, 4])],
+            move |p| at(&p[0], &idx![&i5]).add(&p[1]),
+        )
+        .derivatives(),
+        row(
+            "ops::view::SliceUpdate",
+            "basic write",
+            vec![x, m(4, &[2])],
+            |p| index_put(&p[0], &idx![1, ..;-2], &p[1]),
+        )
         .derivatives(),
     ];
     let xs = m(5, &[2, 3, 4]);
@@ -1059,10 +1245,15 @@ fn indexing_rows() -> Vec<Row> {
     let one = ints(&[1, 0, 1], &[3]);
     let vs = m(6, &[2, 3]);
     rows.extend([
-        row(GATHER, "gather batched", vec![], |p| index(&p[0], &idx![.., &p[1]]))
-            .vmap(vec![xs.clone(), is.clone()], vec![Some(0), Some(0)], 0)
-            .vmap(vec![xs.clone(), one.clone()], vec![Some(2), None], 1),
-        row(GATHER, "gather batched indices", vec![], |p| index(&p[0], &idx![&p[1]])).vmap(
+        row(GATHER, "gather batched", vec![], |p| {
+            index(&p[0], &idx![.., &p[1]])
+        })
+        .vmap(vec![xs.clone(), is.clone()], vec![Some(0), Some(0)], 0)
+        .vmap(vec![xs.clone(), one.clone()], vec![Some(2), None], 1),
+        row(GATHER, "gather batched indices", vec![], |p| {
+            index(&p[0], &idx![&p[1]])
+        })
+        .vmap(
             vec![xs.clone(), ints(&[1, 0, -1, 0, 1, 1], &[2, 3])],
             vec![None, Some(0)],
             0,
@@ -1070,8 +1261,16 @@ fn indexing_rows() -> Vec<Row> {
         row(SCATTER, "scatter batched", vec![], |p| {
             index_put(&p[0], &idx![&p[1], 2], &p[2])
         })
-        .vmap(vec![xs.clone(), is.clone(), vs], vec![Some(0), Some(0), Some(0)], 0)
-        .vmap(vec![xs.clone(), one, m(7, &[3, 3])], vec![Some(1), None, Some(1)], 0),
+        .vmap(
+            vec![xs.clone(), is.clone(), vs],
+            vec![Some(0), Some(0), Some(0)],
+            0,
+        )
+        .vmap(
+            vec![xs.clone(), one, m(7, &[3, 3])],
+            vec![Some(1), None, Some(1)],
+            0,
+        ),
         row(SCATTER, "scatter add batched indices", vec![], |p| {
             at(&p[0], &idx![.., &p[1]]).add(1.0)
         })
@@ -1087,7 +1286,10 @@ fn product_and_extremum_scatter_rows() -> Vec<Row> {
     let rows_index = ints(&[2, 0, 2, -1, 1], &[5]);
     let pairs_i = ints(&[0, 0, 1, 0], &[4]);
     let pairs_j = ints(&[3, 3, 1, 3], &[4]);
-    let (x, u) = (uniform_array(11, &[3, 4], -2.0, 2.0), uniform_array(12, &[5, 4], -2.0, 2.0));
+    let (x, u) = (
+        uniform_array(11, &[3, 4], -2.0, 2.0),
+        uniform_array(12, &[5, 4], -2.0, 2.0),
+    );
     // Zeros among the updates: row 0 gets one zero (and a nonzero), row 1 two zeros.
     let mut with_zeros = uniform(13, 20, 0.5, 1.5);
     with_zeros[4..8].copy_from_slice(&[0.0, 1.2, 0.0, 0.7]);
@@ -1109,13 +1311,19 @@ fn product_and_extremum_scatter_rows() -> Vec<Row> {
     let twice_row_2 = ints(&[2, 2], &[2]);
     let (t1, t2, t3) = (twice_row_2.clone(), twice_row_2.clone(), twice_row_2);
     vec![
-        row(SCATTER, "scatter multiply", vec![x.clone(), u.clone()], move |p| {
-            at(&p[0], &idx![&r1]).multiply(&p[1])
-        })
+        row(
+            SCATTER,
+            "scatter multiply",
+            vec![x.clone(), u.clone()],
+            move |p| at(&p[0], &idx![&r1]).multiply(&p[1]),
+        )
         .derivatives(),
-        row(SCATTER, "scatter multiply with zero updates", vec![x.clone(), u_zero.clone()], move |p| {
-            at(&p[0], &idx![&rows_with_zero]).multiply(&p[1])
-        })
+        row(
+            SCATTER,
+            "scatter multiply with zero updates",
+            vec![x.clone(), u_zero.clone()],
+            move |p| at(&p[0], &idx![&rows_with_zero]).multiply(&p[1]),
+        )
         .derivatives(),
         row(
             SCATTER,
@@ -1132,21 +1340,33 @@ fn product_and_extremum_scatter_rows() -> Vec<Row> {
             move |p| at(&p[0], &idx![&r2]).divide(&p[1]),
         )
         .derivatives(),
-        row(SCATTER, "scatter maximum", vec![x.clone(), u.clone()], move |p| {
-            at(&p[0], &idx![&r3]).maximum(&p[1])
-        })
+        row(
+            SCATTER,
+            "scatter maximum",
+            vec![x.clone(), u.clone()],
+            move |p| at(&p[0], &idx![&r3]).maximum(&p[1]),
+        )
         .derivatives(),
-        row(SCATTER, "scatter maximum strided", vec![transposed_x.clone(), reversed], move |p| {
-            at(&p[0], &idx![&r4]).maximum(&p[1])
-        })
+        row(
+            SCATTER,
+            "scatter maximum strided",
+            vec![transposed_x.clone(), reversed],
+            move |p| at(&p[0], &idx![&r4]).maximum(&p[1]),
+        )
         .derivatives(),
-        row(SCATTER, "scatter minimum pairs", vec![x, m(17, &[4])], move |p| {
-            at(&p[0], &idx![&pi2, &pj2]).minimum(&p[1])
-        })
+        row(
+            SCATTER,
+            "scatter minimum pairs",
+            vec![x, m(17, &[4])],
+            move |p| at(&p[0], &idx![&pi2, &pj2]).minimum(&p[1]),
+        )
         .derivatives(),
-        row(SCATTER, "scatter minimum", vec![transposed_x, u], move |p| {
-            at(&p[0], &idx![&r5]).minimum(&p[1])
-        })
+        row(
+            SCATTER,
+            "scatter minimum",
+            vec![transposed_x, u],
+            move |p| at(&p[0], &idx![&r5]).minimum(&p[1]),
+        )
         .derivatives(),
         row(SCATTER, "scatter multiply batched", vec![], move |p| {
             at(&p[0], &idx![&t1]).multiply(&p[1])
@@ -1159,24 +1379,93 @@ fn product_and_extremum_scatter_rows() -> Vec<Row> {
         row(SCATTER, "scatter minimum batched", vec![], move |p| {
             at(&p[0], &idx![&t3]).minimum(&p[1])
         })
+        .vmap(vec![xs.clone(), us.clone()], vec![Some(0), Some(0)], 0),
+        // The gradients themselves batched: their rules are built of gathers and scatters.
+        row(
+            SCATTER,
+            "gradient of scatter multiply batched",
+            vec![],
+            move |p| scatter_gradient(p, |t, u| t.multiply(u)),
+        )
+        .vmap(vec![xs.clone(), us.clone()], vec![Some(0), Some(0)], 0),
+        row(
+            SCATTER,
+            "gradient of scatter maximum batched",
+            vec![],
+            move |p| scatter_gradient(p, |t, u| t.maximum(u)),
+        )
+        .vmap(vec![xs.clone(), us.clone()], vec![Some(0), Some(0)], 0),
+        row(
+            SCATTER,
+            "gradient of scatter minimum batched",
+            vec![],
+            move |p| scatter_gradient(p, |t, u| t.minimum(u)),
+        )
         .vmap(vec![xs, us], vec![Some(0), Some(0)], 0),
+        row("ops::sort::Sort", "gradient of sort batched", vec![], |p| {
+            let (_, d) = vjp(
+                |q| Ok(vec![lazulite::sort(&q[0], Some(-1))?]),
+                p,
+                &[array(&[1.0, 2.0, 3.0, 4.0], &[4])],
+            )?;
+            Ok(d[0].clone())
+        })
+        .vmap(vec![m(23, &[3, 4])], vec![Some(0)], 0),
     ]
+}
+
+/// The gradients of `sum(scatter(x, [2, 2], u))` for `x` and `u`, flattened and joined.
+fn scatter_gradient(
+    p: &[Array],
+    scatter: fn(&lazulite::At, &Array) -> Result<Array>,
+) -> Result<Array> {
+    let rows = ints(&[2, 2], &[2]);
+    let (_, d) = vjp(
+        |q| {
+            Ok(vec![
+                scatter(&at(&q[0], &idx![&rows]), &q[1])?.sum(Axes::All, false)?
+            ])
+        },
+        p,
+        &[array(&[1.0], &[])],
+    )?;
+    lazulite::concatenate(
+        &[
+            lazulite::reshape(&d[0], &[-1])?,
+            lazulite::reshape(&d[1], &[-1])?,
+        ],
+        0,
+    )
 }
 
 fn random_rows() -> Vec<Row> {
     let keys = lazulite::random::split(&lazulite::random::key(3), 4).unwrap();
     vec![
         // Draws do not depend smoothly on anything: x plus a draw has x's derivative.
-        row("ops::random::RandomBits", "uniform draw added", vec![m(1, &[2, 3])], |p| {
-            lazulite::add(
-                &p[0],
-                &lazulite::random::uniform(0.0, 1.0, &[2, 3], DType::Float64, Some(&lazulite::random::key(5)))?,
-            )
-        })
+        row(
+            "ops::random::RandomBits",
+            "uniform draw added",
+            vec![m(1, &[2, 3])],
+            |p| {
+                lazulite::add(
+                    &p[0],
+                    &lazulite::random::uniform(
+                        0.0,
+                        1.0,
+                        &[2, 3],
+                        DType::Float64,
+                        Some(&lazulite::random::key(5)),
+                    )?,
+                )
+            },
+        )
         .derivatives(),
-        row("ops::random::RandomBits", "bits of a batch of keys", vec![], |p| {
-            lazulite::random::bits(&[2, 3], 4, Some(&p[0]))
-        })
+        row(
+            "ops::random::RandomBits",
+            "bits of a batch of keys",
+            vec![],
+            |p| lazulite::random::bits(&[2, 3], 4, Some(&p[0])),
+        )
         .vmap(vec![keys], vec![Some(0)], 0),
     ]
 }
@@ -1202,29 +1491,47 @@ fn linalg_rows() -> Vec<Row> {
         .unwrap()
     };
     let mut rows = vec![
-        row("ops::linalg::decompositions::Inverse", "inv", vec![well(1, &[2, 3, 3])], |p| {
-            linalg::inv(&p[0])
-        })
+        row(
+            "ops::linalg::decompositions::Inverse",
+            "inv",
+            vec![well(1, &[2, 3, 3])],
+            |p| linalg::inv(&p[0]),
+        )
         .derivatives(),
-        row("ops::linalg::decompositions::Svd", "pinv", vec![m(2, &[4, 3])], |p| {
-            linalg::pinv(&p[0])
-        })
+        row(
+            "ops::linalg::decompositions::Svd",
+            "pinv",
+            vec![m(2, &[4, 3])],
+            |p| linalg::pinv(&p[0]),
+        )
         .derivatives(),
-        row("ops::linalg::decompositions::LuFactor", "det", vec![well(3, &[3, 3])], |p| {
-            linalg::det(&p[0])
-        })
+        row(
+            "ops::linalg::decompositions::LuFactor",
+            "det",
+            vec![well(3, &[3, 3])],
+            |p| linalg::det(&p[0]),
+        )
         .derivatives(),
-        row("ops::linalg::decompositions::Eigh", "eigvalsh", vec![symmetric(4, &[4, 4])], |p| {
-            linalg::eigvalsh(&p[0], "U")
-        })
+        row(
+            "ops::linalg::decompositions::Eigh",
+            "eigvalsh",
+            vec![symmetric(4, &[4, 4])],
+            |p| linalg::eigvalsh(&p[0], "U"),
+        )
         .derivatives(),
-        row("ops::linalg::decompositions::Solve", "solve", vec![well(5, &[3, 3]), m(6, &[2, 3, 2])], |p| {
-            linalg::solve(&p[0], &p[1])
-        })
+        row(
+            "ops::linalg::decompositions::Solve",
+            "solve",
+            vec![well(5, &[3, 3]), m(6, &[2, 3, 2])],
+            |p| linalg::solve(&p[0], &p[1]),
+        )
         .derivatives(),
-        row("ops::linalg::decompositions::Solve", "solve vector", vec![well(5, &[3, 3]), m(7, &[3])], |p| {
-            linalg::solve(&p[0], &p[1])
-        })
+        row(
+            "ops::linalg::decompositions::Solve",
+            "solve vector",
+            vec![well(5, &[3, 3]), m(7, &[3])],
+            |p| linalg::solve(&p[0], &p[1]),
+        )
         .derivatives(),
     ];
     for upper in [false, true] {
@@ -1243,9 +1550,12 @@ fn linalg_rows() -> Vec<Row> {
                 move |p| linalg::tri_inv(&p[0], upper),
             )
             .derivatives(),
-            row("ops::linalg::Cholesky", format!("cholesky upper={upper}"), vec![spd(8, 4)], move |p| {
-                lazulite::cholesky(&p[0], upper)
-            })
+            row(
+                "ops::linalg::Cholesky",
+                format!("cholesky upper={upper}"),
+                vec![spd(8, 4)],
+                move |p| lazulite::cholesky(&p[0], upper),
+            )
             .derivatives(),
             row(
                 "ops::linalg::decompositions::SolveTriangular",
@@ -1257,66 +1567,103 @@ fn linalg_rows() -> Vec<Row> {
         ]);
     }
     rows.push(
-        row("ops::linalg::decompositions::Eigh", "eigh", vec![symmetric(9, &[4, 4])], |p| {
-            let (w, v) = linalg::eigh(&p[0], "L")?;
-            // Eigenvectors are defined up to sign: use sign-invariant products.
-            let outer = lazulite::matmul(
-                &lazulite::multiply(&v, &lazulite::expand_dims(&w, -2)?)?,
-                &lazulite::swapaxes(&v, -1, -2)?,
-            )?;
-            weighted_sum(&[w, lazulite::square(&v)?, outer])
-        })
+        row(
+            "ops::linalg::decompositions::Eigh",
+            "eigh",
+            vec![symmetric(9, &[4, 4])],
+            |p| {
+                let (w, v) = linalg::eigh(&p[0], "L")?;
+                // Eigenvectors are defined up to sign: use sign-invariant products.
+                let outer = lazulite::matmul(
+                    &lazulite::multiply(&v, &lazulite::expand_dims(&w, -2)?)?,
+                    &lazulite::swapaxes(&v, -1, -2)?,
+                )?;
+                weighted_sum(&[w, lazulite::square(&v)?, outer])
+            },
+        )
         .derivatives(),
     );
     for shape in [[4usize, 4], [5, 3], [3, 5]] {
         rows.push(
-            row("ops::linalg::decompositions::Svd", format!("svd values {shape:?}"), vec![m(10, &shape)], |p| {
-                Ok(linalg::svd(&p[0], false)?.remove(0))
-            })
+            row(
+                "ops::linalg::decompositions::Svd",
+                format!("svd values {shape:?}"),
+                vec![m(10, &shape)],
+                |p| Ok(linalg::svd(&p[0], false)?.remove(0)),
+            )
             .derivatives(),
         );
-        let qr_row = row("ops::linalg::decompositions::Qr", format!("qr {shape:?}"), vec![m(11, &shape)], |p| {
-            let (q, r) = linalg::qr(&p[0])?;
-            weighted_sum(&[q, r])
-        });
+        let qr_row = row(
+            "ops::linalg::decompositions::Qr",
+            format!("qr {shape:?}"),
+            vec![m(11, &shape)],
+            |p| {
+                let (q, r) = linalg::qr(&p[0])?;
+                weighted_sum(&[q, r])
+            },
+        );
         // Wide matrices: QR's jvp is not implemented (as in MLX); its vjp is.
         rows.push(if shape[0] >= shape[1] {
             qr_row.derivatives()
         } else {
-            qr_row.no_rule(Transform::Jvp)
+            qr_row.vjp_only().no_rule(Transform::Jvp)
         });
         rows.push(
-            row("ops::linalg::decompositions::Svd", format!("norm nuc {shape:?}"), vec![m(12, &shape)], |p| {
-                linalg::norm(&p[0], Some("nuc".into()), None, false)
-            })
+            row(
+                "ops::linalg::decompositions::Svd",
+                format!("norm nuc {shape:?}"),
+                vec![m(12, &shape)],
+                |p| linalg::norm(&p[0], Some("nuc".into()), None, false),
+            )
             .derivatives(),
         );
     }
     rows.push(
-        row("ops::linalg::decompositions::Svd", "svd", vec![m(13, &[4, 4])], |p| {
-            let parts = linalg::svd(&p[0], true)?;
-            // Singular vectors are defined up to a shared sign per pair: use u_i v_iᵀ.
-            let (u, s, vt) = (&parts[0], &parts[1], &parts[2]);
-            let first = lazulite::matmul(
-                &lazulite::slice(u, &[0, 0], &[4, 1], &[1, 1])?,
-                &lazulite::slice(vt, &[0, 0], &[1, 4], &[1, 1])?,
-            )?;
-            weighted_sum(&[s.clone(), first, lazulite::square(u)?, lazulite::square(vt)?])
-        })
+        row(
+            "ops::linalg::decompositions::Svd",
+            "svd",
+            vec![m(13, &[4, 4])],
+            |p| {
+                let parts = linalg::svd(&p[0], true)?;
+                // Singular vectors are defined up to a shared sign per pair: use u_i v_iᵀ.
+                let (u, s, vt) = (&parts[0], &parts[1], &parts[2]);
+                let first = lazulite::matmul(
+                    &lazulite::slice(u, &[0, 0], &[4, 1], &[1, 1])?,
+                    &lazulite::slice(vt, &[0, 0], &[1, 4], &[1, 1])?,
+                )?;
+                weighted_sum(&[
+                    s.clone(),
+                    first,
+                    lazulite::square(u)?,
+                    lazulite::square(vt)?,
+                ])
+            },
+        )
         .derivatives(),
     );
-    for ord in [None, Some(NormOrd::from(1)), Some(3.0.into()), Some(f64::INFINITY.into())] {
+    for ord in [
+        None,
+        Some(NormOrd::from(1)),
+        Some(3.0.into()),
+        Some(f64::INFINITY.into()),
+    ] {
         rows.push(
-            row("ops::reduce::Reduce", format!("vector norm {ord:?}"), vec![m(14, &[2, 5])], move |p| {
-                linalg::norm(&p[0], ord.clone(), Some(&[-1]), false)
-            })
+            row(
+                "ops::reduce::Reduce",
+                format!("vector norm {ord:?}"),
+                vec![m(14, &[2, 5])],
+                move |p| linalg::norm(&p[0], ord.clone(), Some(&[-1]), false),
+            )
             .derivatives(),
         );
     }
     rows.push(
-        row("ops::binary::Binary", "cross", vec![m(15, &[3, 2]), m(16, &[3, 2])], |p| {
-            linalg::cross(&p[0], &p[1], 0)
-        })
+        row(
+            "ops::binary::Binary",
+            "cross",
+            vec![m(15, &[3, 2]), m(16, &[3, 2])],
+            |p| linalg::cross(&p[0], &p[1], 0),
+        )
         .derivatives(),
     );
     // Batched: a stack of well-conditioned symmetric matrices along the last axis.
@@ -1325,48 +1672,81 @@ fn linalg_rows() -> Vec<Row> {
     let moved = lazulite::moveaxis(&batch, 0, 2).unwrap();
     type Case = (&'static str, &'static str, fn(&[Array]) -> Result<Array>);
     let batched: Vec<Case> = vec![
-        ("ops::linalg::decompositions::Inverse", "inv", |p| linalg::inv(&p[0])),
-        ("ops::linalg::decompositions::SolveTriangular", "tri_inv", |p| linalg::tri_inv(&p[0], true)),
-        ("ops::linalg::decompositions::Eigh", "eigvalsh", |p| linalg::eigvalsh(&p[0], "L")),
-        ("ops::linalg::decompositions::Eigh", "eigh vectors squared", |p| {
-            lazulite::square(&linalg::eigh(&p[0], "L")?.1)
+        ("ops::linalg::decompositions::Inverse", "inv", |p| {
+            linalg::inv(&p[0])
         }),
+        (
+            "ops::linalg::decompositions::SolveTriangular",
+            "tri_inv",
+            |p| linalg::tri_inv(&p[0], true),
+        ),
+        ("ops::linalg::decompositions::Eigh", "eigvalsh", |p| {
+            linalg::eigvalsh(&p[0], "L")
+        }),
+        (
+            "ops::linalg::decompositions::Eigh",
+            "eigh vectors squared",
+            |p| lazulite::square(&linalg::eigh(&p[0], "L")?.1),
+        ),
         ("ops::linalg::decompositions::Svd", "svd values", |p| {
             Ok(linalg::svd(&p[0], false)?.remove(0))
         }),
-        ("ops::linalg::decompositions::Qr", "qr r", |p| Ok(linalg::qr(&p[0])?.1)),
-        ("ops::linalg::decompositions::LuFactor", "lu u", |p| Ok(linalg::lu(&p[0])?.2)),
+        ("ops::linalg::decompositions::Qr", "qr r", |p| {
+            Ok(linalg::qr(&p[0])?.1)
+        }),
+        ("ops::linalg::decompositions::LuFactor", "lu u", |p| {
+            Ok(linalg::lu(&p[0])?.2)
+        }),
         ("ops::linalg::decompositions::LuFactor", "lu_factor", |p| {
             Ok(linalg::lu_factor(&p[0])?.0)
         }),
-        ("ops::linalg::decompositions::LuFactor", "det", |p| linalg::det(&p[0])),
-        ("ops::linalg::decompositions::Svd", "pinv", |p| linalg::pinv(&p[0])),
+        ("ops::linalg::decompositions::LuFactor", "det", |p| {
+            linalg::det(&p[0])
+        }),
+        ("ops::linalg::decompositions::Svd", "pinv", |p| {
+            linalg::pinv(&p[0])
+        }),
         ("ops::linalg::decompositions::Svd", "norm 2", |p| {
             linalg::norm(&p[0], Some(2.into()), None, false)
         }),
-        ("ops::linalg::Cholesky", "cholesky", |p| lazulite::cholesky(&p[0], false)),
+        ("ops::linalg::Cholesky", "cholesky", |p| {
+            lazulite::cholesky(&p[0], false)
+        }),
     ];
     for (primitive, name, f) in batched {
-        rows.push(row(primitive, format!("{name} batched"), vec![], f).vmap(vec![moved.clone()], vec![Some(2)], 0));
+        rows.push(row(primitive, format!("{name} batched"), vec![], f).vmap(
+            vec![moved.clone()],
+            vec![Some(2)],
+            0,
+        ));
     }
     let b = m(31, &[4, 3]);
     rows.extend([
-        row("ops::linalg::decompositions::Solve", "solve batched", vec![], |p| {
-            linalg::solve(&p[0], &p[1])
-        })
+        row(
+            "ops::linalg::decompositions::Solve",
+            "solve batched",
+            vec![],
+            |p| linalg::solve(&p[0], &p[1]),
+        )
         .vmap(vec![batch.clone(), b.clone()], vec![Some(0), Some(1)], 1)
         .vmap(vec![batch.clone(), b.clone()], vec![None, Some(1)], 0),
-        row("ops::linalg::decompositions::SolveTriangular", "solve_triangular batched", vec![], |p| {
-            linalg::solve_triangular(&p[0], &p[1], false)
-        })
+        row(
+            "ops::linalg::decompositions::SolveTriangular",
+            "solve_triangular batched",
+            vec![],
+            |p| linalg::solve_triangular(&p[0], &p[1], false),
+        )
         .vmap(vec![batch, b], vec![Some(0), None], 0),
     ]);
     // General eigenvalues: no derivatives (as in MLX), batching by a loop.
     let eig_input = array(&[2.0, 1.0, 0.0, 3.0], &[2, 2]);
     rows.push(
-        row("ops::linalg::decompositions::Eig", "eigvals", vec![eig_input], |p| {
-            lazulite::real(&linalg::eigvals(&p[0])?)
-        })
+        row(
+            "ops::linalg::decompositions::Eig",
+            "eigvals",
+            vec![eig_input],
+            |p| lazulite::real(&linalg::eigvals(&p[0])?),
+        )
         .no_rule(Transform::Vjp)
         .no_rule(Transform::Jvp)
         .vmap(vec![m(9, &[4, 4, 3])], vec![Some(2)], 0),
@@ -1379,62 +1759,94 @@ fn weighted_sum(outputs: &[Array]) -> Result<Array> {
     let mut total = Array::scalar(0.0f64);
     for (i, o) in outputs.iter().enumerate() {
         let w = array(&uniform(40 + i as u64, o.size(), -1.0, 1.0), o.shape()).astype(o.dtype())?;
-        total = lazulite::add(&total, &lazulite::sum(&lazulite::multiply(o, &w)?, Axes::All, false)?)?;
+        total = lazulite::add(
+            &total,
+            &lazulite::sum(&lazulite::multiply(o, &w)?, Axes::All, false)?,
+        )?;
     }
     Ok(total)
 }
 
 fn spectral_rows() -> Vec<Row> {
+    use crate::conv::{configurations, operands};
     use lazulite::{conv_general, conv_transpose1d, conv_transpose2d, ConvGeneral};
     const CONV: &str = "ops::conv::Convolution";
-    let conv = |stride: Vec<i64>, padding: Vec<i64>, dilation: Vec<i64>, groups: i64| {
-        ConvGeneral {
-            stride,
-            padding_lo: padding.clone(),
-            padding_hi: padding,
-            kernel_dilation: dilation,
-            groups,
-            ..ConvGeneral::default()
-        }
-    };
-    let configurations: Vec<(&str, Vec<usize>, Vec<usize>, ConvGeneral)> = vec![
-        ("conv1d", vec![2, 7, 4], vec![3, 3, 4], conv(vec![1], vec![0], vec![1], 1)),
-        ("conv1d strided padded dilated", vec![2, 9, 4], vec![2, 3, 4], conv(vec![2], vec![1], vec![2], 1)),
-        ("conv1d groups", vec![1, 6, 4], vec![4, 2, 2], conv(vec![1], vec![1], vec![1], 2)),
-        ("conv2d", vec![1, 5, 4, 2], vec![3, 2, 3, 2], conv(vec![1, 2], vec![1, 0], vec![1, 1], 1)),
-    ];
     let mut rows = vec![];
-    for (i, (name, xs, ws, params)) in configurations.into_iter().enumerate() {
-        let seed = 10 * i as u64;
+    for (i, (name, xs, ws, params)) in configurations().into_iter().enumerate() {
         let f = move |a: &[Array]| conv_general(&a[0], &a[1], &params);
         let nd = xs.len() as i32;
         let (mut xb, mut wb) = (xs.clone(), ws.clone());
         xb.insert(1, 3);
         wb.push(3);
-        let (x, w, x_batch, w_batch) = (m(seed, &xs), m(seed + 1, &ws), m(seed + 2, &xb), m(seed + 3, &wb));
+        let batched = operands(&xb, &wb, 7 + i as u64);
+        let plain = operands(&xs, &ws, 7 + i as u64);
         rows.push(
-            row(CONV, name, vec![x.clone(), w.clone()], f)
-                .derivatives()
-                .vmap(vec![x_batch.clone(), w.clone()], vec![Some(1), None], 0)
-                .vmap(vec![x, w_batch.clone()], vec![None, Some(nd)], 1)
-                .vmap(vec![x_batch, w_batch], vec![Some(1), Some(nd)], -1),
+            row(
+                CONV,
+                format!("conv {name}"),
+                operands(&xs, &ws, 10 * i as u64),
+                f,
+            )
+            .derivatives()
+            .vmap(
+                vec![batched[0].clone(), plain[1].clone()],
+                vec![Some(1), None],
+                0,
+            )
+            .vmap(
+                vec![plain[0].clone(), batched[1].clone()],
+                vec![None, Some(nd)],
+                1,
+            )
+            .vmap(batched, vec![Some(1), Some(nd)], -1),
         );
     }
+    // The weight's cotangent rule differentiated: d/dx of <grad_w sum(conv(x, w)^2), w>.
+    let params = ConvGeneral {
+        stride: vec![2],
+        padding_lo: vec![1],
+        padding_hi: vec![0],
+        groups: 2,
+        ..ConvGeneral::default()
+    };
     rows.extend([
-        row(CONV, "conv_transpose2d", vec![m(99, &[2, 3, 4, 2]), m(98, &[3, 3, 2, 2])], |a| {
-            conv_transpose2d(&a[0], &a[1], [2, 1], [1, 0], [1, 2], [1, 0], 1)
-        })
+        row(
+            CONV,
+            "conv_transpose2d",
+            operands(&[2, 3, 4, 2], &[3, 3, 2, 2], 99),
+            |a| conv_transpose2d(&a[0], &a[1], [2, 1], [1, 0], [1, 2], [1, 0], 1),
+        )
         .derivatives(),
-        row(CONV, "conv_transpose1d groups", vec![m(97, &[1, 4, 4]), m(96, &[2, 3, 2])], |a| {
-            conv_transpose1d(&a[0], &a[1], 2, 1, 1, 1, 2)
-        })
+        row(
+            CONV,
+            "conv_transpose1d groups",
+            operands(&[1, 4, 4], &[2, 3, 2], 98),
+            |a| conv_transpose1d(&a[0], &a[1], 2, 1, 1, 1, 2),
+        )
+        .derivatives(),
+        row(
+            CONV,
+            "conv grad of grad",
+            operands(&[2, 7, 4], &[4, 3, 2], 5),
+            move |a| {
+                let p = params.clone();
+                let g = lazulite::grad(move |w: &Array| {
+                    let y = conv_general(&a[0], w, &p)?;
+                    lazulite::sum(&lazulite::multiply(&y, &y)?, Axes::All, false)
+                })(&a[1])?;
+                lazulite::multiply(&g, &a[1])
+            },
+        )
         .derivatives(),
     ]);
     for mode in ["full", "same", "valid"] {
         rows.push(
-            row(CONV, format!("convolve {mode}"), vec![m(90, &[6]), m(91, &[3])], move |x| {
-                lazulite::convolve(&x[0], &x[1], mode)
-            })
+            row(
+                CONV,
+                format!("convolve {mode}"),
+                vec![m(90, &[6]), m(91, &[3])],
+                move |x| lazulite::convolve(&x[0], &x[1], mode),
+            )
             .derivatives()
             .vmap(vec![m(92, &[2, 6]), m(91, &[3])], vec![Some(0), None], 0),
         );
@@ -1448,7 +1860,12 @@ fn spectral_rows() -> Vec<Row> {
         })
         .vmap(vec![real.clone()], vec![Some(1)], 0),
         row("ops::fft::Fft", "irfft of rfft", vec![], |p| {
-            fft::irfft(&fft::rfft(&p[0], None, -1, FftNorm::Ortho)?, Some(6), -1, FftNorm::Ortho)
+            fft::irfft(
+                &fft::rfft(&p[0], None, -1, FftNorm::Ortho)?,
+                Some(6),
+                -1,
+                FftNorm::Ortho,
+            )
         })
         .vmap(vec![real], vec![Some(-2)], 0),
     ]);
@@ -1465,23 +1882,39 @@ fn quantized_rows() -> Vec<Row> {
     );
     let mut rows = vec![];
     for transpose in [true, false] {
-        let x = if transpose { m(2, &[3, 64]) } else { m(3, &[3, 6]) };
+        let x = if transpose {
+            m(2, &[3, 64])
+        } else {
+            m(3, &[3, 6])
+        };
         let packed = w_q.clone();
         rows.push(
             row(
                 "ops::quantized::QuantizedMatmul",
                 format!("quantized_matmul transpose={transpose}"),
                 vec![x, s.clone(), b.clone()],
-                move |a| lazulite::quantized_matmul(&a[0], &packed, &a[1], Some(&a[2]), transpose, affine),
+                move |a| {
+                    lazulite::quantized_matmul(
+                        &a[0],
+                        &packed,
+                        &a[1],
+                        Some(&a[2]),
+                        transpose,
+                        affine,
+                    )
+                },
             )
             .derivatives(),
         );
     }
     let packed = w_q.clone();
     rows.push(
-        row("ops::quantized::Dequantize", "dequantize", vec![s, b], move |a| {
-            lazulite::dequantize(&packed, &a[0], Some(&a[1]), affine, None, None)
-        })
+        row(
+            "ops::quantized::Dequantize",
+            "dequantize",
+            vec![s, b],
+            move |a| lazulite::dequantize(&packed, &a[0], Some(&a[1]), affine, None, None),
+        )
         .derivatives(),
     );
     // Batched over the rows of x, over stacks of packed matrices, and quantizing a stack.
@@ -1489,28 +1922,52 @@ fn quantized_rows() -> Vec<Row> {
     let ws = m(4, &[3, 8, 64]).astype(DType::Float32).unwrap();
     let (ws_q, ws_s, ws_b) = lazulite::quantize(&ws, group, None).unwrap();
     let ws_b = ws_b.unwrap();
+    let first = lazulite::index(&ws, &idx![0]).unwrap();
+    let (w0_q, w0_s, w0_b) = lazulite::quantize(&first, group, None).unwrap();
+    let w0_b = w0_b.unwrap();
+    let one_b = w0_b.clone();
     rows.extend([
-        row("ops::quantized::QuantizedMatmul", "quantized_matmul batched", vec![], move |a| {
-            lazulite::quantized_matmul(&a[0], &a[1], &a[2], Some(&a[3]), true, group)
-        })
+        row(
+            "ops::quantized::QuantizedMatmul",
+            "quantized_matmul over x",
+            vec![],
+            move |a| lazulite::quantized_matmul(&a[0], &w0_q, &w0_s, Some(&w0_b), true, group),
+        )
+        .vmap(vec![m(8, &[2, 5, 64])], vec![Some(1)], 0),
+        row(
+            "ops::quantized::QuantizedMatmul",
+            "quantized_matmul batched",
+            vec![],
+            move |a| lazulite::quantized_matmul(&a[0], &a[1], &a[2], Some(&a[3]), true, group),
+        )
         .vmap(
             vec![m(5, &[5, 64]), ws_q.clone(), ws_s.clone(), ws_b.clone()],
             vec![None, Some(0), Some(0), Some(0)],
             1,
         )
         .vmap(
-            vec![m(6, &[3, 2, 64]), ws_q.clone(), ws_s.clone(), ws_b.clone()],
+            vec![m(6, &[3, 2, 64]), ws_q.clone(), ws_s.clone(), ws_b],
             vec![Some(0), Some(0), Some(0), Some(0)],
             0,
         ),
-        row("ops::quantized::Dequantize", "dequantize batched", vec![], move |a| {
-            lazulite::dequantize(&a[0], &a[1], Some(&a[2]), group, None, None)
-        })
-        .vmap(vec![ws_q, ws_s, ws_b], vec![Some(0), Some(0), Some(0)], 0),
-        row("ops::quantized::Quantize", "quantize batched", vec![], move |a| {
-            Ok(lazulite::quantize(&a[0], group, None)?.1)
-        })
-        .vmap(vec![m(7, &[8, 64, 4]).astype(DType::Float32).unwrap()], vec![Some(2)], 0),
+        row(
+            "ops::quantized::Dequantize",
+            "dequantize batched",
+            vec![],
+            move |a| lazulite::dequantize(&a[0], &a[1], Some(&a[2]), group, None, None),
+        )
+        .vmap(vec![ws_q, ws_s, one_b], vec![Some(0), Some(0), None], 0),
+        row(
+            "ops::quantized::Quantize",
+            "quantize batched",
+            vec![],
+            move |a| Ok(lazulite::quantize(&a[0], group, None)?.1),
+        )
+        .vmap(
+            vec![m(7, &[8, 64, 4]).astype(DType::Float32).unwrap()],
+            vec![Some(2)],
+            0,
+        ),
     ]);
     rows
 }
@@ -1521,16 +1978,28 @@ fn transform_rows() -> Vec<Row> {
     let sin_exp_tanh = |x: &[Array]| Ok(vec![(&x[0].sin()?.exp()? * &x[1]).tanh()?]);
     let compiled = Arc::new(lazulite::compile(sin_exp_tanh));
     let means = Arc::new(lazulite::compile_shapeless(|x: &[Array]| {
-        Ok(vec![lazulite::mean(&lazulite::multiply(&x[0], &x[1])?, -1, false)?])
+        Ok(vec![lazulite::mean(
+            &lazulite::multiply(&x[0], &x[1])?,
+            -1,
+            false,
+        )?])
     }));
     let rows_of_means = Arc::new(lazulite::compile_shapeless(|x: &[Array]| {
-        Ok(vec![lazulite::add(&x[0], &lazulite::mean(&x[1], 0, true)?)?])
+        Ok(vec![lazulite::add(
+            &x[0],
+            &lazulite::mean(&x[1], 0, true)?,
+        )?])
     }));
     let with_rule = lazulite::custom_function(|x: &[Array]| Ok(vec![x[0].sin()?]))
         .vjp(|p, c, _| Ok(vec![lazulite::multiply(&c[0], &p[0].cos()?)?]))
         .jvp(|p, t| Ok(vec![lazulite::multiply(&t[0], &p[0].cos()?)?]));
     let without_rules = lazulite::custom_function(|x: &[Array]| {
-        Ok(vec![lazulite::diagonal(&lazulite::tile(&x[0].sin()?, &[2, 1])?, 1, 0, 1)?])
+        Ok(vec![lazulite::diagonal(
+            &lazulite::tile(&x[0].sin()?, &[2, 1])?,
+            1,
+            0,
+            1,
+        )?])
     });
     let (c1, c2, c3) = (compiled.clone(), means.clone(), rows_of_means.clone());
     let (w1, n1) = (with_rule, without_rules);
@@ -1549,68 +2018,137 @@ fn transform_rows() -> Vec<Row> {
     vec![
         // The leaves the transforms put in front of a function's inputs: every derivative
         // row walks through a tracer, every vmap row starts from stand-ins.
-        row("transforms::tracer::Tracer", "grad of a product (tracers of tracers)", vec![x.clone()], |p| {
-            lazulite::grad(|x: &Array| lazulite::sum(&lazulite::multiply(&x.sin()?, x)?, Axes::All, false))(&p[0])
-        })
+        row(
+            "transforms::tracer::Tracer",
+            "grad of a product (tracers of tracers)",
+            vec![x.clone()],
+            |p| {
+                lazulite::grad(|x: &Array| {
+                    lazulite::sum(&lazulite::multiply(&x.sin()?, x)?, Axes::All, false)
+                })(&p[0])
+            },
+        )
         .derivatives(),
-        row("transforms::tracer::VmapInput", "exp under vmap", vec![], |p| p[0].exp())
-            .vmap(vec![m(15, &[4, 2])], vec![Some(1)], 0),
-        row("transforms::compile::CompileInput", "compiled chain", vec![x.clone(), y.clone()], move |p| {
-            Ok(sin_exp_tanh(p)?.remove(0))
-        })
+        row(
+            "transforms::tracer::VmapInput",
+            "exp under vmap",
+            vec![],
+            |p| p[0].exp(),
+        )
+        .vmap(vec![m(15, &[4, 2])], vec![Some(1)], 0),
+        row(
+            "transforms::compile::CompileInput",
+            "compiled chain",
+            vec![x.clone(), y.clone()],
+            move |p| Ok(sin_exp_tanh(p)?.remove(0)),
+        )
         .compiled(),
-        row("export::write::ExportInput", "exported chain", vec![x.clone(), y.clone()], move |p| {
-            Ok(sin_exp_tanh(p)?.remove(0))
-        })
+        row(
+            "export::write::ExportInput",
+            "exported chain",
+            vec![x.clone(), y.clone()],
+            move |p| Ok(sin_exp_tanh(p)?.remove(0)),
+        )
         .exported(),
         // A compiled function's fused chain: transforms replay its steps.
-        row("transforms::compile::Fused", "compiled function", vec![x.clone(), y.clone()], move |p| {
-            Ok(c1.call(p)?.remove(0))
-        })
+        row(
+            "transforms::compile::Fused",
+            "compiled function",
+            vec![x.clone(), y.clone()],
+            move |p| Ok(c1.call(p)?.remove(0)),
+        )
         .derivatives()
+        .vmap_own(vec![Some(1), Some(-1)], 0)
         .vmap(vec![m(16, &[4, 2, 3]), y.clone()], vec![Some(0), None], 1),
         // Shapeless traces divide means by a count read from the shape at run time...
-        row("ops::reduce::NumberOfElements", "shapeless mean", vec![x.clone(), y.clone()], move |p| {
-            Ok(c2.call(p)?.remove(0))
-        })
+        row(
+            "ops::reduce::NumberOfElements",
+            "shapeless mean",
+            vec![x.clone(), y.clone()],
+            move |p| Ok(c2.call(p)?.remove(0)),
+        )
         .derivatives()
         .vmap(vec![m(17, &[2, 3, 4]), y], vec![Some(2), None], 0),
         // ...and broadcast against the other operands' shapes.
-        row("ops::view::BroadcastLike", "shapeless broadcast", vec![x.clone(), m(18, &[4, 3])], move |p| {
-            Ok(c3.call(p)?.remove(0))
-        })
+        row(
+            "ops::view::BroadcastLike",
+            "shapeless broadcast",
+            vec![x.clone(), m(18, &[4, 3])],
+            move |p| Ok(c3.call(p)?.remove(0)),
+        )
         .derivatives()
-        .vmap(vec![m(19, &[2, 2, 3]), m(18, &[4, 3])], vec![Some(0), None], 0),
-        row("transforms::custom::Custom", "custom function with rules", vec![x.clone()], move |p| {
-            Ok(w1.call(p)?.remove(0))
-        })
+        .vmap(
+            vec![m(19, &[2, 2, 3]), m(18, &[4, 3])],
+            vec![Some(0), None],
+            0,
+        ),
+        row(
+            "transforms::custom::Custom",
+            "custom function with rules",
+            vec![x.clone()],
+            move |p| Ok(w1.call(p)?.remove(0)),
+        )
         .derivatives()
         .vmap(vec![m(20, &[3, 2])], vec![Some(-1)], 0),
-        row("transforms::custom::Custom", "custom function without rules", vec![m(21, &[3, 2])], move |p| {
-            Ok(n1.call(p)?.remove(0))
-        })
+        row(
+            "transforms::custom::Custom",
+            "custom function without rules",
+            vec![m(21, &[3, 2])],
+            move |p| Ok(n1.call(p)?.remove(0)),
+        )
         .derivatives()
         .vmap(vec![m(22, &[4, 3, 2])], vec![Some(0)], 1),
-        row("transforms::custom::Custom", "checkpoint", vec![m(23, &[3, 4])], move |p| {
-            Ok(checkpointed(p)?.remove(0))
-        })
+        row(
+            "transforms::custom::Custom",
+            "checkpoint",
+            vec![m(23, &[3, 4])],
+            move |p| Ok(checkpointed(p)?.remove(0)),
+        )
         .derivatives(),
         // A fast kernel is computed in float32 and transformed as its composition.
-        row("transforms::custom::Fused", "rms_norm", vec![float32, weight], |p| {
-            lazulite::fast::rms_norm(&p[0], Some(&p[1]), 1e-5)
-        })
+        row(
+            "transforms::custom::Fused",
+            "rms_norm",
+            vec![float32, weight],
+            |p| lazulite::fast::rms_norm(&p[0], Some(&p[1]), 1e-5),
+        )
         .derivatives(),
-        row("transforms::custom::Fused", "rope", vec![m(26, &[1, 3, 4]).astype(DType::Float32).unwrap()], |p| {
-            lazulite::fast::rope(&p[0], 4, false, lazulite::fast::RopeFrequencies::Base(10000.0), 1.0, 0)
-        })
+        row(
+            "transforms::custom::Fused",
+            "rope",
+            vec![m(26, &[1, 3, 4]).astype(DType::Float32).unwrap()],
+            |p| {
+                lazulite::fast::rope(
+                    &p[0],
+                    4,
+                    false,
+                    lazulite::fast::RopeFrequencies::Base(10000.0),
+                    1.0,
+                    0,
+                )
+            },
+        )
         .derivatives(),
-        row("ops::depends::Depends", "depends", vec![array(&[0.5, -1.0, 2.0], &[3]), array(&[4.0, 5.0], &[2])], |p| {
-            let out = lazulite::depends(&[p[0].sin()?], &[p[1].exp()?])?;
-            lazulite::multiply(&out[0], &p[0])
-        })
+        row(
+            "ops::depends::Depends",
+            "depends",
+            vec![array(&[0.5, -1.0, 2.0], &[3]), array(&[4.0, 5.0], &[2])],
+            |p| {
+                let out = lazulite::depends(&[p[0].sin()?], &[p[1].exp()?])?;
+                lazulite::multiply(&out[0], &p[0])
+            },
+        )
         .derivatives()
-        .vmap(vec![m(24, &[2, 3]), array(&[4.0, 5.0], &[2])], vec![Some(0), None], 0)
-        .vmap(vec![m(24, &[2, 3]), m(25, &[2, 2])], vec![Some(0), Some(1)], 0),
+        .vmap(
+            vec![m(24, &[2, 3]), array(&[4.0, 5.0], &[2])],
+            vec![Some(0), None],
+            0,
+        )
+        .vmap(
+            vec![m(24, &[2, 3]), m(25, &[2, 2])],
+            vec![Some(0), Some(1)],
+            0,
+        ),
     ]
 }
 
@@ -1627,21 +2165,67 @@ fn source_rows() -> Vec<Row> {
     };
     let x = m(1, &[2, 3]);
     let batch = m(2, &[4, 2, 3]);
-    vec![
-        row("ops::creation::Arange", "arange added", vec![x.clone()], |p| {
-            lazulite::multiply(&p[0], &lazulite::arange(0.0, 3.0, 1.0, DType::Float64)?)
+    let (xb, y) = (
+        uniform_array(50, &[5, 3, 4], 0.1, 0.9),
+        uniform_array(51, &[3, 4], 0.1, 0.9),
+    );
+    let swapped = lazulite::swapaxes(&xb, 0, 1).unwrap();
+    type Case = (&'static str, fn(&[Array]) -> Result<Array>);
+    let inside: Vec<Case> = vec![
+        ("arange inside", |p| {
+            lazulite::add(
+                &p[0],
+                &lazulite::add(&p[1], &lazulite::arange(0.0, 4.0, 1.0, DType::Float64)?)?,
+            )
+        }),
+        ("eye inside", |p| {
+            lazulite::add(
+                &lazulite::multiply(&p[0], &p[1])?,
+                &lazulite::eye(3, Some(4), 1, DType::Float64)?,
+            )
+        }),
+    ];
+    let mut rows: Vec<Row> = inside
+        .into_iter()
+        .map(|(name, f)| {
+            row("ops::creation::Arange", name, vec![], f)
+                .vmap(vec![xb.clone(), y.clone()], vec![Some(0), None], 1)
+                .vmap(
+                    vec![swapped.clone(), xb.clone()],
+                    vec![Some(1), Some(0)],
+                    -2,
+                )
         })
+        .collect();
+    rows.extend([
+        row(
+            "ops::creation::Arange",
+            "arange added",
+            vec![x.clone()],
+            |p| lazulite::multiply(&p[0], &lazulite::arange(0.0, 3.0, 1.0, DType::Float64)?),
+        )
         .derivatives()
         .vmap(vec![batch.clone()], vec![Some(0)], 1),
-        row("ops::creation::Linspace", "linspace added", vec![x.clone()], |p| {
-            lazulite::add(&p[0], &lazulite::linspace(0.0, 1.0, 3, true, DType::Float64)?)
-        })
+        row(
+            "ops::creation::Linspace",
+            "linspace added",
+            vec![x.clone()],
+            |p| {
+                lazulite::add(
+                    &p[0],
+                    &lazulite::linspace(0.0, 1.0, 3, true, DType::Float64)?,
+                )
+            },
+        )
         .derivatives()
         .vmap(vec![batch.clone()], vec![Some(0)], 1),
-        row("io::Load", "loaded array", vec![x], move |p| lazulite::multiply(&p[0], &load()?))
-            .derivatives()
-            .vmap(vec![batch], vec![Some(0)], 1),
-    ]
+        row("io::Load", "loaded array", vec![x], move |p| {
+            lazulite::multiply(&p[0], &load()?)
+        })
+        .derivatives()
+        .vmap(vec![batch], vec![Some(0)], 1),
+    ]);
+    rows
 }
 
 /// Collectives record their primitives only in a group of several processes.
@@ -1652,35 +2236,57 @@ fn distributed_rows() -> Vec<Row> {
     let previous = (rank + size - 1) % size.max(1);
     let x = m(1, &[4, 3]);
     vec![
-        row("ops::distributed::AllReduce", "all_sum batched", vec![], |p| {
-            distributed::all_sum(&p[0], None)
-        })
+        row(
+            "ops::distributed::AllReduce",
+            "all_sum batched",
+            vec![],
+            |p| distributed::all_sum(&p[0], None),
+        )
         .vmap(vec![x.clone()], vec![Some(1)], 0)
         .needs_peers(),
-        row("ops::distributed::AllGather", "all_gather batched", vec![], |p| {
-            distributed::all_gather(&p[0], None)
-        })
+        row(
+            "ops::distributed::AllGather",
+            "all_gather batched",
+            vec![],
+            |p| distributed::all_gather(&p[0], None),
+        )
         .vmap(vec![x.clone()], vec![Some(0)], 0)
         .needs_peers(),
-        row("ops::distributed::SumScatter", "sum_scatter", vec![x.clone()], move |p| {
-            distributed::sum_scatter(&lazulite::concatenate(&vec![p[0].clone(); size.max(1) as usize], 0)?, None)
-        })
+        row(
+            "ops::distributed::SumScatter",
+            "sum_scatter",
+            vec![x.clone()],
+            move |p| {
+                distributed::sum_scatter(
+                    &lazulite::concatenate(&vec![p[0].clone(); size.max(1) as usize], 0)?,
+                    None,
+                )
+            },
+        )
         .no_rule(Transform::Vjp)
         .needs_peers(),
-        row("ops::distributed::Send", "send", vec![x.clone()], move |p| {
-            distributed::send(&p[0], next, None)
-        })
+        row(
+            "ops::distributed::Send",
+            "send",
+            vec![x.clone()],
+            move |p| distributed::send(&p[0], next, None),
+        )
         .no_rule(Transform::Vjp)
         .no_rule(Transform::Jvp)
         .needs_peers(),
         // Every process sends a constant around the ring and adds what it receives.
-        row("ops::distributed::Recv", "recv added", vec![x.clone()], move |p| {
-            let message = array(&[1.0, 2.0, 3.0], &[3]);
-            let sent = distributed::send(&message, next, None)?;
-            let received = distributed::recv_like(&message, previous, None)?;
-            let received = lazulite::depends(&[received], &[sent])?.remove(0);
-            lazulite::add(&p[0], &received)
-        })
+        row(
+            "ops::distributed::Recv",
+            "recv added",
+            vec![x.clone()],
+            move |p| {
+                let message = array(&[1.0, 2.0, 3.0], &[3]);
+                let sent = distributed::send(&message, next, None)?;
+                let received = distributed::recv_like(&message, previous, None)?;
+                let received = lazulite::depends(&[received], &[sent])?.remove(0);
+                lazulite::add(&p[0], &received)
+            },
+        )
         .derivatives()
         .needs_peers(),
     ]
@@ -1752,6 +2358,7 @@ fn assert_same_values(name: &str, got: &Array, want: &Array) {
 fn run_check(name: &str, f: &RowFn, inputs: &[Array], check: &Check) {
     match check {
         Check::Derivatives => common::check_derivatives(name, f.as_ref(), inputs),
+        Check::Vjp => check_vjp(name, f, inputs),
         Check::Vmap {
             inputs,
             in_axes,
@@ -1779,7 +2386,11 @@ fn run_check(name: &str, f: &RowFn, inputs: &[Array], check: &Check) {
         Check::Compiled => {
             let g = f.clone();
             let compiled = lazulite::compile(move |p: &[Array]| Ok(vec![g(p)?]));
-            assert_same_values(name, &compiled.call(inputs).unwrap()[0], &f(inputs).unwrap());
+            assert_same_values(
+                name,
+                &compiled.call(inputs).unwrap()[0],
+                &f(inputs).unwrap(),
+            );
         }
         Check::Exported => {
             let path = std::env::temp_dir().join(format!(
@@ -1788,8 +2399,13 @@ fn run_check(name: &str, f: &RowFn, inputs: &[Array], check: &Check) {
                 name.replace(' ', "_")
             ));
             let g = f.clone();
-            export_function(&path, move |p: &[Array], _: &Kwargs| Ok(vec![g(p)?]), inputs, &Kwargs::new())
-                .unwrap();
+            export_function(
+                &path,
+                move |p: &[Array], _: &Kwargs| Ok(vec![g(p)?]),
+                inputs,
+                &Kwargs::new(),
+            )
+            .unwrap();
             let imported = import_function(&path).unwrap();
             let _ = std::fs::remove_file(&path);
             assert_same_values(
@@ -1799,6 +2415,44 @@ fn run_check(name: &str, f: &RowFn, inputs: &[Array], check: &Check) {
             );
         }
     }
+}
+
+/// `<vjp(w), d>` against central differences of `<w, f>` along a random direction `d`.
+fn check_vjp(name: &str, f: &RowFn, inputs: &[Array]) {
+    let eps = 1e-6;
+    let directions: Vec<Vec<f64>> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, x)| uniform(77 + i as u64, x.size(), -1.0, 1.0))
+        .collect();
+    let out = f(inputs).unwrap();
+    let w = uniform(7, out.size(), -1.0, 1.0);
+    let moved = |sign: f64| -> f64 {
+        let shifted: Vec<Array> = inputs
+            .iter()
+            .zip(&directions)
+            .map(|(x, d)| {
+                let v: Vec<f64> = values(x)
+                    .iter()
+                    .zip(d)
+                    .map(|(a, b)| a + sign * eps * b)
+                    .collect();
+                array(&v, x.shape())
+            })
+            .collect();
+        common::dot(&f(&shifted).unwrap(), &w)
+    };
+    let fd = (moved(1.0) - moved(-1.0)) / (2.0 * eps);
+    let (_, grads) = vjp(|p| Ok(vec![f(p)?]), inputs, &[array(&w, out.shape())]).unwrap();
+    let via_vjp: f64 = grads
+        .iter()
+        .zip(&directions)
+        .map(|(g, d)| common::dot(g, d))
+        .sum();
+    assert!(
+        (via_vjp - fd).abs() < 1e-5 * (1.0 + fd.abs()),
+        "{name}: vjp {via_vjp} vs finite differences {fd}"
+    );
 }
 
 fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
@@ -1823,9 +2477,16 @@ fn every_row_matches_its_oracle() {
         let seen: Seen = Arc::default();
         let f = recording(&r.f, &seen);
         for check in &r.checks {
-            let outcome = catch_unwind(AssertUnwindSafe(|| run_check(&r.name, &f, &r.inputs, check)));
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                run_check(&r.name, &f, &r.inputs, check)
+            }));
             if let Err(payload) = outcome {
-                failures.push(format!("{} [{}]: {}", r.name, r.primitive, panic_message(payload)));
+                failures.push(format!(
+                    "{} [{}]: {}",
+                    r.name,
+                    r.primitive,
+                    panic_message(payload)
+                ));
             }
         }
         let expected = format!("lazulite::{}", r.primitive);
