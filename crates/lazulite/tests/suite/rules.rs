@@ -826,6 +826,72 @@ fn batched_three_ways(
         .vmap(vec![strided.clone()], vec![Some(2)], -1)
 }
 
+/// Softmax and logsumexp along every axis of a 3-d array, plain and transposed, batched
+/// along each axis; and softmax's vjp differentiated again (its rule is made of ops).
+fn softmax_rows() -> Vec<Row> {
+    const SOFTMAX: &str = "ops::softmax::Softmax";
+    const LOGSUMEXP: &str = "ops::softmax::LogSumExp";
+    let x = uniform_array(8, &[3, 4, 5], -2.0, 2.0);
+    let transposed = lazulite::transpose(&x, &[1, 2, 0]).unwrap();
+    let batch = uniform_array(11, &[3, 4, 5], -3.0, 3.0);
+    let mut rows = vec![];
+    for axis in [0, 1, -1] {
+        let f = move |p: &[Array]| lazulite::softmax(&p[0], axis, false);
+        for (layout, input) in [("contiguous", &x), ("transposed", &transposed)] {
+            rows.push(
+                row(
+                    SOFTMAX,
+                    format!("softmax axis {axis} ({layout})"),
+                    vec![input.clone()],
+                    f,
+                )
+                .derivatives(),
+            );
+        }
+        if axis != 1 {
+            let mut batched = row(SOFTMAX, format!("softmax axis {axis} batched"), vec![], f);
+            for in_axis in [0, 1, -1] {
+                batched = batched
+                    .vmap(vec![batch.clone()], vec![Some(in_axis)], 0)
+                    .vmap(vec![batch.clone()], vec![Some(in_axis)], -1);
+            }
+            rows.push(batched);
+        }
+        for keepdims in [false, true] {
+            let input = uniform_array(12, &[3, 4, 5], -2.0, 2.0);
+            rows.push(
+                row(
+                    LOGSUMEXP,
+                    format!("logsumexp axis {axis} keepdims={keepdims}"),
+                    vec![input.clone()],
+                    move |p| lazulite::logsumexp(&p[0], axis, keepdims),
+                )
+                .derivatives()
+                .vmap(vec![input.clone()], vec![Some(0)], 0)
+                .vmap(vec![input], vec![Some(-1)], 0),
+            );
+        }
+    }
+    let w = m(10, &[3, 4]);
+    rows.push(
+        row(
+            SOFTMAX,
+            "softmax vjp differentiated",
+            vec![uniform_array(9, &[3, 4], -2.0, 2.0)],
+            move |p| {
+                let (_, g) = vjp(
+                    |q| Ok(vec![lazulite::softmax(&q[0], -1, false)?]),
+                    p,
+                    std::slice::from_ref(&w),
+                )?;
+                Ok(g[0].clone())
+            },
+        )
+        .derivatives(),
+    );
+    rows
+}
+
 fn prod_with_zeros_rows() -> Vec<Row> {
     type Case = (&'static str, &'static str, fn(&[Array]) -> Result<Array>);
     let cases: Vec<Case> = vec![
@@ -1972,6 +2038,67 @@ fn quantized_rows() -> Vec<Row> {
     rows
 }
 
+/// MLX's floating-point quantization modes: products with and without a transposed
+/// matrix, stacks of packed matrices and their dequantization.
+fn quantized_fp_rows() -> Vec<Row> {
+    use lazulite::QuantizationMode;
+    let w = m(31, &[8, 64]);
+    let x = m(32, &[3, 64]);
+    let xs = m(33, &[2, 8]);
+    let mut rows = vec![];
+    for mode in [
+        QuantizationMode::Mxfp4,
+        QuantizationMode::Mxfp8,
+        QuantizationMode::Nvfp4,
+    ] {
+        let q = Quantization::new(mode);
+        let (w_q, s, _) = lazulite::quantize(&w, q, None).unwrap();
+        let (w_q2, s2) = (w_q.clone(), s.clone());
+        rows.push(
+            row(
+                "ops::quantized::QuantizedMatmul",
+                format!("{mode:?} x @ W.T"),
+                vec![x.clone()],
+                move |a| lazulite::quantized_matmul(&a[0], &w_q, &s, None, true, q),
+            )
+            .derivatives()
+            .vmap_own(vec![Some(0)], 0),
+        );
+        rows.push(
+            row(
+                "ops::quantized::QuantizedMatmul",
+                format!("{mode:?} x @ W"),
+                vec![xs.clone()],
+                move |a| lazulite::quantized_matmul(&a[0], &w_q2, &s2, None, false, q),
+            )
+            .derivatives()
+            .vmap_own(vec![Some(0)], 0),
+        );
+        let ws = m(34, &[4, 8, 64]).astype(DType::Float32).unwrap();
+        let (qs, ss, _) = lazulite::quantize(&ws, q, None).unwrap();
+        let x32 = x.astype(DType::Float32).unwrap();
+        rows.push(
+            row(
+                "ops::quantized::QuantizedMatmul",
+                format!("{mode:?} stacked matrices"),
+                vec![],
+                move |a| lazulite::quantized_matmul(&x32, &a[0], &a[1], None, true, q),
+            )
+            .vmap(vec![qs.clone(), ss.clone()], vec![Some(0), Some(0)], 0),
+        );
+        rows.push(
+            row(
+                "ops::quantized::Dequantize",
+                format!("{mode:?} dequantize stacked"),
+                vec![],
+                move |a| lazulite::dequantize(&a[0], &a[1], None, q, None, None),
+            )
+            .vmap(vec![qs, ss], vec![Some(0), Some(0)], 0),
+        );
+    }
+    rows
+}
+
 fn transform_rows() -> Vec<Row> {
     let x = m(11, &[2, 3]);
     let y = m(12, &[2, 3]);
@@ -2305,6 +2432,7 @@ fn table() -> Vec<Row> {
         two_input_shape_rows(),
         view_rows(),
         reduction_rows(),
+        softmax_rows(),
         prod_with_zeros_rows(),
         scan_rows(),
         sort_rows(),
@@ -2315,6 +2443,7 @@ fn table() -> Vec<Row> {
         linalg_rows(),
         spectral_rows(),
         quantized_rows(),
+        quantized_fp_rows(),
         transform_rows(),
         source_rows(),
         distributed_rows(),
