@@ -2401,7 +2401,8 @@ fn distributed_rows() -> Vec<Row> {
         .no_rule(Transform::Vjp)
         .no_rule(Transform::Jvp)
         .needs_peers(),
-        // Every process sends a constant around the ring and adds what it receives.
+        // Every process sends a constant around the ring and adds what it receives; the
+        // send comes first among the sum's inputs, so it is evaluated before the receive.
         row(
             "ops::distributed::Recv",
             "recv added",
@@ -2409,9 +2410,9 @@ fn distributed_rows() -> Vec<Row> {
             move |p| {
                 let message = array(&[1.0, 2.0, 3.0], &[3]);
                 let sent = distributed::send(&message, next, None)?;
+                let after_sending = lazulite::depends(&[p[0].clone()], &[sent])?.remove(0);
                 let received = distributed::recv_like(&message, previous, None)?;
-                let received = lazulite::depends(&[received], &[sent])?.remove(0);
-                lazulite::add(&p[0], &received)
+                lazulite::add(&after_sending, &received)
             },
         )
         .derivatives()
