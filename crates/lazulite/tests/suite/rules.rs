@@ -230,7 +230,9 @@ fn unary_rows() -> Vec<Row> {
     let mut rows: Vec<Row> = ops
         .into_iter()
         .map(|(name, op, input)| {
-            row(UNARY, name, vec![input.clone()], move |p| op(&p[0])).derivatives()
+            row(UNARY, name, vec![input.clone()], move |p| op(&p[0]))
+                .derivatives()
+                .vmap_own(vec![Some(1)], 0)
         })
         .collect();
     rows.push(
@@ -273,6 +275,7 @@ fn binary_rows() -> Vec<Row> {
                 op(&p[0], &p[1])
             })
             .derivatives()
+            .vmap_own(vec![Some(0), Some(0)], 1)
         })
         .collect();
     // Broadcasting: the gradient of the smaller operand sums over the broadcast axes.
