@@ -326,8 +326,6 @@ fn take_and_along_axis_match_numpy_by_hand() {
     assert!(take_along_axis(&a, &flat, Some(1)).is_err());
 }
 
-// Gradient and vmap helpers (as in transforms.rs).
-
 #[test]
 fn mask_reads_under_vmap_give_a_clear_error() {
     let xs = array(&uniform(5, 6, -1.0, 1.0), &[2, 3]);

@@ -11,8 +11,6 @@ use lazulite::linalg::{self, NormOrd};
 use lazulite::{matmul, swapaxes, transpose, Array, DType, ErrorKind};
 use serde_json::Value;
 
-/// A function of arrays to one array, as the vmap checks take it.
-
 fn tolerance(dtype: DType) -> f64 {
     if dtype == DType::Float32 {
         2e-4

@@ -1545,17 +1545,17 @@ fn linalg_rows() -> Vec<Row> {
         lazulite::multiply(lazulite::eye(n, None, 0, DType::Float64).unwrap(), n as f64).unwrap()
     };
     let well = |seed: u64, shape: &[usize]| -> Array {
-        lazulite::add(m(seed, shape), &eye_times(shape[shape.len() - 1])).unwrap()
+        lazulite::add(m(seed, shape), eye_times(shape[shape.len() - 1])).unwrap()
     };
     let symmetric = |seed: u64, shape: &[usize]| -> Array {
         let a = m(seed, shape);
-        lazulite::add(&a, &lazulite::swapaxes(&a, -1, -2).unwrap()).unwrap()
+        lazulite::add(&a, lazulite::swapaxes(&a, -1, -2).unwrap()).unwrap()
     };
     let spd = |seed: u64, n: usize| -> Array {
         let a = m(seed, &[n, n]);
         lazulite::add(
             lazulite::matmul(&a, &lazulite::swapaxes(&a, -1, -2).unwrap()).unwrap(),
-            &eye_times(n),
+            eye_times(n),
         )
         .unwrap()
     };
@@ -1736,8 +1736,8 @@ fn linalg_rows() -> Vec<Row> {
         .derivatives(),
     );
     // Batched: a stack of well-conditioned symmetric matrices along the last axis.
-    let batch = lazulite::add(&symmetric(30, &[3, 4, 4]), &eye_times(4)).unwrap();
-    let batch = lazulite::add(&batch, &eye_times(4)).unwrap();
+    let eight_eye = lazulite::multiply(eye_times(4), 2.0).unwrap();
+    let batch = lazulite::add(symmetric(30, &[3, 4, 4]), eight_eye).unwrap();
     let moved = lazulite::moveaxis(&batch, 0, 2).unwrap();
     type Case = (&'static str, &'static str, fn(&[Array]) -> Result<Array>);
     let batched: Vec<Case> = vec![
