@@ -1114,17 +1114,32 @@ fn matmul_rows() -> Vec<Row> {
         )
         .derivatives(),
     );
-    // einsum reads a repeated index as a diagonal view.
-    rows.push(
-        row(
-            "ops::linalg::einsum::DiagonalView",
-            "einsum diagonal",
-            vec![m(63, &[3, 3, 2])],
-            |p| lazulite::einsum("iij->ij", &[&p[0]]),
-        )
-        .derivatives()
-        .vmap(vec![m(64, &[3, 3, 2, 4])], vec![Some(3)], 0),
-    );
+    // Repeated subscripts take diagonals through a strided view: its derivative puts the
+    // cotangent back on the diagonals, its batching adds a leading axis to the view.
+    let diagonals: Vec<(&'static str, Vec<usize>)> = vec![
+        ("ii->i", vec![3, 3]),
+        ("ii", vec![4, 4]),
+        ("iij->ij", vec![3, 3, 2]),
+        ("ijij->ij", vec![2, 3, 2, 3]),
+        ("jii->ji", vec![2, 3, 3]),
+        ("iji->j", vec![3, 2, 3]),
+    ];
+    for (k, (subscripts, shape)) in diagonals.into_iter().enumerate() {
+        let k = k as u64;
+        let first = [&[2], &shape[..]].concat();
+        let last = [&shape[..], &[2]].concat();
+        rows.push(
+            row(
+                "ops::linalg::einsum::DiagonalView",
+                format!("einsum {subscripts}"),
+                vec![m(70 + k, &shape)],
+                move |p| lazulite::einsum(subscripts, &[&p[0]]),
+            )
+            .derivatives()
+            .vmap(vec![m(90 + k, &first)], vec![Some(0)], 0)
+            .vmap(vec![m(110 + k, &last)], vec![Some(-1)], 0),
+        );
+    }
     let (a, b) = (m(81, &[5, 3, 4]), m(82, &[4, 5, 2]));
     let matmul = |p: &[Array]| lazulite::matmul(&p[0], &p[1]);
     rows.push(
