@@ -135,27 +135,28 @@ fn uniform_array(seed: u64, shape: &[usize], lo: f64, hi: f64) -> Array {
     array(&uniform(seed, shape.iter().product(), lo, hi), shape)
 }
 
-fn m(seed: u64, shape: &[usize]) -> Array {
+/// Seeded values in [-1, 1).
+fn seeded(seed: u64, shape: &[usize]) -> Array {
     uniform_array(seed, shape, -1.0, 1.0)
 }
 
 /// A transposed view of a fresh `[rows, cols]` array: shape `[cols, rows]`, strided.
 fn transposed(seed: u64, rows: usize, cols: usize) -> Array {
-    m(seed, &[rows, cols]).t().unwrap()
+    seeded(seed, &[rows, cols]).t().unwrap()
 }
 
 fn ints(values: &[i32], shape: &[usize]) -> Array {
     Array::from_slice(values, shape).unwrap()
 }
 
-/// `x` plus a float64 cast of `constant(x)`, an integer or bool result whose derivative
-/// must be zero: the derivative check sees only `x`'s identity.
+/// `x` plus `constant(x)` cast to float64: `constant` has an integer or bool result, whose
+/// derivative must be zero, so the derivatives are those of `x` alone.
 fn plus_constant(x: &Array, constant: impl Fn(&Array) -> Result<Array>) -> Result<Array> {
     lazulite::add(x, &constant(x)?.astype(DType::Float64)?)
 }
 
-/// The same `[3, 4]` values in four layouts: contiguous, transposed, reversed by a
-/// negative-step slice, and broadcast (repeated rows).
+/// `[3, 4]` inputs in four layouts: contiguous, transposed, reversed by a negative-step
+/// slice, and broadcast (repeated rows).
 fn layouts_3x4(seed: u64, lo: f64, hi: f64) -> Vec<(&'static str, Array)> {
     vec![
         ("contiguous", uniform_array(seed, &[3, 4], lo, hi)),
@@ -279,7 +280,7 @@ fn binary_rows() -> Vec<Row> {
         })
         .collect();
     // Broadcasting: the gradient of the smaller operand sums over the broadcast axes.
-    let wide = m(5, &[3, 4]);
+    let wide = seeded(5, &[3, 4]);
     let narrow = uniform_array(6, &[4], 0.5, 1.0);
     rows.push(
         row(
@@ -321,7 +322,7 @@ fn cast_and_select_rows() -> Vec<Row> {
         row(
             "ops::cast::AsType",
             "astype to int (zero derivative)",
-            vec![m(14, &[3, 4])],
+            vec![seeded(14, &[3, 4])],
             |p| plus_constant(&p[0], |x| lazulite::multiply(x, 4.0)?.astype(DType::Int32)),
         )
         .derivatives(),
@@ -342,7 +343,7 @@ fn cast_and_select_rows() -> Vec<Row> {
         )
         .unwrap(),
     );
-    let cond = lazulite::greater(m(30, &[3, 4]), 0.0).unwrap();
+    let cond = lazulite::greater(seeded(30, &[3, 4]), 0.0).unwrap();
     for (layout, inputs) in [("", vec![a, t]), (" (broadcast, reversed)", vec![b, r])] {
         let c = cond.clone();
         rows.push(
@@ -604,15 +605,15 @@ fn two_input_shape_rows() -> Vec<Row> {
 }
 
 fn view_rows() -> Vec<Row> {
-    let x = m(5, &[2, 3, 4]);
+    let x = seeded(5, &[2, 3, 4]);
     let batch = uniform_array(11, &[2, 3, 4], 0.1, 0.9);
     let y = uniform_array(12, &[3, 4], 0.1, 0.9);
     let z = uniform_array(13, &[4, 3], 0.1, 0.9);
     let broadcast_inputs: Vec<(&str, Vec<usize>, Array)> = vec![
-        ("leading", vec![2, 3, 4], m(1, &[4])),
-        ("stretched", vec![3, 5], m(2, &[3, 1])),
-        ("leading and stretched", vec![2, 3, 5], m(2, &[3, 1])),
-        ("middle", vec![4, 2, 5, 3], m(3, &[2, 1, 3])),
+        ("leading", vec![2, 3, 4], seeded(1, &[4])),
+        ("stretched", vec![3, 5], seeded(2, &[3, 1])),
+        ("leading and stretched", vec![2, 3, 5], seeded(2, &[3, 1])),
+        ("middle", vec![4, 2, 5, 3], seeded(3, &[2, 1, 3])),
         ("scalar", vec![2, 2], array(&[0.7], &[])),
         ("strided", vec![2, 3, 4], transposed(4, 4, 3)),
     ];
@@ -633,7 +634,7 @@ fn view_rows() -> Vec<Row> {
         row(
             "ops::unary::Unary",
             "broadcast_to its own shape",
-            vec![m(1, &[4])],
+            vec![seeded(1, &[4])],
             |p| lazulite::broadcast_to(&p[0], &[4])?.sin(),
         )
         .derivatives(),
@@ -688,7 +689,7 @@ fn view_rows() -> Vec<Row> {
         row(
             "ops::shape::AsStridedTranspose",
             "gradient of as_strided windows",
-            vec![m(41, &[3, 4])],
+            vec![seeded(41, &[3, 4])],
             |p| {
                 lazulite::grad(|x: &Array| {
                     let windows = lazulite::as_strided(x, Some(&[5, 4]), Some(&[2, 1]), 0)?;
@@ -701,13 +702,13 @@ fn view_rows() -> Vec<Row> {
             },
         )
         .derivatives()
-        .vmap(vec![m(42, &[2, 3, 4])], vec![Some(0)], 0),
+        .vmap(vec![seeded(42, &[2, 3, 4])], vec![Some(0)], 0),
         // Reinterpreted bits are not a smooth function of the values: zero derivatives.
         // The sign and exponent bits stay put under the finite-difference steps.
         row(
             "ops::shape::View",
             "view as int64 (zero derivative)",
-            vec![m(40, &[4])],
+            vec![seeded(40, &[4])],
             |p| {
                 plus_constant(&p[0], |x| {
                     lazulite::right_shift(&lazulite::view(x, DType::Int64)?, 52)
@@ -789,7 +790,7 @@ fn reduction_rows() -> Vec<Row> {
     ];
     let mut rows = vec![];
     let layouts = layouts_3x4(31, 0.5, 1.5);
-    let x = m(71, &[2, 3, 4]);
+    let x = seeded(71, &[2, 3, 4]);
     let strided = lazulite::transpose(&x, &[2, 0, 1]).unwrap();
     for (primitive, name, f) in cases {
         for (layout, input) in &layouts {
@@ -875,7 +876,7 @@ fn softmax_rows() -> Vec<Row> {
             );
         }
     }
-    let w = m(10, &[3, 4]);
+    let w = seeded(10, &[3, 4]);
     rows.push(
         row(
             SOFTMAX,
@@ -943,7 +944,7 @@ fn scan_rows() -> Vec<Row> {
         .into_iter()
         .filter(|(layout, _)| *layout != "broadcast")
         .collect();
-    let x = m(71, &[2, 3, 4]);
+    let x = seeded(71, &[2, 3, 4]);
     let strided = lazulite::transpose(&x, &[2, 0, 1]).unwrap();
     let mut rows = vec![];
     let mut variant = 0;
@@ -1012,7 +1013,7 @@ fn sort_rows() -> Vec<Row> {
         .into_iter()
         .filter(|(layout, _)| *layout != "broadcast")
         .collect();
-    let x = m(71, &[2, 3, 4]);
+    let x = seeded(71, &[2, 3, 4]);
     let strided = lazulite::transpose(&x, &[2, 0, 1]).unwrap();
     let mut rows = vec![];
     for (primitive, name, f) in cases {
@@ -1056,7 +1057,7 @@ fn sort_rows() -> Vec<Row> {
         row(
             "ops::sort::SearchSorted",
             "searchsorted (int result)",
-            vec![m(72, &[2, 3])],
+            vec![seeded(72, &[2, 3])],
             move |p| plus_constant(&p[0], |x| lazulite::searchsorted(&sorted, x, "left")),
         )
         .derivatives()
@@ -1067,25 +1068,33 @@ fn sort_rows() -> Vec<Row> {
 
 fn matmul_rows() -> Vec<Row> {
     let cases: Vec<(&str, Array, Array)> = vec![
-        ("matrix", m(41, &[3, 4]), m(42, &[4, 2])),
-        ("vector @ matrix", m(43, &[4]), m(44, &[4, 2])),
-        ("matrix @ vector", m(45, &[3, 4]), m(46, &[4])),
-        ("vector @ vector", m(47, &[4]), m(48, &[4])),
-        ("batched", m(49, &[2, 3, 4]), m(50, &[2, 4, 5])),
-        ("broadcast batch", m(51, &[2, 1, 3, 4]), m(52, &[5, 4, 2])),
-        ("matrix @ batch", m(53, &[3, 4]), m(54, &[2, 4, 2])),
+        ("matrix", seeded(41, &[3, 4]), seeded(42, &[4, 2])),
+        ("vector @ matrix", seeded(43, &[4]), seeded(44, &[4, 2])),
+        ("matrix @ vector", seeded(45, &[3, 4]), seeded(46, &[4])),
+        ("vector @ vector", seeded(47, &[4]), seeded(48, &[4])),
+        ("batched", seeded(49, &[2, 3, 4]), seeded(50, &[2, 4, 5])),
+        (
+            "broadcast batch",
+            seeded(51, &[2, 1, 3, 4]),
+            seeded(52, &[5, 4, 2]),
+        ),
+        (
+            "matrix @ batch",
+            seeded(53, &[3, 4]),
+            seeded(54, &[2, 4, 2]),
+        ),
         ("transposed", transposed(55, 4, 3), transposed(56, 2, 4)),
         (
             "sliced",
-            lazulite::slice(&m(57, &[6, 4]), &[5, 0], &[0, 4], &[-2, 1]).unwrap(),
-            lazulite::broadcast_to(&m(58, &[1, 2]), &[4, 2]).unwrap(),
+            lazulite::slice(&seeded(57, &[6, 4]), &[5, 0], &[0, 4], &[-2, 1]).unwrap(),
+            lazulite::broadcast_to(&seeded(58, &[1, 2]), &[4, 2]).unwrap(),
         ),
     ];
     let mut rows = vec![];
     for (name, a, b) in cases {
         let out_shape = lazulite::matmul(&a, &b).unwrap().shape().to_vec();
         // c broadcasts along the rows of the product.
-        let c = m(60, &out_shape[out_shape.len().saturating_sub(1)..]);
+        let c = seeded(60, &out_shape[out_shape.len().saturating_sub(1)..]);
         rows.push(
             row(
                 "ops::linalg::Matmul",
@@ -1109,7 +1118,7 @@ fn matmul_rows() -> Vec<Row> {
         row(
             "ops::linalg::Matmul",
             "einsum",
-            vec![m(61, &[2, 3]), m(62, &[3, 2])],
+            vec![seeded(61, &[2, 3]), seeded(62, &[3, 2])],
             |p| lazulite::einsum("ij,jk->ik", &[&p[0], &p[1]]),
         )
         .derivatives(),
@@ -1132,35 +1141,51 @@ fn matmul_rows() -> Vec<Row> {
             row(
                 "ops::linalg::einsum::DiagonalView",
                 format!("einsum {subscripts}"),
-                vec![m(70 + k, &shape)],
+                vec![seeded(70 + k, &shape)],
                 move |p| lazulite::einsum(subscripts, &[&p[0]]),
             )
             .derivatives()
-            .vmap(vec![m(90 + k, &first)], vec![Some(0)], 0)
-            .vmap(vec![m(110 + k, &last)], vec![Some(-1)], 0),
+            .vmap(vec![seeded(90 + k, &first)], vec![Some(0)], 0)
+            .vmap(vec![seeded(110 + k, &last)], vec![Some(-1)], 0),
         );
     }
-    let (a, b) = (m(81, &[5, 3, 4]), m(82, &[4, 5, 2]));
+    let (a, b) = (seeded(81, &[5, 3, 4]), seeded(82, &[4, 5, 2]));
     let matmul = |p: &[Array]| lazulite::matmul(&p[0], &p[1]);
     rows.push(
         row("ops::linalg::Matmul", "matmul batched", vec![], matmul)
             .vmap(vec![a.clone(), b.clone()], vec![Some(0), Some(1)], 0)
-            .vmap(vec![a.clone(), m(83, &[4, 2])], vec![Some(0), None], -1)
-            .vmap(vec![m(84, &[3, 4]), b.clone()], vec![None, Some(-2)], 1)
-            .vmap(vec![m(85, &[4, 5]), m(86, &[4])], vec![Some(-1), None], 0)
             .vmap(
-                vec![m(87, &[2, 3, 4, 5]), m(88, &[4, 2])],
+                vec![a.clone(), seeded(83, &[4, 2])],
+                vec![Some(0), None],
+                -1,
+            )
+            .vmap(
+                vec![seeded(84, &[3, 4]), b.clone()],
+                vec![None, Some(-2)],
+                1,
+            )
+            .vmap(
+                vec![seeded(85, &[4, 5]), seeded(86, &[4])],
+                vec![Some(-1), None],
+                0,
+            )
+            .vmap(
+                vec![seeded(87, &[2, 3, 4, 5]), seeded(88, &[4, 2])],
                 vec![Some(3), None],
                 0,
             ),
     );
-    let c = m(89, &[3, 2]);
+    let c = seeded(89, &[3, 2]);
     rows.push(
         row("ops::linalg::AddMm", "addmm batched", vec![], |p| {
             lazulite::addmm(&p[0], &p[1], &p[2], 2.0, 0.5)
         })
         .vmap(
-            vec![m(90, &[5, 3, 2]), m(91, &[3, 4]), m(92, &[4, 2])],
+            vec![
+                seeded(90, &[5, 3, 2]),
+                seeded(91, &[3, 4]),
+                seeded(92, &[4, 2]),
+            ],
             vec![Some(0), None, None],
             0,
         )
@@ -1169,7 +1194,11 @@ fn matmul_rows() -> Vec<Row> {
             vec![None, Some(0), Some(1)],
             2,
         )
-        .vmap(vec![c, m(93, &[3, 4]), b], vec![None, None, Some(1)], 0),
+        .vmap(
+            vec![c, seeded(93, &[3, 4]), b],
+            vec![None, None, Some(1)],
+            0,
+        ),
     );
     rows
 }
@@ -1188,30 +1217,30 @@ fn gathered_product(
 fn gather_mm_rows() -> Vec<Row> {
     const GATHER_MM: &str = "ops::linalg::gather_mm::GatherMm";
     let idx = |v: &[u32], shape: &[usize]| Array::from_slice(v, shape).unwrap();
-    let (a, b) = (m(11, &[3, 2, 4]), m(12, &[4, 4, 3]));
+    let (a, b) = (seeded(11, &[3, 2, 4]), seeded(12, &[4, 4, 3]));
     let (lhs, rhs) = (idx(&[0, 2, 1], &[3]), idx(&[3, 3, 0], &[3]));
-    let (a_batch, b_batch) = (m(13, &[3, 2, 4, 2]), m(14, &[4, 4, 3, 2]));
+    let (a_batch, b_batch) = (seeded(13, &[3, 2, 4, 2]), seeded(14, &[4, 4, 3, 2]));
     let lhs_batch = idx(&[0, 2, 1, 1, 1, 0], &[3, 2]);
     vec![
         // Repeated indices: the cotangents of a shared matrix add up.
         row(
             GATHER_MM,
             "gather_mm both indexed",
-            vec![m(1, &[3, 2, 4]), m(2, &[4, 4, 3])],
+            vec![seeded(1, &[3, 2, 4]), seeded(2, &[4, 4, 3])],
             gathered_product(Some(vec![0, 2, 2, 1]), Some(vec![3, 0, 3, 3]), &[2, 2]),
         )
         .derivatives(),
         row(
             GATHER_MM,
             "gather_mm rhs only",
-            vec![m(3, &[3, 1, 4]), m(4, &[2, 4, 5])],
+            vec![seeded(3, &[3, 1, 4]), seeded(4, &[2, 4, 5])],
             gathered_product(None, Some(vec![1, 0, 1]), &[3]),
         )
         .derivatives(),
         row(
             GATHER_MM,
             "gather_mm lhs only",
-            vec![m(5, &[2, 2, 3]), m(6, &[3, 3, 2])],
+            vec![seeded(5, &[2, 2, 3]), seeded(6, &[3, 3, 2])],
             gathered_product(Some(vec![1, 1, 0]), None, &[3]),
         )
         .derivatives(),
@@ -1220,7 +1249,7 @@ fn gather_mm_rows() -> Vec<Row> {
             "gather_mm transposed",
             vec![
                 transposed(7, 4, 3).reshape(&[3, 1, 4]).unwrap(),
-                lazulite::swapaxes(&m(8, &[2, 5, 4]), -1, -2).unwrap(),
+                lazulite::swapaxes(&seeded(8, &[2, 5, 4]), -1, -2).unwrap(),
             ],
             gathered_product(None, Some(vec![1, 0, 1]), &[3]),
         )
@@ -1254,14 +1283,18 @@ fn gather_mm_rows() -> Vec<Row> {
             vec![],
             gathered_product(None, Some(vec![2, 0]), &[2]),
         )
-        .vmap(vec![m(15, &[2, 1, 4]), b_batch], vec![None, Some(3)], 0),
+        .vmap(
+            vec![seeded(15, &[2, 1, 4]), b_batch],
+            vec![None, Some(3)],
+            0,
+        ),
     ]
 }
 
 fn indexing_rows() -> Vec<Row> {
     const GATHER: &str = "ops::indexing::Gather";
     const SCATTER: &str = "ops::indexing::Scatter";
-    let x = m(1, &[3, 4]);
+    let x = seeded(1, &[3, 4]);
     let i = ints(&[2, 0, 2, -1], &[4]);
     let j = ints(&[1, 1, 3, 0], &[4]);
     let (i1, j1, i2, j2, i3) = (i.clone(), j.clone(), i.clone(), i.clone(), j.clone());
@@ -1291,43 +1324,43 @@ fn indexing_rows() -> Vec<Row> {
         })
         .derivatives(),
         // Dynamic slices are a gather and a scatter.
-        row(GATHER, "dynamic_slice", vec![m(1, &[3, 4])], |p| {
+        row(GATHER, "dynamic_slice", vec![seeded(1, &[3, 4])], |p| {
             lazulite::dynamic_slice(&p[0], &Array::scalar(1i32), &[0], &[2, 4])
         })
         .derivatives(),
         row(
             SCATTER,
             "dynamic_slice_update",
-            vec![m(1, &[3, 4]), m(2, &[2, 2])],
+            vec![seeded(1, &[3, 4]), seeded(2, &[2, 2])],
             |p| lazulite::dynamic_slice_update(&p[0], &p[1], &ints(&[1, 2], &[2]), &[0, 1]),
         )
         .derivatives(),
         row(
             SCATTER,
             "scatter assign",
-            vec![x.clone(), m(2, &[4])],
+            vec![x.clone(), seeded(2, &[4])],
             move |p| index_put(&p[0], &idx![&i4, &j4], &p[1]),
         )
         .derivatives(),
         row(
             SCATTER,
             "scatter add",
-            vec![x.clone(), m(3, &[4, 4])],
+            vec![x.clone(), seeded(3, &[4, 4])],
             move |p| at(&p[0], &idx![&i5]).add(&p[1]),
         )
         .derivatives(),
         row(
             "ops::view::SliceUpdate",
             "basic write",
-            vec![x, m(4, &[2])],
+            vec![x, seeded(4, &[2])],
             |p| index_put(&p[0], &idx![1, ..;-2], &p[1]),
         )
         .derivatives(),
     ];
-    let xs = m(5, &[2, 3, 4]);
+    let xs = seeded(5, &[2, 3, 4]);
     let is = ints(&[2, 0, -1, 1, 1, 0], &[2, 3]);
     let one = ints(&[1, 0, 1], &[3]);
-    let vs = m(6, &[2, 3]);
+    let vs = seeded(6, &[2, 3]);
     rows.extend([
         row(GATHER, "gather batched", vec![], |p| {
             index(&p[0], &idx![.., &p[1]])
@@ -1351,7 +1384,7 @@ fn indexing_rows() -> Vec<Row> {
             0,
         )
         .vmap(
-            vec![xs.clone(), one, m(7, &[3, 3])],
+            vec![xs.clone(), one, seeded(7, &[3, 3])],
             vec![Some(1), None, Some(1)],
             0,
         ),
@@ -1390,8 +1423,8 @@ fn product_and_extremum_scatter_rows() -> Vec<Row> {
         rows_index.clone(),
     );
     let (pi1, pj1, pi2, pj2) = (pairs_i.clone(), pairs_j.clone(), pairs_i, pairs_j);
-    let xs = m(21, &[2, 3, 4]);
-    let us = m(22, &[2, 2, 4]);
+    let xs = seeded(21, &[2, 3, 4]);
+    let us = seeded(22, &[2, 2, 4]);
     let twice_row_2 = ints(&[2, 2], &[2]);
     let (t1, t2, t3) = (twice_row_2.clone(), twice_row_2.clone(), twice_row_2);
     vec![
@@ -1441,7 +1474,7 @@ fn product_and_extremum_scatter_rows() -> Vec<Row> {
         row(
             SCATTER,
             "scatter minimum pairs",
-            vec![x, m(17, &[4])],
+            vec![x, seeded(17, &[4])],
             move |p| at(&p[0], &idx![&pi2, &pj2]).minimum(&p[1]),
         )
         .derivatives(),
@@ -1494,7 +1527,7 @@ fn product_and_extremum_scatter_rows() -> Vec<Row> {
             )?;
             Ok(d[0].clone())
         })
-        .vmap(vec![m(23, &[3, 4])], vec![Some(0)], 0),
+        .vmap(vec![seeded(23, &[3, 4])], vec![Some(0)], 0),
     ]
 }
 
@@ -1529,7 +1562,7 @@ fn random_rows() -> Vec<Row> {
         row(
             "ops::random::RandomBits",
             "uniform draw added",
-            vec![m(1, &[2, 3])],
+            vec![seeded(1, &[2, 3])],
             |p| {
                 lazulite::add(
                     &p[0],
@@ -1560,14 +1593,14 @@ fn linalg_rows() -> Vec<Row> {
         lazulite::multiply(lazulite::eye(n, None, 0, DType::Float64).unwrap(), n as f64).unwrap()
     };
     let well = |seed: u64, shape: &[usize]| -> Array {
-        lazulite::add(m(seed, shape), eye_times(shape[shape.len() - 1])).unwrap()
+        lazulite::add(seeded(seed, shape), eye_times(shape[shape.len() - 1])).unwrap()
     };
     let symmetric = |seed: u64, shape: &[usize]| -> Array {
-        let a = m(seed, shape);
+        let a = seeded(seed, shape);
         lazulite::add(&a, lazulite::swapaxes(&a, -1, -2).unwrap()).unwrap()
     };
     let spd = |seed: u64, n: usize| -> Array {
-        let a = m(seed, &[n, n]);
+        let a = seeded(seed, &[n, n]);
         lazulite::add(
             lazulite::matmul(&a, &lazulite::swapaxes(&a, -1, -2).unwrap()).unwrap(),
             eye_times(n),
@@ -1585,7 +1618,7 @@ fn linalg_rows() -> Vec<Row> {
         row(
             "ops::linalg::decompositions::Svd",
             "pinv",
-            vec![m(2, &[4, 3])],
+            vec![seeded(2, &[4, 3])],
             |p| linalg::pinv(&p[0]),
         )
         .derivatives(),
@@ -1606,14 +1639,14 @@ fn linalg_rows() -> Vec<Row> {
         row(
             "ops::linalg::decompositions::Solve",
             "solve",
-            vec![well(5, &[3, 3]), m(6, &[2, 3, 2])],
+            vec![well(5, &[3, 3]), seeded(6, &[2, 3, 2])],
             |p| linalg::solve(&p[0], &p[1]),
         )
         .derivatives(),
         row(
             "ops::linalg::decompositions::Solve",
             "solve vector",
-            vec![well(5, &[3, 3]), m(7, &[3])],
+            vec![well(5, &[3, 3]), seeded(7, &[3])],
             |p| linalg::solve(&p[0], &p[1]),
         )
         .derivatives(),
@@ -1623,7 +1656,7 @@ fn linalg_rows() -> Vec<Row> {
             row(
                 "ops::linalg::decompositions::SolveTriangular",
                 format!("solve_triangular upper={upper}"),
-                vec![well(5, &[3, 3]), m(6, &[2, 3, 2])],
+                vec![well(5, &[3, 3]), seeded(6, &[2, 3, 2])],
                 move |p| linalg::solve_triangular(&p[0], &p[1], upper),
             )
             .derivatives(),
@@ -1672,7 +1705,7 @@ fn linalg_rows() -> Vec<Row> {
             row(
                 "ops::linalg::decompositions::Svd",
                 format!("svd values {shape:?}"),
-                vec![m(10, &shape)],
+                vec![seeded(10, &shape)],
                 |p| Ok(linalg::svd(&p[0], false)?.remove(0)),
             )
             .derivatives(),
@@ -1680,7 +1713,7 @@ fn linalg_rows() -> Vec<Row> {
         let qr_row = row(
             "ops::linalg::decompositions::Qr",
             format!("qr {shape:?}"),
-            vec![m(11, &shape)],
+            vec![seeded(11, &shape)],
             |p| {
                 let (q, r) = linalg::qr(&p[0])?;
                 weighted_sum(&[q, r])
@@ -1696,7 +1729,7 @@ fn linalg_rows() -> Vec<Row> {
             row(
                 "ops::linalg::decompositions::Svd",
                 format!("norm nuc {shape:?}"),
-                vec![m(12, &shape)],
+                vec![seeded(12, &shape)],
                 |p| linalg::norm(&p[0], Some("nuc".into()), None, false),
             )
             .derivatives(),
@@ -1706,7 +1739,7 @@ fn linalg_rows() -> Vec<Row> {
         row(
             "ops::linalg::decompositions::Svd",
             "svd",
-            vec![m(13, &[4, 4])],
+            vec![seeded(13, &[4, 4])],
             |p| {
                 let parts = linalg::svd(&p[0], true)?;
                 // Singular vectors are defined up to a shared sign per pair: use u_i v_iᵀ.
@@ -1735,7 +1768,7 @@ fn linalg_rows() -> Vec<Row> {
             row(
                 "ops::reduce::Reduce",
                 format!("vector norm {ord:?}"),
-                vec![m(14, &[2, 5])],
+                vec![seeded(14, &[2, 5])],
                 move |p| linalg::norm(&p[0], ord.clone(), Some(&[-1]), false),
             )
             .derivatives(),
@@ -1745,7 +1778,7 @@ fn linalg_rows() -> Vec<Row> {
         row(
             "ops::binary::Binary",
             "cross",
-            vec![m(15, &[3, 2]), m(16, &[3, 2])],
+            vec![seeded(15, &[3, 2]), seeded(16, &[3, 2])],
             |p| linalg::cross(&p[0], &p[1], 0),
         )
         .derivatives(),
@@ -1804,7 +1837,7 @@ fn linalg_rows() -> Vec<Row> {
             0,
         ));
     }
-    let b = m(31, &[4, 3]);
+    let b = seeded(31, &[4, 3]);
     rows.extend([
         row(
             "ops::linalg::decompositions::Solve",
@@ -1833,7 +1866,7 @@ fn linalg_rows() -> Vec<Row> {
         )
         .no_rule(Transform::Vjp)
         .no_rule(Transform::Jvp)
-        .vmap(vec![m(9, &[4, 4, 3])], vec![Some(2)], 0),
+        .vmap(vec![seeded(9, &[4, 4, 3])], vec![Some(2)], 0),
     );
     rows
 }
@@ -1928,16 +1961,20 @@ fn spectral_rows() -> Vec<Row> {
             row(
                 CONV,
                 format!("convolve {mode}"),
-                vec![m(90, &[6]), m(91, &[3])],
+                vec![seeded(90, &[6]), seeded(91, &[3])],
                 move |x| lazulite::convolve(&x[0], &x[1], mode),
             )
             .derivatives()
-            .vmap(vec![m(92, &[2, 6]), m(91, &[3])], vec![Some(0), None], 0),
+            .vmap(
+                vec![seeded(92, &[2, 6]), seeded(91, &[3])],
+                vec![Some(0), None],
+                0,
+            ),
         );
     }
     // The transforms compute in complex64; their derivatives, linear in exact arithmetic,
     // are checked in fft.rs with perturbations too large for float32 rounding to matter.
-    let real = m(8, &[3, 4, 6]);
+    let real = seeded(8, &[3, 4, 6]);
     rows.extend([
         row("ops::fft::Fft", "rfft magnitude", vec![], |p| {
             lazulite::abs(&fft::rfft(&p[0], None, 0, FftNorm::Backward)?)
@@ -1957,7 +1994,7 @@ fn spectral_rows() -> Vec<Row> {
 }
 
 fn quantized_rows() -> Vec<Row> {
-    let w = m(1, &[6, 64]).astype(DType::Float32).unwrap();
+    let w = seeded(1, &[6, 64]).astype(DType::Float32).unwrap();
     let affine = Quantization::affine(32, 4);
     let (w_q, s, b) = lazulite::quantize(&w, affine, None).unwrap();
     let (s, b) = (
@@ -1967,9 +2004,9 @@ fn quantized_rows() -> Vec<Row> {
     let mut rows = vec![];
     for transpose in [true, false] {
         let x = if transpose {
-            m(2, &[3, 64])
+            seeded(2, &[3, 64])
         } else {
-            m(3, &[3, 6])
+            seeded(3, &[3, 6])
         };
         let packed = w_q.clone();
         rows.push(
@@ -2003,7 +2040,7 @@ fn quantized_rows() -> Vec<Row> {
     );
     // Batched over the rows of x, over stacks of packed matrices, and quantizing a stack.
     let group = Quantization::affine(64, 4);
-    let ws = m(4, &[3, 8, 64]).astype(DType::Float32).unwrap();
+    let ws = seeded(4, &[3, 8, 64]).astype(DType::Float32).unwrap();
     let (ws_q, ws_s, ws_b) = lazulite::quantize(&ws, group, None).unwrap();
     let ws_b = ws_b.unwrap();
     let first = lazulite::index(&ws, &idx![0]).unwrap();
@@ -2017,7 +2054,7 @@ fn quantized_rows() -> Vec<Row> {
             vec![],
             move |a| lazulite::quantized_matmul(&a[0], &w0_q, &w0_s, Some(&w0_b), true, group),
         )
-        .vmap(vec![m(8, &[2, 5, 64])], vec![Some(1)], 0),
+        .vmap(vec![seeded(8, &[2, 5, 64])], vec![Some(1)], 0),
         row(
             "ops::quantized::QuantizedMatmul",
             "quantized_matmul batched",
@@ -2025,12 +2062,17 @@ fn quantized_rows() -> Vec<Row> {
             move |a| lazulite::quantized_matmul(&a[0], &a[1], &a[2], Some(&a[3]), true, group),
         )
         .vmap(
-            vec![m(5, &[5, 64]), ws_q.clone(), ws_s.clone(), ws_b.clone()],
+            vec![
+                seeded(5, &[5, 64]),
+                ws_q.clone(),
+                ws_s.clone(),
+                ws_b.clone(),
+            ],
             vec![None, Some(0), Some(0), Some(0)],
             1,
         )
         .vmap(
-            vec![m(6, &[3, 2, 64]), ws_q.clone(), ws_s.clone(), ws_b],
+            vec![seeded(6, &[3, 2, 64]), ws_q.clone(), ws_s.clone(), ws_b],
             vec![Some(0), Some(0), Some(0), Some(0)],
             0,
         ),
@@ -2048,7 +2090,7 @@ fn quantized_rows() -> Vec<Row> {
             move |a| Ok(lazulite::quantize(&a[0], group, None)?.1),
         )
         .vmap(
-            vec![m(7, &[8, 64, 4]).astype(DType::Float32).unwrap()],
+            vec![seeded(7, &[8, 64, 4]).astype(DType::Float32).unwrap()],
             vec![Some(2)],
             0,
         ),
@@ -2060,9 +2102,9 @@ fn quantized_rows() -> Vec<Row> {
 /// matrix, stacks of packed matrices and their dequantization.
 fn quantized_fp_rows() -> Vec<Row> {
     use lazulite::QuantizationMode;
-    let w = m(31, &[8, 64]);
-    let x = m(32, &[3, 64]);
-    let xs = m(33, &[2, 8]);
+    let w = seeded(31, &[8, 64]);
+    let x = seeded(32, &[3, 64]);
+    let xs = seeded(33, &[2, 8]);
     let mut rows = vec![];
     for mode in [
         QuantizationMode::Mxfp4,
@@ -2092,7 +2134,7 @@ fn quantized_fp_rows() -> Vec<Row> {
             .derivatives()
             .vmap_own(vec![Some(0)], 0),
         );
-        let ws = m(34, &[4, 8, 64]).astype(DType::Float32).unwrap();
+        let ws = seeded(34, &[4, 8, 64]).astype(DType::Float32).unwrap();
         let (qs, ss, _) = lazulite::quantize(&ws, q, None).unwrap();
         let x32 = x.astype(DType::Float32).unwrap();
         rows.push(
@@ -2118,23 +2160,23 @@ fn quantized_fp_rows() -> Vec<Row> {
 }
 
 fn transform_rows() -> Vec<Row> {
-    let x = m(11, &[2, 3]);
-    let y = m(12, &[2, 3]);
+    let x = seeded(11, &[2, 3]);
+    let y = seeded(12, &[2, 3]);
     let sin_exp_tanh = |x: &[Array]| Ok(vec![(&x[0].sin()?.exp()? * &x[1]).tanh()?]);
-    let compiled = Arc::new(lazulite::compile(sin_exp_tanh));
-    let means = Arc::new(lazulite::compile_shapeless(|x: &[Array]| {
+    let compiled = lazulite::compile(sin_exp_tanh);
+    let means = lazulite::compile_shapeless(|x: &[Array]| {
         Ok(vec![lazulite::mean(
             &lazulite::multiply(&x[0], &x[1])?,
             -1,
             false,
         )?])
-    }));
-    let rows_of_means = Arc::new(lazulite::compile_shapeless(|x: &[Array]| {
+    });
+    let rows_of_means = lazulite::compile_shapeless(|x: &[Array]| {
         Ok(vec![lazulite::add(
             &x[0],
             &lazulite::mean(&x[1], 0, true)?,
         )?])
-    }));
+    });
     let with_rule = lazulite::custom_function(|x: &[Array]| Ok(vec![x[0].sin()?]))
         .vjp(|p, c, _| Ok(vec![lazulite::multiply(&c[0], &p[0].cos()?)?]))
         .jvp(|p, t| Ok(vec![lazulite::multiply(&t[0], &p[0].cos()?)?]));
@@ -2146,8 +2188,6 @@ fn transform_rows() -> Vec<Row> {
             1,
         )?])
     });
-    let (c1, c2, c3) = (compiled.clone(), means.clone(), rows_of_means.clone());
-    let (w1, n1) = (with_rule, without_rules);
     let checkpointed = lazulite::checkpoint(|x: &[Array]| {
         let h = lazulite::concatenate(&[x[0].sin()?, x[0].exp()?], 1)?;
         Ok(vec![lazulite::trace(
@@ -2158,8 +2198,8 @@ fn transform_rows() -> Vec<Row> {
             None,
         )?])
     });
-    let float32 = m(13, &[3, 8]).astype(DType::Float32).unwrap();
-    let weight = m(14, &[8]).astype(DType::Float32).unwrap();
+    let float32 = seeded(13, &[3, 8]).astype(DType::Float32).unwrap();
+    let weight = seeded(14, &[8]).astype(DType::Float32).unwrap();
     vec![
         // The leaves the transforms put in front of a function's inputs: every derivative
         // row walks through a tracer, every vmap row starts from stand-ins.
@@ -2180,7 +2220,7 @@ fn transform_rows() -> Vec<Row> {
             vec![],
             |p| p[0].exp(),
         )
-        .vmap(vec![m(15, &[4, 2])], vec![Some(1)], 0),
+        .vmap(vec![seeded(15, &[4, 2])], vec![Some(1)], 0),
         row(
             "transforms::compile::CompileInput",
             "compiled chain",
@@ -2200,30 +2240,34 @@ fn transform_rows() -> Vec<Row> {
             "transforms::compile::Fused",
             "compiled function",
             vec![x.clone(), y.clone()],
-            move |p| Ok(c1.call(p)?.remove(0)),
+            move |p| Ok(compiled.call(p)?.remove(0)),
         )
         .derivatives()
         .vmap_own(vec![Some(1), Some(-1)], 0)
-        .vmap(vec![m(16, &[4, 2, 3]), y.clone()], vec![Some(0), None], 1),
+        .vmap(
+            vec![seeded(16, &[4, 2, 3]), y.clone()],
+            vec![Some(0), None],
+            1,
+        ),
         // Shapeless traces divide means by a count read from the shape at run time...
         row(
             "ops::reduce::NumberOfElements",
             "shapeless mean",
             vec![x.clone(), y.clone()],
-            move |p| Ok(c2.call(p)?.remove(0)),
+            move |p| Ok(means.call(p)?.remove(0)),
         )
         .derivatives()
-        .vmap(vec![m(17, &[2, 3, 4]), y], vec![Some(2), None], 0),
+        .vmap(vec![seeded(17, &[2, 3, 4]), y], vec![Some(2), None], 0),
         // ...and broadcast against the other operands' shapes.
         row(
             "ops::view::BroadcastLike",
             "shapeless broadcast",
-            vec![x.clone(), m(18, &[4, 3])],
-            move |p| Ok(c3.call(p)?.remove(0)),
+            vec![x.clone(), seeded(18, &[4, 3])],
+            move |p| Ok(rows_of_means.call(p)?.remove(0)),
         )
         .derivatives()
         .vmap(
-            vec![m(19, &[2, 2, 3]), m(18, &[4, 3])],
+            vec![seeded(19, &[2, 2, 3]), seeded(18, &[4, 3])],
             vec![Some(0), None],
             0,
         ),
@@ -2231,22 +2275,22 @@ fn transform_rows() -> Vec<Row> {
             "transforms::custom::Custom",
             "custom function with rules",
             vec![x.clone()],
-            move |p| Ok(w1.call(p)?.remove(0)),
+            move |p| Ok(with_rule.call(p)?.remove(0)),
         )
         .derivatives()
-        .vmap(vec![m(20, &[3, 2])], vec![Some(-1)], 0),
+        .vmap(vec![seeded(20, &[3, 2])], vec![Some(-1)], 0),
         row(
             "transforms::custom::Custom",
             "custom function without rules",
-            vec![m(21, &[3, 2])],
-            move |p| Ok(n1.call(p)?.remove(0)),
+            vec![seeded(21, &[3, 2])],
+            move |p| Ok(without_rules.call(p)?.remove(0)),
         )
         .derivatives()
-        .vmap(vec![m(22, &[4, 3, 2])], vec![Some(0)], 1),
+        .vmap(vec![seeded(22, &[4, 3, 2])], vec![Some(0)], 1),
         row(
             "transforms::custom::Custom",
             "checkpoint",
-            vec![m(23, &[3, 4])],
+            vec![seeded(23, &[3, 4])],
             move |p| Ok(checkpointed(p)?.remove(0)),
         )
         .derivatives(),
@@ -2261,7 +2305,7 @@ fn transform_rows() -> Vec<Row> {
         row(
             "transforms::custom::Fused",
             "rope",
-            vec![m(26, &[1, 3, 4]).astype(DType::Float32).unwrap()],
+            vec![seeded(26, &[1, 3, 4]).astype(DType::Float32).unwrap()],
             |p| {
                 lazulite::fast::rope(
                     &p[0],
@@ -2285,12 +2329,12 @@ fn transform_rows() -> Vec<Row> {
         )
         .derivatives()
         .vmap(
-            vec![m(24, &[2, 3]), array(&[4.0, 5.0], &[2])],
+            vec![seeded(24, &[2, 3]), array(&[4.0, 5.0], &[2])],
             vec![Some(0), None],
             0,
         )
         .vmap(
-            vec![m(24, &[2, 3]), m(25, &[2, 2])],
+            vec![seeded(24, &[2, 3]), seeded(25, &[2, 2])],
             vec![Some(0), Some(1)],
             0,
         ),
@@ -2308,8 +2352,8 @@ fn source_rows() -> Vec<Row> {
             _ => unreachable!("an .npy file holds one array"),
         }
     };
-    let x = m(1, &[2, 3]);
-    let batch = m(2, &[4, 2, 3]);
+    let x = seeded(1, &[2, 3]);
+    let batch = seeded(2, &[4, 2, 3]);
     let (xb, y) = (
         uniform_array(50, &[5, 3, 4], 0.1, 0.9),
         uniform_array(51, &[3, 4], 0.1, 0.9),
@@ -2377,9 +2421,9 @@ fn source_rows() -> Vec<Row> {
 fn distributed_rows() -> Vec<Row> {
     let world = world();
     let (rank, size) = (world.rank() as i64, world.size() as i64);
-    let next = (rank + 1) % size.max(1);
-    let previous = (rank + size - 1) % size.max(1);
-    let x = m(1, &[4, 3]);
+    let next = (rank + 1) % size;
+    let previous = (rank + size - 1) % size;
+    let x = seeded(1, &[4, 3]);
     vec![
         row(
             "ops::distributed::AllReduce",
@@ -2401,14 +2445,16 @@ fn distributed_rows() -> Vec<Row> {
             "ops::distributed::SumScatter",
             "sum_scatter",
             vec![x.clone()],
+            // One copy per process: the first axis divides by the group's size.
             move |p| {
                 distributed::sum_scatter(
-                    &lazulite::concatenate(&vec![p[0].clone(); size.max(1) as usize], 0)?,
+                    &lazulite::concatenate(&vec![p[0].clone(); size as usize], 0)?,
                     None,
                 )
             },
         )
         .no_rule(Transform::Vjp)
+        .vmap(vec![seeded(2, &[4, 3, 2])], vec![Some(2)], 0)
         .needs_peers(),
         row(
             "ops::distributed::Send",
