@@ -18,11 +18,11 @@ echo "== Rust tests"
 cargo test --workspace
 
 if command -v mpirun >/dev/null 2>&1; then
-  echo "== Rust distributed tests under mpirun (2 and 4 processes)"
+  echo "== Rust distributed tests and the rule table (its collective rows) under mpirun (2 and 4 processes)"
   suite=$(cargo test -p lazulite --test suite --no-run --message-format=json 2>/dev/null \
     | sed -n 's/.*"executable":"\([^"]*suite-[^"]*\)".*/\1/p' | head -n 1)
   for n in 2 4; do
-    timeout 600 mpirun --oversubscribe -n "$n" "$suite" distributed:: --test-threads=1 --quiet
+    timeout 600 mpirun --oversubscribe -n "$n" "$suite" distributed:: rules:: --test-threads=1 --quiet
   done
   # The data-parallel example checks itself against one process (built by cargo test).
   timeout 600 mpirun --oversubscribe -n 4 target/debug/examples/distributed >/dev/null

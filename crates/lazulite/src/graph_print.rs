@@ -11,6 +11,8 @@ use std::sync::Arc;
 struct Printed {
     number: usize,
     name: String,
+    /// The primitive's Rust type; `None` for a leaf (a constant or a placeholder).
+    primitive_type: Option<&'static str>,
     params: String,
     valid: bool,
     runs: u64,
@@ -55,11 +57,13 @@ fn walk(outputs: &[&Array]) -> Vec<Printed> {
             None if node.placeholder => "variable".to_string(),
             None => "const".to_string(),
         };
+        let primitive_type = state.op.as_ref().map(|op| op.primitive.type_name());
         let spec = &node.outputs()[0];
         let number = printed.len() + 1;
         printed.push(Printed {
             number,
             name,
+            primitive_type,
             params,
             valid: state.data.is_some(),
             runs: state.runs,
@@ -159,6 +163,23 @@ pub fn evaluation_counts(outputs: &[&Array]) -> Vec<(String, u64)> {
     walk(outputs)
         .into_iter()
         .map(|p| (p.name, p.runs))
+        .collect()
+}
+
+/// The Rust type of each primitive in the graph behind `outputs`, in topological order
+/// (leaves, which have none, are left out). Printed names are shared by several types
+/// (`fused` is both a compiled chain and a fast kernel); these are not, which is what a
+/// test needs to check that a function records a given primitive.
+///
+/// ```
+/// let a = lazulite::Array::from_slice(&[1.0f32], &[1]).unwrap();
+/// let types = lazulite::primitive_types(&[&a.exp().unwrap()]);
+/// assert_eq!(types, vec!["lazulite::ops::unary::Unary"]);
+/// ```
+pub fn primitive_types(outputs: &[&Array]) -> Vec<&'static str> {
+    walk(outputs)
+        .into_iter()
+        .filter_map(|p| p.primitive_type)
         .collect()
 }
 

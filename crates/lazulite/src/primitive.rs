@@ -15,6 +15,13 @@ pub(crate) trait Primitive: Send + Sync + Any {
     /// The name printed in graphs and error messages (`"sin"`, `"add"`, `"sum"`).
     fn name(&self) -> &'static str;
 
+    /// The Rust type implementing this primitive (`"lazulite::ops::unary::Unary"`): several
+    /// types share printed names, so tests that check which primitives a function records
+    /// read this instead (see [`crate::primitive_types`]).
+    fn type_name(&self) -> &'static str {
+        std::any::type_name::<Self>()
+    }
+
     /// Parameters shown next to the name when printing graphs (e.g. `axes=[0]`).
     fn params(&self) -> String {
         String::new()

@@ -6,6 +6,7 @@ use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::dispatch;
 use crate::error::Result;
+use crate::ops::{zeros, zeros_like};
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 
 pub(crate) struct AsType(pub DType);
@@ -44,10 +45,18 @@ impl Primitive for AsType {
         cotangents: &[Array],
         _: &[usize],
     ) -> Result<Vec<Array>> {
+        // A cast to an integer or bool dtype is piecewise constant: its derivative is zero
+        // (casting the cotangent instead would truncate it, keeping its integer part).
+        if !self.0.is_inexact() {
+            return Ok(vec![zeros_like(&inputs[0])?]);
+        }
         Ok(vec![astype(&cotangents[0], inputs[0].dtype())?])
     }
 
-    fn jvp(&self, _: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+    fn jvp(&self, inputs: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
+        if !self.0.is_inexact() {
+            return Ok(vec![zeros(inputs[0].shape(), self.0)?]);
+        }
         Ok(vec![astype(&tangents[0], self.0)?])
     }
 

@@ -1,9 +1,7 @@
 //! `logical_xor`, `matrix_transpose`, `minmax`, `depends` and `get_array_buffer_size`:
-//! values against NumPy's definitions, strided inputs, errors, and `depends`' rules.
+//! values against NumPy's definitions, strided inputs and errors (`depends`' rules are in
+//! the rule table, `rules.rs`).
 
-use crate::common;
-
-use common::{check_derivatives, check_vmap};
 use lazulite::{
     depends, get_array_buffer_size, logical_xor, matrix_transpose, max, min, minmax, Array, Axes,
     DType, ErrorKind,
@@ -90,35 +88,6 @@ fn depends_passes_inputs_through_after_its_dependencies() {
     assert!(side.is_evaluated());
     let err = depends(&[], &[a]).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Value);
-}
-
-#[test]
-fn depends_rules() {
-    let x = Array::from_slice(&[0.5f64, -1.0, 2.0], &[3]).unwrap();
-    let d = Array::from_slice(&[4.0f64, 5.0], &[2]).unwrap();
-    let f = |p: &[Array]| {
-        let out = depends(&[lazulite::sin(&p[0])?], &[lazulite::exp(&p[1])?])?;
-        lazulite::multiply(&out[0], &p[0])
-    };
-    check_derivatives("depends", &f, &[x, d.clone()]);
-    let batch = lazulite::reshape(
-        &lazulite::arange(0.0, 6.0, 1.0, DType::Float64).unwrap(),
-        &[2, 3],
-    )
-    .unwrap();
-    check_vmap(
-        "depends",
-        &f,
-        &[batch.clone(), d.clone()],
-        vec![Some(0), None],
-        0,
-    );
-    let d_batch = lazulite::reshape(
-        &lazulite::arange(1.0, 5.0, 1.0, DType::Float64).unwrap(),
-        &[2, 2],
-    )
-    .unwrap();
-    check_vmap("depends", &f, &[batch, d_batch], vec![Some(0), Some(1)], 0);
 }
 
 #[test]

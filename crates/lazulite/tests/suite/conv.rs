@@ -1,13 +1,14 @@
 //! Convolutions: values against a direct NumPy loop (fixtures/conv.json, written by
-//! tools/fixtures/conv.py), every dtype and input layout, derivatives of both operands
-//! against float64 central differences, vmap against a loop, and MLX's errors.
+//! tools/fixtures/conv.py), every dtype and input layout, and MLX's errors. The
+//! derivative and batching rules are checked in the rule table (`rules.rs`) on
+//! [`configurations`].
 
 use crate::common;
 
-use common::{array, array_from_json, assert_matches, check_derivatives, check_vmap, uniform};
+use common::{array, array_from_json, assert_matches, uniform};
 use lazulite::{
     conv1d, conv2d, conv3d, conv_general, conv_transpose1d, conv_transpose2d, conv_transpose3d,
-    flip, grad, ones, slice, sum, transpose, Array, Axes, ConvGeneral, DType, ErrorKind,
+    flip, ones, slice, transpose, Array, ConvGeneral, DType, ErrorKind,
 };
 use serde_json::Value;
 
@@ -414,7 +415,7 @@ fn errors_match_mlx_and_leave_inputs_intact() {
 }
 
 /// Random float64 operands of the given shapes.
-fn operands(x_shape: &[usize], w_shape: &[usize], seed: u64) -> Vec<Array> {
+pub(crate) fn operands(x_shape: &[usize], w_shape: &[usize], seed: u64) -> Vec<Array> {
     let size = |s: &[usize]| s.iter().product::<usize>();
     vec![
         array(&uniform(seed, size(x_shape), -1.0, 1.0), x_shape),
@@ -422,8 +423,9 @@ fn operands(x_shape: &[usize], w_shape: &[usize], seed: u64) -> Vec<Array> {
     ]
 }
 
-/// Parameter sets covering every option, with operand shapes.
-fn configurations() -> Vec<(&'static str, Vec<usize>, Vec<usize>, ConvGeneral)> {
+/// Parameter sets covering every option, with operand shapes (their transform rules are
+/// checked in the rule table, `rules.rs`).
+pub(crate) fn configurations() -> Vec<(&'static str, Vec<usize>, Vec<usize>, ConvGeneral)> {
     let p = |stride: &[i64], lo: &[i64], hi: &[i64], kd: &[i64], id: &[i64], groups, flip| {
         ConvGeneral {
             stride: stride.to_vec(),
@@ -505,75 +507,4 @@ fn configurations() -> Vec<(&'static str, Vec<usize>, Vec<usize>, ConvGeneral)> 
             ),
         ),
     ]
-}
-
-#[test]
-fn derivatives_of_both_operands_match_finite_differences() {
-    for (i, (name, xs, ws, params)) in configurations().into_iter().enumerate() {
-        let f = move |a: &[Array]| conv_general(&a[0], &a[1], &params);
-        check_derivatives(name, &f, &operands(&xs, &ws, 10 * i as u64));
-    }
-    let t = |a: &[Array]| conv_transpose2d(&a[0], &a[1], [2, 1], [1, 0], [1, 2], [1, 0], 1);
-    check_derivatives(
-        "conv_transpose2d",
-        &t,
-        &operands(&[2, 3, 4, 2], &[3, 3, 2, 2], 99),
-    );
-    let t = |a: &[Array]| conv_transpose1d(&a[0], &a[1], 2, 1, 1, 1, 2);
-    check_derivatives(
-        "conv_transpose1d groups",
-        &t,
-        &operands(&[1, 4, 4], &[2, 3, 2], 98),
-    );
-}
-
-#[test]
-fn second_derivatives_are_convolutions_too() {
-    // d/dx of <grad_w sum(conv(x, w)^2), v>: differentiates the weight cotangent rule.
-    let params = ConvGeneral {
-        stride: vec![2],
-        padding_lo: vec![1],
-        padding_hi: vec![0],
-        groups: 2,
-        ..ConvGeneral::default()
-    };
-    let f = move |a: &[Array]| {
-        let p = params.clone();
-        let g = grad(move |w: &Array| {
-            let y = conv_general(&a[0], w, &p)?;
-            sum(&(&y * &y), Axes::All, false)
-        })(&a[1])?;
-        Ok(&g * &a[1])
-    };
-    check_derivatives("grad of grad", &f, &operands(&[2, 7, 4], &[4, 3, 2], 5));
-}
-
-#[test]
-fn vmap_matches_a_loop() {
-    for (i, (name, xs, ws, params)) in configurations().into_iter().enumerate() {
-        let p = params.clone();
-        let f = move |a: &[Array]| conv_general(&a[0], &a[1], &p);
-        let nd = xs.len() as i32;
-        let mut xb = xs.clone();
-        xb.insert(1, 3);
-        let mut wb = ws.clone();
-        wb.push(3);
-        let batched = operands(&xb, &wb, 7 + i as u64);
-        let plain = operands(&xs, &ws, 7 + i as u64);
-        check_vmap(
-            name,
-            &f,
-            &[batched[0].clone(), plain[1].clone()],
-            vec![Some(1), None],
-            0,
-        );
-        check_vmap(
-            name,
-            &f,
-            &[plain[0].clone(), batched[1].clone()],
-            vec![None, Some(nd)],
-            1,
-        );
-        check_vmap(name, &f, &batched, vec![Some(1), Some(nd)], -1);
-    }
 }

@@ -295,22 +295,6 @@ fn vmap_equals_a_loop() {
 }
 
 #[test]
-fn derivatives_are_not_implemented_as_in_mlx() {
-    let a = common::array(&[2.0, 1.0, 0.0, 3.0], &[2, 2]);
-    let values = |p: &[Array]| Ok(vec![lazulite::real(&linalg::eigvals(&p[0])?)?]);
-    let err = lazulite::vjp(
-        values,
-        std::slice::from_ref(&a),
-        &[common::array(&[1.0, 1.0], &[2])],
-    )
-    .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::NotImplemented);
-    let err =
-        lazulite::jvp(values, std::slice::from_ref(&a), std::slice::from_ref(&a)).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::NotImplemented);
-}
-
-#[test]
 fn rejects_what_mlx_rejects() {
     let check = |a: Array, kind: ErrorKind, text: &str| {
         for result in [linalg::eig(&a).map(|p| p.0), linalg::eigvals(&a)] {

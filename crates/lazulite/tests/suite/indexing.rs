@@ -1,10 +1,11 @@
 //! Indexing: NumPy fixtures for reads, writes and `.at` adds over many index expressions
 //! (tools/fixtures/indexing.py), views of views, bounds errors for every entry point
 //! (the input stays intact), masks, take/take_along_axis/put_along_axis, nonzero,
-//! argwhere, unique, gradients (finite differences), vmap (a loop) and the guide examples.
+//! argwhere, unique and the guide examples. The gather and scatter rules are checked in the
+//! rule table (`rules.rs`).
 
 use crate::common;
-use common::{array, check_derivatives, check_vmap, uniform, Fun};
+use common::{array, uniform};
 
 use common::{array_from_json, assert_matches, load_fixture};
 use lazulite::{
@@ -325,116 +326,6 @@ fn take_and_along_axis_match_numpy_by_hand() {
     assert!(take_along_axis(&a, &flat, Some(1)).is_err());
 }
 
-// Gradient and vmap helpers (as in transforms.rs).
-
-#[test]
-fn gather_and_scatter_derivatives_match_finite_differences() {
-    let x = array(&uniform(1, 12, -1.0, 1.0), &[3, 4]);
-    let i = Array::from_slice(&[2i32, 0, 2, -1], &[4]).unwrap();
-    let j = Array::from_slice(&[1i32, 1, 3, 0], &[4]).unwrap();
-    let cases: Vec<(&str, Box<Fun<'_>>, Vec<Array>)> = vec![
-        (
-            "gather rows",
-            Box::new(|p: &[Array]| index(&p[0], &idx![&i.clone()])),
-            vec![x.clone()],
-        ),
-        (
-            "gather pairs",
-            Box::new(|p: &[Array]| index(&p[0], &idx![&i.clone(), &j.clone()])),
-            vec![x.clone()],
-        ),
-        (
-            "gather sep",
-            Box::new(|p: &[Array]| index(&p[0], &idx![&i.clone(), 1..;2])),
-            vec![x.clone()],
-        ),
-        (
-            "take",
-            Box::new(|p: &[Array]| take(&p[0], &j.clone(), Some(1))),
-            vec![x.clone()],
-        ),
-        (
-            "mask",
-            Box::new(|p: &[Array]| index(&p[0], &idx![&lazulite::greater(&p[0], 0.0)?])),
-            vec![x.clone()],
-        ),
-        (
-            "scatter assign",
-            Box::new(|p: &[Array]| index_put(&p[0], &idx![&i.clone(), &j.clone()], &p[1])),
-            vec![x.clone(), array(&uniform(2, 4, -1.0, 1.0), &[4])],
-        ),
-        (
-            "scatter add",
-            Box::new(|p: &[Array]| at(&p[0], &idx![&i.clone()]).add(&p[1])),
-            vec![x.clone(), array(&uniform(3, 16, -1.0, 1.0), &[4, 4])],
-        ),
-        (
-            "basic write",
-            Box::new(|p: &[Array]| index_put(&p[0], &idx![1, ..;-2], &p[1])),
-            vec![x.clone(), array(&uniform(4, 2, -1.0, 1.0), &[2])],
-        ),
-    ];
-    for (name, f, inputs) in &cases {
-        check_derivatives(name, f.as_ref(), inputs);
-    }
-}
-
-#[test]
-fn gather_and_scatter_vmap_match_a_loop() {
-    let xs = array(&uniform(5, 24, -1.0, 1.0), &[2, 3, 4]);
-    let is = Array::from_slice(&[2i32, 0, -1, 1, 1, 0], &[2, 3]).unwrap();
-    let i = Array::from_slice(&[1i32, 0, 1], &[3]).unwrap();
-    let vs = array(&uniform(6, 6, -1.0, 1.0), &[2, 3]);
-    let f_gather: Box<Fun<'_>> = Box::new(|p: &[Array]| index(&p[0], &idx![.., &p[1]]));
-    check_vmap(
-        "gather both",
-        f_gather.as_ref(),
-        &[xs.clone(), is.clone()],
-        vec![Some(0), Some(0)],
-        0,
-    );
-    check_vmap(
-        "gather data",
-        f_gather.as_ref(),
-        &[xs.clone(), i.clone()],
-        vec![Some(2), None],
-        1,
-    );
-    let f_rows: Box<Fun<'_>> = Box::new(|p: &[Array]| index(&p[0], &idx![&p[1]]));
-    let is01 = Array::from_slice(&[1i32, 0, -1, 0, 1, 1], &[2, 3]).unwrap();
-    check_vmap(
-        "gather idx",
-        f_rows.as_ref(),
-        &[xs.clone(), is01],
-        vec![None, Some(0)],
-        0,
-    );
-    let f_put: Box<Fun<'_>> = Box::new(|p: &[Array]| index_put(&p[0], &idx![&p[1], 2], &p[2]));
-    check_vmap(
-        "scatter all",
-        f_put.as_ref(),
-        &[xs.clone(), is.clone(), vs.clone()],
-        vec![Some(0), Some(0), Some(0)],
-        0,
-    );
-    let vs3 = array(&uniform(7, 9, -1.0, 1.0), &[3, 3]);
-    check_vmap(
-        "scatter data",
-        f_put.as_ref(),
-        &[xs.clone(), i.clone(), vs3],
-        vec![Some(1), None, Some(1)],
-        0,
-    );
-    let f_add: Box<Fun<'_>> = Box::new(|p: &[Array]| at(&p[0], &idx![.., &p[1]]).add(1.0));
-    check_vmap(
-        "scatter idx",
-        f_add.as_ref(),
-        &[xs.clone(), is.clone()],
-        vec![None, Some(0)],
-        0,
-    );
-}
-
 #[test]
 fn mask_reads_under_vmap_give_a_clear_error() {
     let xs = array(&uniform(5, 6, -1.0, 1.0), &[2, 3]);
@@ -662,14 +553,6 @@ fn dynamic_slice_and_update() {
     ] {
         assert!(bad.is_some());
     }
-    // Derivatives flow through both (gather and scatter).
-    let x = array(&uniform(1, 12, -1.0, 1.0), &[3, 4]);
-    let v = array(&uniform(2, 4, -1.0, 1.0), &[2, 2]);
-    let one = Array::scalar(1i32);
-    let slice_f = |x: &[Array]| dynamic_slice(&x[0], &one, &[0], &[2, 4]);
-    check_derivatives("dynamic_slice", &slice_f, std::slice::from_ref(&x));
-    let update_f = |x: &[Array]| dynamic_slice_update(&x[0], &x[1], &start, &[0, 1]);
-    check_derivatives("dynamic_slice_update", &update_f, &[x, v]);
 }
 
 /// Every entry point, with index arrays computed lazily (so the kernel finds them out of

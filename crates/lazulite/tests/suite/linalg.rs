@@ -796,34 +796,3 @@ fn segmented_and_block_masked_products_equal_loops() {
         }
     }
 }
-
-/// Repeated subscripts take diagonals through a strided view: its derivative puts the
-/// cotangent back on the diagonals, its batching adds a leading axis to the view.
-#[test]
-fn einsum_diagonals_differentiate_and_batch() {
-    use common::{array, check_derivatives, check_vmap, uniform};
-    let cases: Vec<(&str, Vec<usize>)> = vec![
-        ("ii->i", vec![3, 3]),
-        ("ii", vec![4, 4]),
-        ("iij->ij", vec![3, 3, 2]),
-        ("ijij->ij", vec![2, 3, 2, 3]),
-        ("jii->ji", vec![2, 3, 3]),
-        ("iji->j", vec![3, 2, 3]),
-    ];
-    for (k, (subscripts, shape)) in cases.into_iter().enumerate() {
-        let n = shape.iter().product();
-        let x = array(&uniform(70 + k as u64, n, -1.0, 1.0), &shape);
-        let f = move |p: &[lazulite::Array]| lazulite::einsum(subscripts, &[&p[0]]);
-        check_derivatives(subscripts, &f, std::slice::from_ref(&x));
-        let batched = array(
-            &uniform(90 + k as u64, 2 * n, -1.0, 1.0),
-            &[&[2], &shape[..]].concat(),
-        );
-        check_vmap(subscripts, &f, &[batched], vec![Some(0)], 0);
-        let last = array(
-            &uniform(110 + k as u64, 2 * n, -1.0, 1.0),
-            &[&shape[..], &[2]].concat(),
-        );
-        check_vmap(subscripts, &f, &[last], vec![Some(-1)], 0);
-    }
-}

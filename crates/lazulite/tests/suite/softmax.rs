@@ -1,11 +1,11 @@
 //! The `Softmax` and `LogSumExp` primitives: values against NumPy (tests/fixtures/softmax.json, written by
 //! tools/fixtures/softmax.py) and against a float64 loop for strided layouts and sizes
-//! above the thread threshold; derivatives against finite differences; vmap against a
-//! loop.
+//! above the thread threshold. Their derivative and batching rules are checked in the
+//! rule table (`rules.rs`).
 
 use crate::common;
 
-use common::{array, array_from_json, assert_matches, check_derivatives, check_vmap, uniform};
+use common::{array, array_from_json, assert_matches, uniform};
 use lazulite::{Array, DType, ErrorKind};
 
 /// Softmax along `axis` of row-major `values` of `shape`, in float64.
@@ -186,48 +186,6 @@ fn invalid_axis_is_an_axis_error() {
     assert_eq!(a.to_vec::<f32>().unwrap(), before);
 }
 
-#[test]
-fn derivatives_match_finite_differences() {
-    let x = array(&uniform(8, 3 * 4 * 5, -2.0, 2.0), &[3, 4, 5]);
-    let transposed = lazulite::transpose(&x, &[1, 2, 0]).unwrap();
-    for (layout, input) in [("contiguous", x), ("transposed", transposed)] {
-        for axis in [0, 1, -1] {
-            let f = move |p: &[Array]| lazulite::softmax(&p[0], axis, false);
-            let name = format!("softmax {layout} axis {axis}");
-            check_derivatives(&name, &f, std::slice::from_ref(&input));
-        }
-    }
-}
-
-#[test]
-fn second_derivative_matches_finite_differences() {
-    // The vjp rule is made of differentiable ops, so it differentiates again.
-    let x = array(&uniform(9, 12, -2.0, 2.0), &[3, 4]);
-    let w = array(&uniform(10, 12, -1.0, 1.0), &[3, 4]);
-    let f = move |p: &[Array]| {
-        let (_, g) = lazulite::vjp(
-            |q| Ok(vec![lazulite::softmax(&q[0], -1, false)?]),
-            p,
-            std::slice::from_ref(&w),
-        )?;
-        Ok(g[0].clone())
-    };
-    check_derivatives("softmax vjp", &f, &[x]);
-}
-
-#[test]
-fn vmap_matches_a_loop() {
-    let x = array(&uniform(11, 3 * 4 * 5, -3.0, 3.0), &[3, 4, 5]);
-    for in_axis in [0, 1, -1] {
-        for axis in [0, -1] {
-            let f = move |p: &[Array]| lazulite::softmax(&p[0], axis, false);
-            let name = format!("softmax axis {axis} batched along {in_axis}");
-            check_vmap(&name, &f, std::slice::from_ref(&x), vec![Some(in_axis)], 0);
-            check_vmap(&name, &f, std::slice::from_ref(&x), vec![Some(in_axis)], -1);
-        }
-    }
-}
-
 /// Logsumexp along `axis` of row-major `values` of `shape`, in float64, one value per row
 /// in the row-major order of the other dimensions.
 fn logsumexp_reference(values: &[f64], shape: &[usize], axis: usize) -> Vec<f64> {
@@ -335,20 +293,5 @@ fn logsumexp_special_rows() {
         assert_eq!(got[1], -inf);
         assert!(got[4].is_nan());
         assert_eq!(got[5], inf);
-    }
-}
-
-#[test]
-fn logsumexp_derivatives_and_vmap() {
-    let x = array(&uniform(12, 3 * 4 * 5, -2.0, 2.0), &[3, 4, 5]);
-    for axis in [0, 1, -1] {
-        for keepdims in [false, true] {
-            let f = move |p: &[Array]| lazulite::logsumexp(&p[0], axis, keepdims);
-            let name = format!("logsumexp axis {axis} keepdims={keepdims}");
-            check_derivatives(&name, &f, std::slice::from_ref(&x));
-            for in_axis in [0, -1] {
-                check_vmap(&name, &f, std::slice::from_ref(&x), vec![Some(in_axis)], 0);
-            }
-        }
     }
 }
