@@ -260,4 +260,30 @@ def cases(mx):
         [((a(_f32(r, 3, 8)), a(np.float32(0.75))), {})],
         [((a(_f32(r, 3, 8)), a(np.float32(-1.25))), {})],
     )
+
+    # Mixture-of-experts products (dense and 4-bit), a block-masked product, an
+    # assignment through a boolean mask and an explicit dependency.
+    r = _rng(15)
+    experts = a(_f32(r, 3, 8, 16) * 0.3)
+    packed, scales, biases = mx.quantize(a(_f32(r, 3, 16, 64) * 0.3), group_size=32, bits=4)
+    lhs_mask = a(np.array([[True, False]]))
+    rhs_mask = a(np.array([[True], [True]]))
+    picks = a(np.array([True, False, True, True, False, False, True, False, True, False]))
+
+    def moe(x, wide, route, m1, m2, target, v):
+        dense = mx.gather_mm(x, experts, None, route)
+        quantized = mx.gather_qmm(wide, packed, scales, biases, None, route, transpose=True,
+                                  group_size=32, bits=4)
+        masked = mx.block_masked_mm(m1, m2, 32, None, lhs_mask, rhs_mask)
+        z = target + 0
+        z[picks] = v
+        [waited] = mx.depends([dense * 2], [quantized])
+        return dense, quantized, masked, z, waited
+
+    def moe_inputs(r):
+        route = a(r.integers(0, 3, size=4).astype(np.uint32))
+        return ((a(_f32(r, 4, 1, 8)), a(_f32(r, 4, 1, 64)), route, a(_f32(r, 32, 64)),
+                 a(_f32(r, 64, 32)), a(_f32(r, 10)), a(_f32(r, 5))), {})
+
+    out["experts"] = (moe, [moe_inputs(r)], [moe_inputs(r)])
     return out

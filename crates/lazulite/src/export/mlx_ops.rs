@@ -24,6 +24,25 @@ fn scaled_by_scalar(y: Array, weight: &Array) -> Result<Array> {
     }
 }
 
+/// MLX's `MaskedScatter`: for each index of `target`'s first axis, the true positions of
+/// that row of `mask` take the row's `values` (flattened) in order.
+fn batched_masked_scatter(target: &Array, mask: &Array, values: &Array) -> Result<Array> {
+    let rows = target.shape().first().copied().unwrap_or(1) as i64;
+    if values.size() == 0 {
+        return Ok(target.clone());
+    }
+    let flat_mask = reshape(mask, &[rows, -1])?;
+    let ordinal = subtract(
+        &cumsum(&flat_mask, Some(1), false, true, Some(DType::Int32))?,
+        Array::scalar(1i32),
+    )?;
+    // False positions read the row's first value, then are masked out.
+    let ordinal = where_(&flat_mask, &ordinal, Array::scalar(0i32))?;
+    let flat_values = astype(&reshape(values, &[rows, -1])?, target.dtype())?;
+    let taken = take_along_axis(&flat_values, &ordinal, Some(1))?;
+    where_(mask, &reshape(&taken, &dims(target.shape()))?, target)
+}
+
 /// Records one MLX primitive: its inputs, its decoded state and its recorded outputs.
 pub(crate) type Interpret = fn(&[Array], &State, &[OutputSpec]) -> Result<Vec<Array>>;
 
@@ -454,6 +473,73 @@ fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
                 s.bool(3)?,
                 q,
             )?)
+        }),
+        // State: the two "indices are sorted" hints. Inputs: a, b and both index arrays
+        // (MLX fills a missing one with an arange).
+        ("GatherMM", &[B, B], |x, s, _| {
+            let [a, b, lhs, rhs] = x else {
+                return Err(s.mismatch());
+            };
+            one(gather_mm(a, b, Some(lhs), Some(rhs))?)
+        }),
+        // State: group size, bits, mode, transpose and the two sorted hints. Inputs: x, the
+        // packed w, scales, biases (affine mode only), then both index arrays.
+        ("GatherQMM", &[I, I, I, B, B, B], |x, s, _| {
+            let mode = quantization_mode(s, 2)?;
+            let q = Quantization {
+                mode,
+                group_size: s.int(0)?,
+                bits: s.int(1)?,
+            };
+            let affine = mode == QuantizationMode::Affine;
+            let (biases, lhs, rhs) = match x {
+                [_, _, _, b, l, r] if affine => (Some(b), l, r),
+                [_, _, _, l, r] if !affine => (None, l, r),
+                _ => return Err(s.mismatch()),
+            };
+            let (w, scales) = (&x[1], &x[2]);
+            let transpose = s.bool(3)?;
+            one(gather_qmm(
+                &x[0],
+                w,
+                scales,
+                biases,
+                Some(lhs),
+                Some(rhs),
+                transpose,
+                q,
+            )?)
+        }),
+        // State: the block size. Inputs: a, b, then the output mask if any, then the two
+        // operand masks if any.
+        ("BlockMaskedMM", &[I], |x, s, _| {
+            let (out_mask, lhs_mask, rhs_mask) = match x.len() {
+                3 => (Some(&x[2]), None, None),
+                4 => (None, Some(&x[2]), Some(&x[3])),
+                5 => (Some(&x[2]), Some(&x[3]), Some(&x[4])),
+                _ => return Err(s.mismatch()),
+            };
+            one(block_masked_mm(
+                &x[0],
+                &x[1],
+                s.int(0)?,
+                out_mask,
+                lhs_mask,
+                rhs_mask,
+            )?)
+        }),
+        // Inputs: the target, a mask of its shape and the values, all with a leading batch
+        // axis; each batch row's true positions take that row's values in order.
+        ("MaskedScatter", &[], |x, s, _| {
+            let [target, mask, values] = x else {
+                return Err(s.mismatch());
+            };
+            one(batched_masked_scatter(target, mask, values)?)
+        }),
+        // Inputs: the arrays passed through, then those they wait for.
+        ("Depends", &[], |x, _, out| {
+            let (passed, waited) = x.split_at(out.len().min(x.len()));
+            depends(passed, waited)
         }),
         ("Quantize", &[N, I, I, I, B], |x, s, out| {
             // State: group size, bits, mode, whether it dequantizes.

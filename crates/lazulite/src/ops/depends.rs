@@ -5,7 +5,7 @@ use super::zeros_like;
 use crate::array::Array;
 use crate::backend::Tensor;
 use crate::error::{Error, Result};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{Export, MlxNode, OutputSpec, Primitive};
 
 /// Passes its first `passed` inputs through; the remaining inputs are the dependencies,
 /// evaluated before it but not read.
@@ -20,6 +20,10 @@ impl Primitive for Depends {
 
     fn eval(&self, inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
         Ok(inputs.into_iter().take(self.passed).collect())
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        MlxNode::single("Depends", vec![], inputs, outputs)
     }
 
     fn vjp(

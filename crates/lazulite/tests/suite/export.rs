@@ -91,6 +91,7 @@ fn mlx_files_run_with_mlx_outputs() {
         "spectra",
         "factorizations",
         "searches",
+        "experts",
         // Shapeless files, called at other sizes than they were exported at.
         "shapeless_mlp",
         "shapeless_attention",

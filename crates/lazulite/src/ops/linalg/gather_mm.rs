@@ -15,7 +15,7 @@ use crate::ops::cast::astype;
 use crate::ops::creation::{arange, zeros};
 use crate::ops::indexing::{scatter, ScatterMode};
 use crate::ops::shape::{broadcast_arrays, expand_dims, squeeze, swapaxes};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{checked_size, shape_text};
 
 /// `out[i] = a[lhs[i]] @ b[rhs[i]]` over the positions `i` of the (equal-shaped) uint32
@@ -26,6 +26,12 @@ pub(crate) struct GatherMm;
 impl Primitive for GatherMm {
     fn name(&self) -> &'static str {
         "gather_mm"
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        // State: whether the left and right indices are sorted (a speed hint).
+        let unsorted = vec![MlxState::Bool(false), MlxState::Bool(false)];
+        MlxNode::single("GatherMM", unsorted, inputs, outputs)
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
