@@ -168,11 +168,16 @@ fn one(a: Array) -> Result<Vec<Array>> {
     Ok(vec![a])
 }
 
-/// The quantization mode stored at state field `i` (MLX's enumeration order).
-fn quantization_mode(s: &State<'_>, i: usize) -> Result<QuantizationMode> {
-    let index = s.int(i)?;
-    QuantizationMode::from_index(index)
-        .ok_or_else(|| s.unsupported(format!("quantization mode {index}")))
+/// The quantization of a state that starts with group size, bits and mode.
+fn quantization(s: &State<'_>) -> Result<Quantization> {
+    let index = s.int(2)?;
+    let mode = QuantizationMode::from_index(index)
+        .ok_or_else(|| s.unsupported(format!("quantization mode {index}")))?;
+    Ok(Quantization {
+        mode,
+        group_size: s.int(0)?,
+        bits: s.int(1)?,
+    })
 }
 
 macro_rules! unary {
@@ -454,13 +459,8 @@ fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
             one(crate::random::bits(&s.sizes(0)?, width, Some(&x[0]))?)
         }),
         ("QuantizedMatmul", &[I, I, I, B], |x, s, _| {
-            let mode = quantization_mode(s, 2)?;
-            let q = Quantization {
-                mode,
-                group_size: s.int(0)?,
-                bits: s.int(1)?,
-            };
-            let biases = match (mode, x.len()) {
+            let q = quantization(s)?;
+            let biases = match (q.mode, x.len()) {
                 (QuantizationMode::Affine, 4) => Some(&x[3]),
                 (QuantizationMode::Affine, _) => return Err(s.unsupported("no biases")),
                 _ => None,
@@ -485,13 +485,8 @@ fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
         // State: group size, bits, mode, transpose and the two sorted hints. Inputs: x, the
         // packed w, scales, biases (affine mode only), then both index arrays.
         ("GatherQMM", &[I, I, I, B, B, B], |x, s, _| {
-            let mode = quantization_mode(s, 2)?;
-            let q = Quantization {
-                mode,
-                group_size: s.int(0)?,
-                bits: s.int(1)?,
-            };
-            let affine = mode == QuantizationMode::Affine;
+            let q = quantization(s)?;
+            let affine = q.mode == QuantizationMode::Affine;
             let (biases, lhs, rhs) = match x {
                 [_, _, _, b, l, r] if affine => (Some(b), l, r),
                 [_, _, _, l, r] if !affine => (None, l, r),
@@ -543,13 +538,8 @@ fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
         }),
         ("Quantize", &[N, I, I, I, B], |x, s, out| {
             // State: group size, bits, mode, whether it dequantizes.
-            let mode = quantization_mode(s, 2)?;
-            let q = Quantization {
-                mode,
-                group_size: s.int(0)?,
-                bits: s.int(1)?,
-            };
-            let affine = mode == QuantizationMode::Affine;
+            let q = quantization(s)?;
+            let affine = q.mode == QuantizationMode::Affine;
             if s.bool(3)? {
                 if affine && x.len() != 3 {
                     return Err(s.unsupported("no biases"));
