@@ -37,7 +37,6 @@ mod io;
 mod ops;
 mod primitive;
 mod print;
-pub mod random;
 mod raw;
 mod transforms;
 
@@ -86,7 +85,7 @@ pub use io::{
 // The ops: functions and their argument types at the root, as in `mlx.core`, and MLX's
 // namespaces as modules. `ops/mod.rs` lists them; the op families themselves are private.
 pub use ops::*;
-pub use ops::{distributed, fast, fft, linalg};
+pub use ops::{distributed, fast, fft, linalg, random};
 pub use print::{get_printoptions, set_printoptions};
 pub use raw::{get_array_buffer_size, RawData};
 pub use shape::{broadcast_shapes, Axes};

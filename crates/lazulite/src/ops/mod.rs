@@ -11,13 +11,13 @@ pub mod distributed;
 pub mod fast;
 pub mod fft;
 pub mod linalg;
+pub mod random;
 
 // Families the layers above the ops (transforms, export, io, dataflow) reach into for
 // crate-internal helpers.
 pub(crate) mod batching;
 pub(crate) mod indexing;
 pub(crate) mod operand;
-pub(crate) mod random;
 pub(crate) mod shapeless;
 pub(crate) mod view;
 

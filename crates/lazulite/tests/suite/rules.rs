@@ -1560,7 +1560,7 @@ fn random_rows() -> Vec<Row> {
     vec![
         // Draws do not depend smoothly on anything: x plus a draw has x's derivative.
         row(
-            "ops::random::RandomBits",
+            "ops::random::random_bits::RandomBits",
             "uniform draw added",
             vec![seeded(1, &[2, 3])],
             |p| {
@@ -1578,7 +1578,7 @@ fn random_rows() -> Vec<Row> {
         )
         .derivatives(),
         row(
-            "ops::random::RandomBits",
+            "ops::random::random_bits::RandomBits",
             "bits of a batch of keys",
             vec![],
             |p| lazulite::random::bits(&[2, 3], 4, Some(&p[0])),

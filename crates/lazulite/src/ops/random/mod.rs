@@ -22,13 +22,16 @@
 //! assert_eq!(x.to_vec::<f32>().unwrap(), y.to_vec::<f32>().unwrap());
 //! ```
 
+// The one primitive; every distribution below is made of its bits and ordinary ops.
+mod random_bits;
+
 use crate::array::Array;
 use crate::backend::cpu::random::{fill_key_words, threefry2x32 as threefry};
 use crate::dtype::DType;
 use crate::element::Scalar;
 use crate::error::{Error, Result};
 use crate::ops::operand::{scalar_array, to_arrays};
-use crate::ops::random::{bits_dtype, record_draw, Draw};
+use crate::ops::random::random_bits::{bits_dtype, record_draw, Draw};
 use crate::ops::view::slice_axis;
 use crate::ops::{
     abs, add, argmax, argsort, astype, cumsum, divide, erf, erfinv, exp, expand_dims, floor, less,

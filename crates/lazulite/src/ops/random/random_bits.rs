@@ -1,5 +1,5 @@
 //! The `RandomBits` primitive: raw random bits from a key (or a batch of keys). The
-//! distributions in [`crate::random`] are composed from it with ordinary ops.
+//! distributions of the parent module are composed from it with ordinary ops.
 
 use crate::array::Array;
 use crate::backend::cpu::random::{random_bits, random_unit};
