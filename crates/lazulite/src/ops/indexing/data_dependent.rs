@@ -145,8 +145,12 @@ pub fn unique_all(a: &Array, size: Option<usize>, fill_value: Option<&Array>) ->
     };
     let size = match size {
         Some(size) => size,
-        None => crate::ops::reduce::sum(&astype(&starts, DType::Int64)?, crate::Axes::All, false)?
-            .item::<i64>()? as usize,
+        None => crate::ops::reduce::sum(
+            &astype(&starts, DType::Int64)?,
+            crate::shape::Axes::All,
+            false,
+        )?
+        .item::<i64>()? as usize,
     };
     checked_size(&[size])?;
     let fill = match fill_value {

@@ -2,8 +2,7 @@
 //! [`put_along_axis`].
 
 use crate::array::Array;
-use crate::backend::cpu::indexing::gather as gather_kernel;
-use crate::backend::cpu::indexing::ScatterMode;
+use crate::backend::cpu::indexing::{gather as gather_kernel, ScatterMode};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::creation::arange;

@@ -7,7 +7,7 @@ use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
-use crate::ops::{zeros, zeros_like};
+use crate::ops::creation::{zeros, zeros_like};
 use crate::primitive::{mlx_ints, Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::checked_size;
 
