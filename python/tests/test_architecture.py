@@ -54,7 +54,7 @@ def test_nothing_below_the_ops_uses_them(graph):
 
 
 def test_ops_do_not_use_the_layers_above_them(graph):
-    above = {"transforms", "export", "io", "dataflow", "graph_print", "random", "lib"}
+    above = {"transforms", "export", "io", "dataflow", "graph_print", "lib"}
     # The fused `fast` kernels stand for a composition whose rules the transforms derive.
     allowed = {("ops/fast", "transforms/custom")}
     for f, uses in graph.items():

@@ -9,8 +9,7 @@
 //!
 //! Run with `cargo run --release --example bench_gather`.
 
-use lazulite::indexing::take_kernel_for_bench;
-use lazulite::{take, Array, Result};
+use lazulite::{take, take_kernel_for_bench, Array, Result};
 use std::time::Instant;
 
 const N: usize = 1_000_000;

@@ -13,7 +13,12 @@
 //! ```
 //!
 //! Layers, bottom up: [`dtype`] and [`shape`] → `backend` (buffers, memory, CPU kernels)
-//! → `primitive` → [`Array`] and the graph → [`eval`] → ops (one module per family).
+//! → `primitive` → [`Array`] and the graph → [`eval`] → ops (one private module per
+//! family).
+//!
+//! The ops live at the crate root, as in `mlx.core` ([`add`], [`matmul`], [`take`], ...),
+//! with MLX's namespaces as modules: [`fft`], [`linalg`], [`fast`], [`random`],
+//! [`distributed`] and [`export`].
 
 #![warn(missing_docs)]
 
@@ -32,7 +37,6 @@ mod io;
 mod ops;
 mod primitive;
 mod print;
-pub mod random;
 mod raw;
 mod transforms;
 
@@ -78,7 +82,10 @@ pub use io::{
     load, load_bytes, save, save_gguf, save_safetensors, savez, savez_compressed, Loaded,
     MetadataValue,
 };
+// The ops: functions and their argument types at the root, as in `mlx.core`, and MLX's
+// namespaces as modules. `ops/mod.rs` lists them; the op families themselves are private.
 pub use ops::*;
+pub use ops::{distributed, fast, fft, linalg, random};
 pub use print::{get_printoptions, set_printoptions};
 pub use raw::{get_array_buffer_size, RawData};
 pub use shape::{broadcast_shapes, Axes};

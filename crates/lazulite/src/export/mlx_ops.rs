@@ -456,7 +456,7 @@ fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
         }),
         ("RandomBits", &[V, I], |x, s, _| {
             let width = usize::try_from(s.int(1)?).map_err(|_| s.mismatch())?;
-            one(crate::random::bits(&s.sizes(0)?, width, Some(&x[0]))?)
+            one(crate::ops::random::bits(&s.sizes(0)?, width, Some(&x[0]))?)
         }),
         ("QuantizedMatmul", &[I, I, I, B], |x, s, _| {
             let q = quantization(s)?;

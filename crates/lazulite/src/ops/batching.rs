@@ -1,9 +1,9 @@
 //! Helpers of the batching (vmap) rules, kept below the transforms so that ops'
 //! rules need nothing from `transforms/`.
 
-use super::view::transpose;
 use crate::array::Array;
 use crate::error::Result;
+use crate::ops::view::transpose;
 
 /// For batching rules: `a` with its batch axis (if any) moved to the front.
 pub(crate) fn batch_to_front(a: &Array, axis: Option<usize>) -> Result<Array> {

@@ -3,9 +3,6 @@
 //! and the promotion and broadcasting every op shares. The kernels are the backend's
 //! (`backend/cpu/binary.rs`), chosen by the op's tag.
 
-use super::cast::astype;
-use super::operand::{to_arrays, Operand};
-use super::view::broadcast_with;
 use crate::array::Array;
 use crate::backend::cpu::binary::binary as binary_kernel;
 use crate::backend::op::BinaryOp;
@@ -13,7 +10,11 @@ use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
-use crate::ops::{exp, log, negative, square, zeros_like};
+use crate::ops::cast::astype;
+use crate::ops::creation::zeros_like;
+use crate::ops::operand::{to_arrays, Operand};
+use crate::ops::unary::{exp, log, negative, square};
+use crate::ops::view::broadcast_with;
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::broadcast_shapes;
 

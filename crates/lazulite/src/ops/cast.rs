@@ -6,7 +6,7 @@ use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::dispatch;
 use crate::error::Result;
-use crate::ops::{zeros, zeros_like};
+use crate::ops::creation::{zeros, zeros_like};
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 
 pub(crate) struct AsType(pub DType);

@@ -1,8 +1,14 @@
 //! Small ops MLX defines by composing others: `logical_xor`, `matrix_transpose`, `minmax`.
 
-use super::operand::to_arrays;
-use super::{astype, max, min, not_equal, swapaxes, Operand};
-use crate::{Array, Axes, DType, Error, Result};
+use crate::array::Array;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ops::binary::not_equal;
+use crate::ops::cast::astype;
+use crate::ops::operand::{to_arrays, Operand};
+use crate::ops::reduce::{max, min};
+use crate::ops::shape::swapaxes;
+use crate::shape::Axes;
 
 /// Elementwise boolean exclusive or (nonzero is true); the result is bool.
 ///
@@ -17,11 +23,11 @@ pub fn logical_xor(a: impl Into<Operand>, b: impl Into<Operand>) -> Result<Array
     // A Python scalar is only true or false here: as a bool it fits any array's dtype
     // (a negative int next to an unsigned array included).
     let truth = |o: Operand| match o {
-        Operand::Scalar(s) => Operand::Scalar(crate::Scalar::Bool(match s {
-            crate::Scalar::Bool(v) => v,
-            crate::Scalar::Int(v) => v != 0,
-            crate::Scalar::Float(v) => v != 0.0,
-            crate::Scalar::Complex(re, im) => re != 0.0 || im != 0.0,
+        Operand::Scalar(s) => Operand::Scalar(crate::element::Scalar::Bool(match s {
+            crate::element::Scalar::Bool(v) => v,
+            crate::element::Scalar::Int(v) => v != 0,
+            crate::element::Scalar::Float(v) => v != 0.0,
+            crate::element::Scalar::Complex(re, im) => re != 0.0 || im != 0.0,
         })),
         array => array,
     };

@@ -14,17 +14,17 @@
 //! the flipped kernel, as MLX defines it (the weight keeps the `(C_out, kernel...,
 //! C_in / groups)` layout).
 
-use super::binary::add;
-use super::cast::astype;
-use super::creation::zeros_like;
-use super::shape::{flip, swapaxes};
-use super::view::{reshape, slice, transpose};
 use crate::array::Array;
 use crate::backend::cpu::conv::{convolution as conv_kernel, ConvGeometry};
 use crate::backend::Tensor;
 use crate::dtype::promote_types;
 use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
+use crate::ops::binary::add;
+use crate::ops::cast::astype;
+use crate::ops::creation::zeros_like;
+use crate::ops::shape::{flip, swapaxes};
+use crate::ops::view::{reshape, slice, transpose};
 use crate::primitive::{mlx_ints, Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::checked_size;
 

@@ -1,19 +1,19 @@
 //! Arrays made from a shape and values (full, zeros, ones, arange, linspace, eye, tri,
 //! meshgrid) and the triangle and diagonal ops (tril, triu, diag, diagonal, trace).
 
-use super::binary::{equal, less_equal, subtract};
-use super::cast::astype;
-use super::operand::{to_arrays, Operand};
-use super::shape::{broadcast_arrays, expand_dims, pad, sized};
-use super::ternary::where_;
-use super::unary::logical_not;
-use super::view::{broadcast_to, reshape, transpose};
 use crate::array::Array;
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::{dispatch, Element, Scalar};
 use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
+use crate::ops::binary::{equal, less_equal, subtract};
+use crate::ops::cast::astype;
+use crate::ops::operand::{to_arrays, Operand};
+use crate::ops::shape::{broadcast_arrays, expand_dims, pad, sized};
+use crate::ops::ternary::where_;
+use crate::ops::unary::logical_not;
+use crate::ops::view::{broadcast_to, reshape, transpose};
 use crate::primitive::{no_rule, Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{axis_in_range, broadcast_shapes, checked_size};
 
@@ -172,7 +172,7 @@ pub fn full_like(a: &Array, value: impl Into<Operand>, dtype: Option<DType>) -> 
         if broadcast_shapes(v.shape(), a.shape()).ok().as_deref() != Some(a.shape()) {
             return full(a.shape(), v, Some(dtype));
         }
-        return super::view::broadcast_with(&v, a.shape(), &[a], 0);
+        return crate::ops::view::broadcast_with(&v, a.shape(), &[a], 0);
     }
     full(a.shape(), value, Some(dtype))
 }

@@ -1,10 +1,10 @@
 //! `depends`: arrays equal to some inputs that, when evaluated, first evaluate other
 //! arrays (MLX's way of ordering side effects in a lazy graph).
 
-use super::zeros_like;
 use crate::array::Array;
 use crate::backend::Tensor;
 use crate::error::{Error, Result};
+use crate::ops::creation::zeros_like;
 use crate::primitive::{Export, MlxNode, OutputSpec, Primitive};
 
 /// Passes its first `passed` inputs through; the remaining inputs are the dependencies,

@@ -27,16 +27,16 @@
 //! assert_eq!(total.to_vec::<f32>().unwrap(), vec![1.0 * group.size() as f32, 2.0 * group.size() as f32]);
 //! ```
 
-use super::binary::{divide, equal, multiply};
-use super::cast::astype;
-use super::shape::{expand_dims, squeeze};
-use super::view::{make_contiguous, slice_axis};
 use crate::array::Array;
 use crate::backend::mpi::{self, Comm, Reduction};
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
+use crate::ops::binary::{divide, equal, multiply};
+use crate::ops::cast::astype;
+use crate::ops::shape::{expand_dims, squeeze};
+use crate::ops::view::{make_contiguous, slice_axis};
 use crate::primitive::{no_rule, OutputSpec, Primitive};
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
@@ -418,7 +418,7 @@ fn batch_to_second(x: &Array, axis: Option<usize>) -> Result<(Array, Option<usiz
     }
     let mut perm: Vec<i32> = (0..front.ndim() as i32).collect();
     perm.swap(0, 1);
-    Ok((super::view::transpose(&front, &perm)?, Some(1)))
+    Ok((crate::ops::view::transpose(&front, &perm)?, Some(1)))
 }
 
 /// The `x` of every process of `group`, concatenated along the first axis in rank

@@ -8,21 +8,24 @@
 //! one fused node instead (a language model calls them a few dozen times per token, and
 //! their compositions are 7 and 25 ops long); its transforms are the composition's.
 
-use super::cast::astype;
-use super::view::slice_axis;
 use crate::array::Array;
 use crate::backend::cpu::elementwise::converted;
 use crate::backend::cpu::fast::{self as kernels, Rotation};
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
+use crate::ops::binary::{add, greater_equal, multiply, subtract};
+use crate::ops::cast::astype;
+use crate::ops::creation::{arange, zeros};
+use crate::ops::linalg::matmul;
 use crate::ops::operand::{to_arrays, Operand};
+use crate::ops::reduce::{mean, sum, var};
+use crate::ops::shape::{concatenate, expand_dims, repeat, squeeze, stack, swapaxes};
+use crate::ops::softmax::softmax;
+use crate::ops::ternary::where_;
+use crate::ops::unary::{cos, rsqrt, sin, square};
+use crate::ops::view::{broadcast_to, reshape, slice_axis};
 use crate::shape::shape_text;
 use crate::transforms::Fused;
-use crate::{
-    add, arange, broadcast_to, concatenate, cos, expand_dims, greater_equal, matmul, mean,
-    multiply, repeat, reshape, rsqrt, sin, softmax, square, squeeze, stack, subtract, sum,
-    swapaxes, var, where_, zeros,
-};
 use std::sync::Arc;
 
 /// The dtype a half-precision input computes in.
@@ -307,9 +310,9 @@ fn rope_composed(
     let inv_freq = match frequencies {
         RopeFrequencies::Base(base) => {
             let exponents = arange(0.0, half as f64, 1.0, DType::Float32)?;
-            crate::power(base, &multiply(&exponents, -2.0 / dims as f64)?)?
+            crate::ops::binary::power(base, &multiply(&exponents, -2.0 / dims as f64)?)?
         }
-        RopeFrequencies::Freqs(f) => crate::reciprocal(&astype(&f, DType::Float32)?)?,
+        RopeFrequencies::Freqs(f) => crate::ops::unary::reciprocal(&astype(&f, DType::Float32)?)?,
     };
     // Positions shaped to broadcast against (B, ..., T, 1): one row per batch element
     // when offsets are per element.

@@ -7,10 +7,6 @@
 //! (float64 included); a transform length differing from the input's truncates it or
 //! pads it with zeros first.
 
-use super::cast::astype;
-use super::shape::{concatenate, pad, roll, sized};
-use super::unary::{conjugate_if_complex, real};
-use super::view::slice_axis;
 use crate::array::Array;
 use crate::backend::cpu::fft::{fft as fft_kernel, Transform};
 use crate::backend::Tensor;
@@ -18,7 +14,11 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
 use crate::ops::binary::multiply;
+use crate::ops::cast::astype;
 use crate::ops::creation::arange;
+use crate::ops::shape::{concatenate, pad, roll, sized};
+use crate::ops::unary::{conjugate_if_complex, real};
+use crate::ops::view::slice_axis;
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::normalize_axis;
 use std::sync::Arc;

@@ -3,16 +3,16 @@
 //! and `0xff` are NaN), stored as uint8, as MLX's `to_fp8`/`from_fp8`. Built from bit
 //! operations on float32 so they run wherever the other ops do.
 
-use super::binary::{
-    add, bitwise_and, bitwise_or, equal, left_shift, less, multiply, right_shift, subtract,
-};
-use super::cast::astype;
-use super::shape::view;
-use super::ternary::{clip, where_};
-use super::unary::{abs, isnan, negative, round};
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::ops::binary::{
+    add, bitwise_and, bitwise_or, equal, left_shift, less, multiply, right_shift, subtract,
+};
+use crate::ops::cast::astype;
+use crate::ops::shape::view;
+use crate::ops::ternary::{clip, where_};
+use crate::ops::unary::{abs, isnan, negative, round};
 
 /// The largest E4M3 value; larger magnitudes, infinities and NaN saturate to it, as in MLX.
 const MAX: f32 = 448.0;

@@ -2,14 +2,14 @@
 //! transform applies to it): butterfly stages for the power-of-two factor of the length,
 //! and a product with one of MLX's 12x12, 20x20 or 28x28 Hadamard matrices for the rest.
 
-use super::binary::{add, multiply, subtract};
-use super::cast::astype;
-use super::linalg::matmul;
-use super::shape::stack;
-use super::view::slice_axis;
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::ops::binary::{add, multiply, subtract};
+use crate::ops::cast::astype;
+use crate::ops::linalg::matmul;
+use crate::ops::shape::stack;
+use crate::ops::view::slice_axis;
 
 /// The matrices for lengths `m * 2^k`, `m` in (12, 20, 28), as MLX uses them (read off
 /// real MLX by `tools/mlx_reference/hadamard.py`): rows of `+` and `-`.

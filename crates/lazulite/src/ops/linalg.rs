@@ -8,12 +8,6 @@
 //! dtypes; `outer`, `kron` and contraction-free `einsum` multiply elementwise instead
 //! and accept them.
 
-use super::binary::{add, multiply};
-use super::cast::astype;
-use super::creation::zeros_like;
-use super::shape::swapaxes;
-use super::unary::conjugate;
-use super::view::{broadcast_to, broadcast_with, reshape_by, transpose, ReshapeRule};
 use crate::array::Array;
 use crate::backend::cpu::cholesky::cholesky as cholesky_kernel;
 use crate::backend::cpu::matmul::matmul as matmul_kernel;
@@ -21,6 +15,12 @@ use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
+use crate::ops::binary::{add, multiply};
+use crate::ops::cast::astype;
+use crate::ops::creation::zeros_like;
+use crate::ops::shape::swapaxes;
+use crate::ops::unary::conjugate;
+use crate::ops::view::{broadcast_to, broadcast_with, reshape_by, transpose, ReshapeRule};
 use crate::primitive::{Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{axis_in_range, broadcast_shapes, checked_size, shape_text};
 
@@ -590,7 +590,7 @@ pub fn vecdot(a: &Array, b: &Array, axis: i32) -> Result<Array> {
     if !dtype.is_inexact() {
         // Integers and bools: the sum of the products, with `sum`'s dtype rules (as MLX).
         let product = multiply(&to_end(a, ia)?, &to_end(b, ib)?)?;
-        return super::reduce::sum(&product, -1, false);
+        return crate::ops::reduce::sum(&product, -1, false);
     }
     let a = astype(a, dtype)?;
     let a = if dtype.is_complex() {

@@ -1,9 +1,11 @@
 //! Methods on [`Array`] for the common ops, delegating to the functions of each family.
 
-use super::*;
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::Result;
+// The methods mirror the public functions, so they take them from the list that the
+// crate root re-exports rather than family by family.
+use crate::ops::*;
 
 impl Array {
     /// An array of zeros (see [`zeros`](crate::zeros)).
@@ -125,7 +127,7 @@ macro_rules! reduce_methods {
     ($($name:ident),*) => {
         impl Array {$(
             #[doc = concat!("Method form of [`", stringify!($name), "`](crate::", stringify!($name), ").")]
-            pub fn $name(&self, axes: impl Into<crate::Axes>, keepdims: bool) -> Result<Array> {
+            pub fn $name(&self, axes: impl Into<crate::shape::Axes>, keepdims: bool) -> Result<Array> {
                 $name(self, axes, keepdims)
             }
         )*}
@@ -147,12 +149,22 @@ reduce_methods!(
 
 impl Array {
     /// Method form of [`var`](crate::var).
-    pub fn var(&self, axes: impl Into<crate::Axes>, keepdims: bool, ddof: i32) -> Result<Array> {
+    pub fn var(
+        &self,
+        axes: impl Into<crate::shape::Axes>,
+        keepdims: bool,
+        ddof: i32,
+    ) -> Result<Array> {
         var(self, axes, keepdims, ddof)
     }
 
     /// Method form of [`std`](crate::std()).
-    pub fn std(&self, axes: impl Into<crate::Axes>, keepdims: bool, ddof: i32) -> Result<Array> {
+    pub fn std(
+        &self,
+        axes: impl Into<crate::shape::Axes>,
+        keepdims: bool,
+        ddof: i32,
+    ) -> Result<Array> {
         std(self, axes, keepdims, ddof)
     }
 
@@ -167,7 +179,7 @@ impl Array {
     }
 
     /// Method form of [`softmax`](crate::softmax()).
-    pub fn softmax(&self, axes: impl Into<crate::Axes>, precise: bool) -> Result<Array> {
+    pub fn softmax(&self, axes: impl Into<crate::shape::Axes>, precise: bool) -> Result<Array> {
         softmax(self, axes, precise)
     }
 

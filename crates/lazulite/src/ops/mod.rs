@@ -1,67 +1,75 @@
-//! The public ops, one file per family. Each file holds the family's primitive(s) and
-//! the functions that record them; shape and dtype are checked here, when recorded.
+//! The ops, one file per family of primitives. Each file holds the family's primitive(s)
+//! and the functions that record them; shape and dtype are checked here, when recorded.
+//!
+//! The families are private: this file re-exports their public functions and argument
+//! types, and the crate root re-exports this file, so every op has one public path
+//! (`lazulite::add`, not also `lazulite::binary::add`). MLX's namespaces are the public
+//! modules (`lazulite::fft`, `lazulite::linalg`, ...), as `mx.fft` is in Python.
 
-pub(crate) mod batching;
-pub mod binary;
-pub mod cast;
-pub mod creation;
+// MLX's namespaces.
 pub mod distributed;
 pub mod fast;
 pub mod fft;
 pub mod linalg;
-pub mod methods;
-pub mod operand;
-pub mod operators;
-pub(crate) mod random;
-pub mod reduce;
-pub mod scan;
-pub mod shape;
+pub mod random;
+
+// Families the layers above the ops (transforms, export, io, dataflow) reach into for
+// crate-internal helpers.
+pub(crate) mod batching;
+pub(crate) mod indexing;
+pub(crate) mod operand;
 pub(crate) mod shapeless;
-pub mod softmax;
-pub mod sort;
-pub mod ternary;
-pub mod unary;
-pub mod view;
+pub(crate) mod view;
+
+mod binary;
+mod cast;
+mod composite;
+mod conv;
+mod creation;
+mod depends;
+mod fp8;
+mod hadamard;
+mod methods;
+mod operators;
+mod quantized;
+mod reduce;
+mod scan;
+mod shape;
+mod signal;
+mod softmax;
+mod sort;
+mod ternary;
+mod unary;
 
 pub use binary::*;
 pub use cast::astype;
-pub use creation::*;
-pub use linalg::cholesky;
-pub use linalg::{
-    addmm, block_masked_mm, einsum, einsum_path, gather_mm, inner, kron, matmul, outer,
-    segmented_mm, tensordot, vecdot, TensordotAxes,
-};
-pub use operand::Operand;
-pub use reduce::*;
-pub use scan::{cummax, cummin, cumprod, cumsum, logcumsumexp};
-pub use shape::*;
-pub use sort::{argpartition, argsort, diff, partition, searchsorted, sort, topk};
-pub use ternary::*;
-pub use unary::*;
-pub use view::{broadcast_to, reshape, slice, slice_update, transpose};
-pub mod indexing;
-pub use indexing::{
-    argwhere, at, dynamic_slice, dynamic_slice_update, index, index_put, nonzero, put_along_axis,
-    take, take_along_axis, unique, At, Index,
-};
-pub use indexing::{unique_all, Unique};
-pub use softmax::{logsumexp, softmax};
-pub mod conv;
+pub use composite::{logical_xor, matrix_transpose, minmax};
 pub use conv::{
     conv1d, conv2d, conv3d, conv_general, conv_transpose1d, conv_transpose2d, conv_transpose3d,
     ConvGeneral,
 };
-pub mod composite;
-pub use composite::{logical_xor, matrix_transpose, minmax};
-mod fp8;
-mod hadamard;
-pub use fp8::{from_fp8, to_fp8};
-pub mod signal;
-pub use hadamard::hadamard_transform;
-pub use signal::{bartlett, blackman, convolve, hamming, hanning};
-pub mod depends;
+pub use creation::*;
 pub use depends::depends;
-pub mod quantized;
+pub use fp8::{from_fp8, to_fp8};
+pub use hadamard::hadamard_transform;
+pub use indexing::{
+    argwhere, at, dynamic_slice, dynamic_slice_update, index, index_put, nonzero, put_along_axis,
+    take, take_along_axis, take_kernel_for_bench, unique, unique_all, At, Index, Unique,
+};
+pub use linalg::{
+    addmm, block_masked_mm, cholesky, einsum, einsum_path, gather_mm, inner, kron, matmul, outer,
+    segmented_mm, tensordot, vecdot, TensordotAxes,
+};
+pub use operand::Operand;
 pub use quantized::{
     dequantize, gather_qmm, quantize, quantized_matmul, Quantization, QuantizationMode,
 };
+pub use reduce::*;
+pub use scan::{cummax, cummin, cumprod, cumsum, logcumsumexp};
+pub use shape::*;
+pub use signal::{bartlett, blackman, convolve, hamming, hanning};
+pub use softmax::{logsumexp, softmax};
+pub use sort::{argpartition, argsort, diff, partition, searchsorted, sort, topk};
+pub use ternary::*;
+pub use unary::*;
+pub use view::{broadcast_to, reshape, slice, slice_update, transpose};

@@ -5,11 +5,11 @@
 //! array's dtype, bitwise ops on floats). Use the functions ([`add`](crate::add), ...)
 //! to get the error as a value instead.
 
-use super::binary::*;
-use super::operand::Operand;
-use super::unary::{bitwise_invert, negative};
 use crate::array::Array;
 use crate::error::Result;
+use crate::ops::binary::*;
+use crate::ops::operand::Operand;
+use crate::ops::unary::{bitwise_invert, negative};
 use std::ops;
 
 fn unwrap_op(r: Result<Array>) -> Array {

@@ -20,13 +20,15 @@ use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
-use crate::ops::linalg::{indices_or_default, matrix_stack};
+use crate::ops::binary::{add, multiply};
+use crate::ops::cast::astype;
+use crate::ops::creation::{ones_like, zeros, zeros_like};
+use crate::ops::linalg::{indices_or_default, matmul, matrix_stack};
+use crate::ops::reduce::sum;
+use crate::ops::shape::{expand_dims, squeeze, swapaxes};
+use crate::ops::view::{broadcast_to, reshape};
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{broadcast_shapes, shape_text};
-use crate::{
-    add, astype, broadcast_to, expand_dims, matmul, multiply, ones_like, reshape, squeeze, sum,
-    swapaxes, zeros, zeros_like,
-};
 
 /// A quantization mode with its group size and bits per element.
 ///
@@ -501,7 +503,11 @@ impl Primitive for Dequantize {
                     }
                     let global = &inputs[2];
                     let unit = self.record_fp(w, scales, Some(&ones_like(global)?));
-                    let total = sum(&multiply(&cotangents[0], &unit)?, crate::Axes::All, false)?;
+                    let total = sum(
+                        &multiply(&cotangents[0], &unit)?,
+                        crate::shape::Axes::All,
+                        false,
+                    )?;
                     reshape(&astype(&total, global.dtype())?, &dims(global))
                 })
                 .collect();
@@ -1144,10 +1150,10 @@ pub fn gather_qmm(
     check_product(OP, x, w, scales, biases, transpose, q)?;
     let lhs = indices_or_default(OP, lhs_indices, x)?;
     let rhs = indices_or_default(OP, rhs_indices, w)?;
-    let pair = crate::broadcast_arrays(&[lhs, rhs])?;
+    let pair = crate::ops::shape::broadcast_arrays(&[lhs, rhs])?;
     let batch = pair[0].shape().to_vec();
     let picked = |a: &Array, index: &Array| -> Result<Array> {
-        crate::take(&matrix_stack(a)?, &reshape(index, &[-1])?, Some(0))
+        crate::ops::indexing::take(&matrix_stack(a)?, &reshape(index, &[-1])?, Some(0))
     };
     let biases = match biases {
         Some(b) => Some(picked(b, &pair[1])?),

@@ -11,11 +11,6 @@
 //! std of half inputs are computed in float32 and rounded once; var subtracts the mean
 //! before squaring (MLX uses `E[x²] - E[x]²`).
 
-use super::cast::astype;
-use super::creation::{arange, zeros, zeros_like};
-use super::scan::cumprod;
-use super::sort::argsort;
-use super::view::{broadcast_to, reshape, slice, transpose};
 use crate::array::Array;
 use crate::backend::cpu::reduce::{
     arg_reduce as arg_reduce_kernel, median as median_kernel, reduce as reduce_kernel, ArgReduceOp,
@@ -25,12 +20,18 @@ use crate::backend::{contiguous_strides, Tensor};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
+use crate::ops::binary::{divide, equal, multiply, subtract};
+use crate::ops::cast::astype;
+use crate::ops::creation::{arange, zeros, zeros_like};
+use crate::ops::scan::cumprod;
+use crate::ops::sort::argsort;
+use crate::ops::unary::{abs, sqrt, square};
+use crate::ops::view::{broadcast_to, reshape, slice, transpose};
 use crate::primitive::{
     kept_dims, mlx_chain, mlx_ints, with_shape, Export, MlxInput, MlxNode, MlxState, OutputSpec,
     Primitive,
 };
 use crate::shape::{axis_in_range, Axes};
-use crate::{abs, divide, equal, multiply, sqrt, square, subtract};
 
 /// Gives `t` (contiguous) the shape of the node's output.
 pub(super) fn shaped_as(mut t: Tensor, spec: &OutputSpec) -> Tensor {
@@ -365,7 +366,7 @@ impl Median {
         let dtype = x.dtype().to_inexact();
         let lower = astype(&equal(&positions, &at((n - 1) / 2)?)?, dtype)?;
         let upper = astype(&equal(&positions, &at(n / 2)?)?, dtype)?;
-        multiply(&crate::add(&lower, &upper)?, 0.5)
+        multiply(&crate::ops::binary::add(&lower, &upper)?, 0.5)
     }
 }
 
@@ -657,7 +658,7 @@ impl Primitive for NumberOfElements {
         let n = reduced_count(&inputs[0].shape, &self.axes) as f64;
         let value = if self.inverted { 1.0 / n } else { n };
         let scalar = Tensor::from_slice(&[value], &[])?;
-        super::cast::AsType(self.dtype).eval(vec![scalar], &[])
+        crate::ops::cast::AsType(self.dtype).eval(vec![scalar], &[])
     }
 
     fn vjp(
@@ -732,7 +733,7 @@ fn variance(op: &str, a: &Array, axes: Axes, keepdims: bool, ddof: i32) -> Resul
     // NumPy divides by max(n - ddof, 0): inf (or NaN for a zero sum) when ddof >= n.
     if shapeless {
         let n = number_of_elements(a, &axes, false, total.dtype());
-        let divisor = crate::maximum(&subtract(&n, ddof as f64)?, 0.0)?;
+        let divisor = crate::ops::binary::maximum(&subtract(&n, ddof as f64)?, 0.0)?;
         return astype(&divide(&total, &divisor)?, out);
     }
     let divisor = (count as i64 - ddof as i64).max(0) as f64;

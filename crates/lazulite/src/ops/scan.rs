@@ -1,19 +1,18 @@
 //! Cumulative ops: the `Scan` primitive and cumsum, cumprod, cummax, cummin,
 //! logcumsumexp.
 
-use super::binary::{add, divide, equal, greater, maximum, multiply, subtract};
-use super::cast::astype;
-use super::creation::arange;
-use super::creation::zeros_like;
-use super::indexing::{scatter_add_along_axis, take_along_axis};
-use super::unary::{exp, log, negative};
-use super::view::reshape;
 use crate::array::Array;
 use crate::backend::cpu::scan::{scan as scan_kernel, ScanOp};
 use crate::backend::Tensor;
 use crate::dtype::{finfo, DType};
 use crate::error::Result;
 use crate::ops::batching::batch_to_front;
+use crate::ops::binary::{add, divide, equal, greater, maximum, multiply, subtract};
+use crate::ops::cast::astype;
+use crate::ops::creation::{arange, zeros_like};
+use crate::ops::indexing::{scatter_add_along_axis, take_along_axis};
+use crate::ops::unary::{exp, log, negative};
+use crate::ops::view::reshape;
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::normalize_axis;
 

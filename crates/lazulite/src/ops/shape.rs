@@ -5,12 +5,6 @@
 //! `AsStrided` and `Diagonal` (views with new strides), `View` (a new dtype for the same
 //! bytes) and `Contiguous`.
 
-use super::cast::astype;
-use super::creation::zeros_like;
-use super::operand::{to_arrays, Operand};
-use super::view::{
-    broadcast_to, make_contiguous, reshape, reshape_by, slice, slice_axis, transpose, ReshapeRule,
-};
 use crate::array::Array;
 use crate::backend::cpu::shape::{concatenate as concatenate_kernel, scatter_add_strided};
 use crate::backend::{contiguous_strides, Tensor};
@@ -18,6 +12,12 @@ use crate::dtype::{promote_types, DType};
 use crate::element::dispatch;
 use crate::error::{vec_with_room, Error, Result};
 use crate::ops::batching::batch_to_front;
+use crate::ops::cast::astype;
+use crate::ops::creation::zeros_like;
+use crate::ops::operand::{to_arrays, Operand};
+use crate::ops::view::{
+    broadcast_to, make_contiguous, reshape, reshape_by, slice, slice_axis, transpose, ReshapeRule,
+};
 use crate::primitive::{
     mlx_chain, mlx_ints, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive,
 };

@@ -2,10 +2,12 @@
 //! `hamming`, `hanning`, float32 as in MLX, values as NumPy's) and 1-D `convolve`, a
 //! `conv_general` with the kernel flipped (so its derivative rules are the convolution's).
 
-use super::conv::{conv_general, ConvGeneral};
-use super::{astype, reshape};
+use crate::array::Array;
 use crate::dtype::promote_types;
-use crate::{Array, Error, Result};
+use crate::error::{Error, Result};
+use crate::ops::cast::astype;
+use crate::ops::conv::{conv_general, ConvGeneral};
+use crate::ops::view::reshape;
 use std::f64::consts::PI;
 
 /// A float32 window of `m` points whose value at point `n` is `value(n / (m - 1))`;

@@ -2,20 +2,21 @@
 //! kernels) and the public functions, which compose max, exp, sum, divide and log for
 //! several axes and for complex inputs.
 
-use super::cast::astype;
-use super::reduce::{max, resolve_axes, shaped_as, sum};
-use super::view::reshape;
 use crate::array::Array;
 use crate::backend::cpu::softmax::{logsumexp as logsumexp_kernel, softmax as softmax_kernel};
 use crate::backend::Tensor;
 use crate::dtype::{finfo, DType};
 use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
+use crate::ops::binary::{divide, maximum, minimum, multiply, subtract};
+use crate::ops::cast::astype;
+use crate::ops::reduce::{max, resolve_axes, shaped_as, sum};
+use crate::ops::unary::{exp, log, stop_gradient};
+use crate::ops::view::reshape;
 use crate::primitive::{
     mlx_chain, with_shape, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive,
 };
 use crate::shape::Axes;
-use crate::{divide, exp, log, maximum, minimum, multiply, stop_gradient, subtract};
 
 /// `exp(x) / sum(exp(x))` along `axis` of a floating, non-complex input; the output has
 /// the input's shape and dtype. `precise`: half types compute in float32, rounding once.
@@ -297,7 +298,7 @@ pub fn logsumexp(a: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Arr
     }
     let shift = stop_gradient(&shift)?;
     let summed = sum(&exp(&subtract(&x, &shift)?)?, axes_list, true)?;
-    let out = crate::add(&log(&summed)?, &shift)?;
+    let out = crate::ops::binary::add(&log(&summed)?, &shift)?;
     if keepdims {
         return Ok(out);
     }

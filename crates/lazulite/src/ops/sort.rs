@@ -4,12 +4,6 @@
 //! Order (MLX's): NaN after everything, `-0.0` equal to `0.0`, complex numbers by real
 //! part then imaginary part. Index results are uint32, as in MLX.
 
-use super::binary::subtract;
-use super::cast::astype;
-use super::creation::{zeros, zeros_like};
-use super::indexing::{scatter_add_along_axis, take_along_axis};
-use super::scan::flatten_for_axis;
-use super::view::slice_axis;
 use crate::array::Array;
 use crate::backend::cpu::sort::{
     searchsorted as searchsorted_kernel, sort as sort_kernel, SortKind,
@@ -18,6 +12,12 @@ use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
+use crate::ops::binary::subtract;
+use crate::ops::cast::astype;
+use crate::ops::creation::{zeros, zeros_like};
+use crate::ops::indexing::{scatter_add_along_axis, take_along_axis};
+use crate::ops::scan::flatten_for_axis;
+use crate::ops::view::slice_axis;
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{normalize_axis, shape_text};
 

@@ -1,12 +1,6 @@
 //! Three-input elementwise selection (`where_`) and the comparisons and clean-ups built
 //! on it and the binary ops: clip, nan_to_num, isclose, allclose, array_equal, divmod.
 
-use super::binary::{equal, floor_divide, logical_and, logical_or, maximum, minimum, remainder};
-use super::cast::astype;
-use super::creation::zeros_like;
-use super::operand::{to_arrays, Operand};
-use super::unary::{abs, imag, isnan, isneginf, isposinf, logical_not, real};
-use super::view::broadcast_with;
 use crate::array::Array;
 use crate::backend::cpu::ternary::select as select_kernel;
 use crate::backend::Tensor;
@@ -14,6 +8,14 @@ use crate::dtype::{finfo, DType};
 use crate::element::Scalar;
 use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
+use crate::ops::binary::{
+    equal, floor_divide, logical_and, logical_or, maximum, minimum, remainder,
+};
+use crate::ops::cast::astype;
+use crate::ops::creation::zeros_like;
+use crate::ops::operand::{to_arrays, Operand};
+use crate::ops::unary::{abs, imag, isnan, isneginf, isposinf, logical_not, real};
+use crate::ops::view::broadcast_with;
 use crate::primitive::{Export, MlxNode, OutputSpec, Primitive};
 use crate::shape::broadcast_shapes;
 
@@ -167,8 +169,8 @@ pub fn nan_to_num(a: &Array, nan: f64, posinf: Option<f64>, neginf: Option<f64>)
     if dtype.is_complex() {
         let re = nan_to_num(&real(a)?, nan, posinf, neginf)?;
         let im = nan_to_num(&imag(a)?, nan, posinf, neginf)?;
-        let im = super::binary::multiply(&im, Scalar::Complex(0.0, 1.0))?;
-        return super::binary::add(&re, &im);
+        let im = crate::ops::binary::multiply(&im, Scalar::Complex(0.0, 1.0))?;
+        return crate::ops::binary::add(&re, &im);
     }
     let info = finfo(dtype)
         .ok_or_else(|| Error::type_error(format!("[nan_to_num] No finite range for {dtype}.")))?;
@@ -196,10 +198,10 @@ pub fn nan_to_num(a: &Array, nan: f64, posinf: Option<f64>, neginf: Option<f64>)
 /// assert_eq!(isclose(&a, &b, 1e-5, 1e-8, true).unwrap().to_vec::<bool>().unwrap(), vec![true, true]);
 /// ```
 pub fn isclose(a: &Array, b: &Array, rtol: f64, atol: f64, equal_nan: bool) -> Result<Array> {
-    let diff = abs(&super::binary::subtract(a, b)?)?;
-    let tolerance = super::binary::add(super::binary::multiply(abs(b)?, rtol)?, atol)?;
-    let close = super::binary::less_equal(&diff, &tolerance)?;
-    let any_inf = logical_or(super::unary::isinf(a)?, super::unary::isinf(b)?)?;
+    let diff = abs(&crate::ops::binary::subtract(a, b)?)?;
+    let tolerance = crate::ops::binary::add(crate::ops::binary::multiply(abs(b)?, rtol)?, atol)?;
+    let close = crate::ops::binary::less_equal(&diff, &tolerance)?;
+    let any_inf = logical_or(crate::ops::unary::isinf(a)?, crate::ops::unary::isinf(b)?)?;
     let same_inf = logical_or(
         logical_and(isposinf(a)?, isposinf(b)?)?,
         logical_and(isneginf(a)?, isneginf(b)?)?,

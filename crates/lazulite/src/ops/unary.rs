@@ -9,7 +9,9 @@ use crate::backend::op::UnaryOp;
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::{add, astype, divide, multiply, ones_like, subtract, zeros_like};
+use crate::ops::binary::{add, divide, multiply, subtract};
+use crate::ops::cast::astype;
+use crate::ops::creation::{ones_like, zeros_like};
 use crate::primitive::{mlx_chain, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
 use std::f64::consts::{LN_10, LN_2, PI};
 use std::sync::Arc;
@@ -355,7 +357,8 @@ pub(crate) fn conjugate_if_complex(a: &Array) -> Result<Array> {
 
 /// `op` on `x` built from the primitives MLX builds it from (for export).
 fn as_mlx_composes(op: UnaryOp, x: &Array) -> Result<Array> {
-    use crate::ops::{equal, less, logical_not, logical_or, not_equal, where_};
+    use crate::ops::binary::{equal, less, logical_or, not_equal};
+    use crate::ops::ternary::where_;
     let inf = |sign: f64| Array::scalar(sign * f64::INFINITY);
     let real = x.dtype().is_inexact();
     match op {
@@ -411,28 +414,28 @@ pub fn round(a: &Array, decimals: i32) -> Result<Array> {
         if decimals >= 0 {
             return Ok(a.clone());
         }
-        let rounded = round(&crate::astype(a, DType::Float64)?, decimals)?;
-        return crate::astype(&rounded, a.dtype());
+        let rounded = round(&astype(a, DType::Float64)?, decimals)?;
+        return astype(&rounded, a.dtype());
     }
     if decimals == 0 {
         return unary(UnaryOp::Round, a);
     }
     let scale = 10f64.powf(decimals.unsigned_abs() as f64);
     if decimals > 0 {
-        let scaled = crate::multiply(a, scale)?;
-        crate::divide(&unary(UnaryOp::Round, &scaled)?, scale)
+        let scaled = multiply(a, scale)?;
+        divide(&unary(UnaryOp::Round, &scaled)?, scale)
     } else {
-        let scaled = crate::divide(a, scale)?;
-        crate::multiply(&unary(UnaryOp::Round, &scaled)?, scale)
+        let scaled = divide(a, scale)?;
+        multiply(&unary(UnaryOp::Round, &scaled)?, scale)
     }
 }
 
 /// Radians to degrees.
 pub fn degrees(a: &Array) -> Result<Array> {
-    crate::multiply(a, 180.0 / std::f64::consts::PI)
+    multiply(a, 180.0 / std::f64::consts::PI)
 }
 
 /// Degrees to radians.
 pub fn radians(a: &Array) -> Result<Array> {
-    crate::multiply(a, std::f64::consts::PI / 180.0)
+    multiply(a, std::f64::consts::PI / 180.0)
 }

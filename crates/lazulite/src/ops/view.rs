@@ -9,7 +9,9 @@ use crate::backend::{contiguous_strides, Tensor};
 use crate::element::dispatch;
 use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
-use crate::ops::{astype, sum, zeros};
+use crate::ops::cast::astype;
+use crate::ops::creation::zeros;
+use crate::ops::reduce::sum;
 use crate::primitive::{mlx_ints, Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{broadcast_shapes, checked_size, normalize_axis};
 
@@ -624,7 +626,7 @@ impl Primitive for BroadcastLike {
                         .remove(0))
                 } else {
                     // The other inputs give only their shapes (MLX stops their gradient).
-                    crate::ops::zeros_like(&inputs[i])
+                    crate::ops::creation::zeros_like(&inputs[i])
                 }
             })
             .collect()

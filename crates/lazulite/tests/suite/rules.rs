@@ -1292,8 +1292,8 @@ fn gather_mm_rows() -> Vec<Row> {
 }
 
 fn indexing_rows() -> Vec<Row> {
-    const GATHER: &str = "ops::indexing::Gather";
-    const SCATTER: &str = "ops::indexing::Scatter";
+    const GATHER: &str = "ops::indexing::gather_scatter::Gather";
+    const SCATTER: &str = "ops::indexing::gather_scatter::Scatter";
     let x = seeded(1, &[3, 4]);
     let i = ints(&[2, 0, 2, -1], &[4]);
     let j = ints(&[1, 1, 3, 0], &[4]);
@@ -1399,7 +1399,7 @@ fn indexing_rows() -> Vec<Row> {
 
 /// The multiplying, dividing, maximum and minimum scatters (`at[].multiply` and so on).
 fn product_and_extremum_scatter_rows() -> Vec<Row> {
-    const SCATTER: &str = "ops::indexing::Scatter";
+    const SCATTER: &str = "ops::indexing::gather_scatter::Scatter";
     let rows_index = ints(&[2, 0, 2, -1, 1], &[5]);
     let pairs_i = ints(&[0, 0, 1, 0], &[4]);
     let pairs_j = ints(&[3, 3, 1, 3], &[4]);
@@ -1560,7 +1560,7 @@ fn random_rows() -> Vec<Row> {
     vec![
         // Draws do not depend smoothly on anything: x plus a draw has x's derivative.
         row(
-            "ops::random::RandomBits",
+            "ops::random::random_bits::RandomBits",
             "uniform draw added",
             vec![seeded(1, &[2, 3])],
             |p| {
@@ -1578,7 +1578,7 @@ fn random_rows() -> Vec<Row> {
         )
         .derivatives(),
         row(
-            "ops::random::RandomBits",
+            "ops::random::random_bits::RandomBits",
             "bits of a batch of keys",
             vec![],
             |p| lazulite::random::bits(&[2, 3], 4, Some(&p[0])),

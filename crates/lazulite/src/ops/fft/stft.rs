@@ -6,12 +6,12 @@
 //! weights it by the window again, sums the frames where they overlap and divides by the
 //! sum of the squared window over the same overlaps.
 
-use super::{fft, ifft, irfft, rfft, FftNorm};
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::binary::{add, divide, maximum, multiply};
 use crate::ops::creation::ones;
+use crate::ops::fft::{fft, ifft, irfft, rfft, FftNorm};
 use crate::ops::shape::{as_strided, pad, swapaxes};
 use crate::ops::unary::{real, square};
 use crate::ops::view::{broadcast_to, reshape, slice_axis};

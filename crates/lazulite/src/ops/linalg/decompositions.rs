@@ -12,7 +12,6 @@
 //! triangle of a symmetric matrix (`cholesky`, `eigh`), its cotangent lies in that
 //! triangle, consistent with finite differences of the function as computed.
 
-use super::{cholesky, matmul, Cholesky};
 use crate::array::Array;
 use crate::backend::cpu::{
     eig as eig_kernel, eigh as eigh_kernel, lu as lu_kernel, qr as qr_kernel, svd as svd_kernel,
@@ -25,6 +24,7 @@ use crate::ops::binary::{add, divide, greater, multiply, not_equal, subtract};
 use crate::ops::cast::astype;
 use crate::ops::creation::{arange, diagonal, eye, tril, triu, zeros_like};
 use crate::ops::indexing::take_along_axis;
+use crate::ops::linalg::{cholesky, matmul, Cholesky};
 use crate::ops::reduce::{max, prod, sum};
 use crate::ops::shape::{concatenate, expand_dims, squeeze, swapaxes};
 use crate::ops::sort::argsort;

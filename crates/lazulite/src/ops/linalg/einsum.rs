@@ -6,16 +6,15 @@
 //! share and still need form the batch, the labels only one has form the rows or the
 //! columns, and the labels nobody needs any more are the inner dimension.
 
-use super::{matmul, reshaped};
 use crate::array::Array;
 use crate::backend::Tensor;
-use crate::dtype::promote_types;
-use crate::dtype::DType;
+use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
 use crate::ops::binary::{equal, logical_and, multiply};
 use crate::ops::cast::astype;
 use crate::ops::creation::{arange, ones, zeros_like};
+use crate::ops::linalg::{matmul, reshaped};
 use crate::ops::ternary::where_;
 use crate::ops::view::{broadcast_to, transpose};
 use crate::primitive::{OutputSpec, Primitive};

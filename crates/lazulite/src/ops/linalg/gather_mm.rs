@@ -2,7 +2,6 @@
 //! building block of mixture-of-experts layers (each token's vector times its expert's
 //! weight matrix) without gathering copies of the weights.
 
-use super::{matmul, reshaped};
 use crate::array::Array;
 use crate::backend::cpu::elementwise::map1;
 use crate::backend::cpu::matmul::gather_matmul;
@@ -14,6 +13,7 @@ use crate::ops::binary::{add, multiply};
 use crate::ops::cast::astype;
 use crate::ops::creation::{arange, zeros};
 use crate::ops::indexing::{scatter, ScatterMode};
+use crate::ops::linalg::{matmul, reshaped};
 use crate::ops::shape::{broadcast_arrays, expand_dims, squeeze, swapaxes};
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{checked_size, shape_text};

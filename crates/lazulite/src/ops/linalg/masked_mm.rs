@@ -4,13 +4,13 @@
 //! masked elements replaced, then an ordinary product, so gradients and vmap come from
 //! the ops they are made of.
 
-use super::matmul;
 use crate::array::Array;
 use crate::dtype::{promote_types, Category, DType};
 use crate::error::{Error, Result};
 use crate::ops::binary::{greater_equal, less, logical_and, multiply};
 use crate::ops::cast::astype;
 use crate::ops::creation::{arange, zeros_like};
+use crate::ops::linalg::matmul;
 use crate::ops::shape::{expand_dims, squeeze};
 use crate::ops::ternary::where_;
 use crate::ops::view::{broadcast_to, slice_axis};
@@ -20,7 +20,7 @@ use crate::shape::{broadcast_shapes, shape_text};
 /// products), else MLX's error naming `op`.
 fn float_result(op: &str, a: &Array, b: &Array) -> Result<DType> {
     let out = promote_types(a.dtype(), b.dtype());
-    if !crate::issubdtype(out, Category::Floating) {
+    if !crate::dtype::issubdtype(out, Category::Floating) {
         return Err(Error::value(format!(
             "[{op}] Only real floating point types are supported but {} and {} were \
              provided which results in {out}, which is not a real floating point type.",
@@ -58,7 +58,7 @@ pub fn segmented_mm(a: &Array, b: &Array, segments: &Array) -> Result<Array> {
         )));
     }
     let out = float_result(op, a, b)?;
-    if !crate::issubdtype(segments.dtype(), Category::Integer) {
+    if !crate::dtype::issubdtype(segments.dtype(), Category::Integer) {
         return Err(Error::value(format!(
             "[{op}] Got segments with invalid dtype. Segments must be integral."
         )));

@@ -1,12 +1,12 @@
 //! Vector and matrix norms and the cross product, composed from existing ops (their
 //! derivatives come from those ops' rules; the spectral norms go through the SVD).
 
-use super::decompositions::svd;
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::binary::{multiply, not_equal, power, subtract};
 use crate::ops::cast::astype;
+use crate::ops::linalg::decompositions::svd;
 use crate::ops::reduce::{max, min, sum};
 use crate::ops::shape::{concatenate, expand_dims, moveaxis, squeeze};
 use crate::ops::unary::{abs, sqrt};

@@ -22,19 +22,26 @@
 //! assert_eq!(x.to_vec::<f32>().unwrap(), y.to_vec::<f32>().unwrap());
 //! ```
 
+// The one primitive; every distribution below is made of its bits and ordinary ops.
+mod random_bits;
+
 use crate::array::Array;
 use crate::backend::cpu::random::{fill_key_words, threefry2x32 as threefry};
 use crate::dtype::DType;
 use crate::element::Scalar;
 use crate::error::{Error, Result};
-use crate::ops::operand::{scalar_array, to_arrays};
-use crate::ops::random::{bits_dtype, record_draw, Draw};
-use crate::ops::view::slice_axis;
-use crate::ops::{
-    abs, add, argmax, argsort, astype, cumsum, divide, erf, erfinv, exp, expand_dims, floor, less,
-    log, log1p, matmul, max, maximum, minimum, multiply, negative, reshape, searchsorted, sign,
-    slice, sqrt, squeeze, subtract, take, Operand,
-};
+use crate::ops::binary::{add, divide, less, maximum, minimum, multiply, subtract};
+use crate::ops::cast::astype;
+use crate::ops::indexing::take;
+use crate::ops::linalg::matmul;
+use crate::ops::operand::{scalar_array, to_arrays, Operand};
+use crate::ops::random::random_bits::{bits_dtype, record_draw, Draw};
+use crate::ops::reduce::{argmax, max};
+use crate::ops::scan::cumsum;
+use crate::ops::shape::{expand_dims, squeeze};
+use crate::ops::sort::{argsort, searchsorted};
+use crate::ops::unary::{abs, erf, erfinv, exp, floor, log, log1p, negative, sign, sqrt};
+use crate::ops::view::{reshape, slice, slice_axis};
 use crate::shape::{axis_in_range, broadcast_shapes, checked_size, shape_text};
 use std::cell::RefCell;
 use std::sync::OnceLock;
@@ -741,7 +748,7 @@ pub fn multivariate_normal(
     checked_size(&out_shape)?;
     // The symmetric square root U sqrt(S) Vᵀ from the SVD, as MLX takes it, so that the
     // same key gives MLX's draws (a Cholesky factor would give other, equally valid ones).
-    let usv = crate::linalg::svd(&astype(cov, DType::Float32)?, true)?;
+    let usv = crate::ops::linalg::svd(&astype(cov, DType::Float32)?, true)?;
     let root = matmul(
         &multiply(&usv[0], &expand_dims(&sqrt(&usv[1])?, -2)?)?,
         &usv[2],

@@ -1,5 +1,5 @@
 //! The `RandomBits` primitive: raw random bits from a key (or a batch of keys). The
-//! distributions in [`crate::random`] are composed from it with ordinary ops.
+//! distributions of the parent module are composed from it with ordinary ops.
 
 use crate::array::Array;
 use crate::backend::cpu::random::{random_bits, random_unit};
@@ -7,7 +7,7 @@ use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
-use crate::ops::{zeros, zeros_like};
+use crate::ops::creation::{zeros, zeros_like};
 use crate::primitive::{mlx_ints, Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::checked_size;
 

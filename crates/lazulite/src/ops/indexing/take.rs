@@ -1,0 +1,200 @@
+//! Indexing along one axis by an array of positions: [`take`], [`take_along_axis`],
+//! [`put_along_axis`].
+
+use crate::array::Array;
+use crate::backend::cpu::indexing::{gather as gather_kernel, ScatterMode};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ops::creation::arange;
+use crate::ops::indexing::expression::{index, Index};
+use crate::ops::indexing::gather_scatter::{as_i64, gather, scatter};
+use crate::ops::view::{broadcast_to, reshape};
+use crate::shape::{broadcast_shapes, normalize_axis};
+
+/// The axis `take`-like ops work on: `None` flattens `a` first.
+fn along(op: &str, a: &Array, axis: Option<i32>) -> Result<(Array, usize)> {
+    match axis {
+        None => Ok((reshape(a, &[-1])?, 0)),
+        Some(ax) => Ok((a.clone(), normalize_axis(op, ax, a.ndim())?)),
+    }
+}
+
+/// The elements of `a` at `indices` along `axis` (`None`: of the flattened `a`): NumPy's
+/// `take`, the result has `a`'s shape with the axis replaced by the indices' shape.
+/// Negative indices count from the end; out of range is an `IndexError` from eval.
+///
+/// ```
+/// use lazulite::{take, Array};
+/// let a = Array::from_slice(&[10i32, 20, 30, 40], &[2, 2]).unwrap();
+/// let i = Array::from_slice(&[-1i32, 0], &[2]).unwrap();
+/// assert_eq!(take(&a, &i, None).unwrap().to_vec::<i32>().unwrap(), vec![40, 10]);
+/// assert_eq!(take(&a, &i, Some(1)).unwrap().to_vec::<i32>().unwrap(), vec![20, 10, 40, 30]);
+/// ```
+pub fn take(a: &Array, indices: &Array, axis: Option<i32>) -> Result<Array> {
+    let (a, ax) = along("take", a, axis)?;
+    if indices.dtype() == DType::Bool {
+        return Err(Error::value(
+            "[take] Got indices with invalid dtype bool. Indices must be integral.",
+        ));
+    }
+    let mut entries = vec![Index::slice(None, None, None); ax];
+    entries.push(Index::Array(indices.clone()));
+    index(&a, &entries)
+}
+
+/// Runs the gather kernel under `take(a, indices, Some(0))` once on `a` and `indices`
+/// (evaluating them first), with its bounds check or, when `check` is false, without:
+/// for `examples/bench_gather.rs`, which measures what the check costs. Not part of the
+/// API.
+///
+/// # Safety
+/// With `check` false, every index must lie in `[-n, n)` for `a`'s first axis of size
+/// `n`.
+#[doc(hidden)]
+pub unsafe fn take_kernel_for_bench(a: &Array, indices: &Array, check: bool) -> Result<()> {
+    let (a, indices) = (a.tensor()?, indices.tensor()?);
+    if check {
+        gather_kernel(&a, &[indices], &[0])?;
+    } else {
+        // SAFETY: promised by the caller.
+        unsafe { crate::backend::cpu::indexing::gather_unchecked(&a, &[indices], &[0])? };
+    }
+    Ok(())
+}
+
+/// Coordinates for `*_along_axis`: `indices` on `axis`, an arange on every other axis,
+/// all broadcast to `shape`.
+fn along_coordinates(indices: &Array, axis: usize, shape: &[usize]) -> Result<Vec<Array>> {
+    (0..shape.len())
+        .map(|d| {
+            let c = if d == axis {
+                indices.clone()
+            } else {
+                let mut s = vec![1i64; shape.len()];
+                s[d] = shape[d] as i64;
+                reshape(&arange(0.0, shape[d] as f64, 1.0, DType::Int32)?, &s)?
+            };
+            broadcast_to(&c, shape)
+        })
+        .collect()
+}
+
+/// The shape `*_along_axis` works on: `a` and `indices` broadcast together except along
+/// `axis`, where the indices' length counts; also returns `a` broadcast to match.
+fn along_shapes(op: &str, a: &Array, indices: &Array, axis: usize) -> Result<(Array, Vec<usize>)> {
+    if indices.ndim() != a.ndim() {
+        return Err(Error::value(format!(
+            "[{op}] Indices of dimension {} does not match array of dimension {}.",
+            indices.ndim(),
+            a.ndim()
+        )));
+    }
+    if !indices.dtype().is_integer() {
+        return Err(Error::value(format!(
+            "[{op}] Got indices with invalid dtype {}. Indices must be integral.",
+            indices.dtype()
+        )));
+    }
+    let mut a_shape = a.shape().to_vec();
+    a_shape[axis] = 1;
+    let mut i_shape = indices.shape().to_vec();
+    i_shape[axis] = 1;
+    let mut shape = broadcast_shapes(&a_shape, &i_shape).map_err(|_| {
+        Error::value(format!(
+            "[{op}] Cannot broadcast indices of shape {:?} with an array of shape {:?}.",
+            indices.shape(),
+            a.shape()
+        ))
+    })?;
+    let mut a_target = shape.clone();
+    a_target[axis] = a.shape()[axis];
+    shape[axis] = indices.shape()[axis];
+    Ok((broadcast_to(a, &a_target)?, shape))
+}
+
+/// `a`'s elements picked along `axis` by `indices` (same number of dimensions as `a`,
+/// broadcasting with it on the other axes): NumPy's `take_along_axis`, e.g. with the
+/// result of `argsort`. `None` works on the flattened `a`.
+///
+/// ```
+/// use lazulite::{take_along_axis, Array};
+/// let a = Array::from_slice(&[10i32, 30, 20, 60, 50, 40], &[2, 3]).unwrap();
+/// let i = Array::from_slice(&[0i32, 2, 2, 0], &[2, 2]).unwrap();
+/// let r = take_along_axis(&a, &i, Some(1)).unwrap();
+/// assert_eq!(r.to_vec::<i32>().unwrap(), vec![10, 20, 40, 60]);
+/// ```
+pub fn take_along_axis(a: &Array, indices: &Array, axis: Option<i32>) -> Result<Array> {
+    if !indices.dtype().is_integer() {
+        // Checked now, but with the kind of MLX's error, which comes from its kernel.
+        return Err(Error::runtime(format!(
+            "[take_along_axis] Got indices with invalid dtype {}. Indices must be integral.",
+            indices.dtype()
+        )));
+    }
+    let (a, ax) = along("take_along_axis", a, axis)?;
+    let indices = if axis.is_none() {
+        reshape(indices, &[-1])?
+    } else {
+        indices.clone()
+    };
+    let (a, shape) = along_shapes("take_along_axis", &a, &indices, ax)?;
+    let coords = along_coordinates(&indices, ax, &shape)?;
+    let axes: Vec<usize> = (0..shape.len()).collect();
+    gather(&a, &coords, &axes)
+}
+
+/// `a` (shape of `indices` except along `axis`) with `values` (shape of `indices`) added
+/// at `indices` along `axis`, duplicates accumulating: the transpose of
+/// [`take_along_axis`], for derivative rules (sorts, cumulative extrema).
+pub(crate) fn scatter_add_along_axis(
+    a: &Array,
+    indices: &Array,
+    values: &Array,
+    axis: usize,
+) -> Result<Array> {
+    let coords = along_coordinates(indices, axis, indices.shape())?;
+    let axes: Vec<usize> = (0..a.ndim()).collect();
+    scatter(a, &coords, values, &axes, ScatterMode::Add)
+}
+
+/// `a` with `values` written at `indices` along `axis` (NumPy's `put_along_axis`; the
+/// last value wins for duplicates). `values` broadcasts to the indices' shape.
+///
+/// ```
+/// use lazulite::{put_along_axis, zeros, Array, DType};
+/// let a = zeros(&[2, 3], DType::Int32).unwrap();
+/// let i = Array::from_slice(&[2i32, 0], &[2, 1]).unwrap();
+/// let r = put_along_axis(&a, &i, &Array::scalar(7i32), Some(1)).unwrap();
+/// assert_eq!(r.to_vec::<i32>().unwrap(), vec![0, 0, 7, 7, 0, 0]);
+/// ```
+pub fn put_along_axis(
+    a: &Array,
+    indices: &Array,
+    values: &Array,
+    axis: Option<i32>,
+) -> Result<Array> {
+    let (flat, ax) = along("put_along_axis", a, axis)?;
+    let indices = if axis.is_none() {
+        reshape(indices, &[-1])?
+    } else {
+        indices.clone()
+    };
+    let (_, shape) = along_shapes("put_along_axis", &flat, &indices, ax)?;
+    if shape
+        .iter()
+        .zip(flat.shape())
+        .enumerate()
+        .any(|(d, (s, n))| d != ax && s != n)
+    {
+        return Err(Error::value(format!(
+            "[put_along_axis] Indices of shape {:?} do not match the array of shape {:?} \
+             outside the axis.",
+            indices.shape(),
+            a.shape()
+        )));
+    }
+    let coords = along_coordinates(&indices, ax, &shape)?;
+    let axes: Vec<usize> = (0..shape.len()).collect();
+    let out = scatter(&flat, &coords, values, &axes, ScatterMode::Assign)?;
+    reshape(&out, &as_i64(a.shape()))
+}
