@@ -268,7 +268,10 @@ fn complex_results_equal_lapack_zgeev() {
     assert_eq!(values_only, complex_vec(&w));
     let b = Array::from_slice(&[c(0.0, 2.0)], &[1, 1]).unwrap();
     let (w, v) = linalg::eig(&b).unwrap();
-    assert_eq!((complex_vec(&w), complex_vec(&v)), (vec![(0.0, 2.0)], vec![(1.0, 0.0)]));
+    assert_eq!(
+        (complex_vec(&w), complex_vec(&v)),
+        (vec![(0.0, 2.0)], vec![(1.0, 0.0)])
+    );
 }
 
 #[test]

@@ -9,9 +9,10 @@
 //! written once over real and complex numbers.
 //!
 //! MLX hands its row-major buffer to column-major LAPACK, which therefore factors `aᵀ`
-//! and returns left eigenvectors of `aᵀ` (conjugated: right eigenvectors of `a`). The
-//! kernel does the same so that eigenvalues come out in MLX's order and eigenvectors with
-//! MLX's phases.
+//! and returns left eigenvectors of `aᵀ`, whose conjugates are the right eigenvectors of
+//! `a`. The kernel does the same so that eigenvalues come out in MLX's order and
+//! eigenvectors with MLX's phases, and returns the conjugates (for complex input MLX
+//! 0.32.4 returns the left eigenvectors themselves, eigenvectors of `conj(a)`).
 
 use super::cx::Cx;
 use super::dense::{per_matrix, store_complex, transposed, Batch, Scalar};
@@ -1034,7 +1035,12 @@ mod tests {
     /// A complex matrix without structure.
     fn complex_matrix(n: usize) -> Vec<Cx> {
         (0..n * n)
-            .map(|i| Cx::new(((i * 7 + 3) % 11) as f64 - 5.0, ((i * 5 + 1) % 13) as f64 - 6.0))
+            .map(|i| {
+                Cx::new(
+                    ((i * 7 + 3) % 11) as f64 - 5.0,
+                    ((i * 5 + 1) % 13) as f64 - 6.0,
+                )
+            })
             .collect()
     }
 
@@ -1075,10 +1081,11 @@ mod tests {
         assert!(residual(&a, n, &e) < 1e-13);
         for j in 0..n {
             let column: Vec<Cx> = (0..n).map(|i| e.vectors[i * n + j]).collect();
-            let largest = column
-                .iter()
-                .copied()
-                .fold(Cx::ZERO, |m, x| if x.abs() > m.abs() { x } else { m });
+            let largest =
+                column
+                    .iter()
+                    .copied()
+                    .fold(Cx::ZERO, |m, x| if x.abs() > m.abs() { x } else { m });
             assert!(largest.im == 0.0 && largest.re > 0.0, "{largest:?}");
         }
         let values = general_eigen(&a, n, false).unwrap().values;
@@ -1090,7 +1097,11 @@ mod tests {
         let a = complex_matrix(3);
         let result = general_eigen_within(&a, 3, false, 0);
         assert_eq!(result.err(), Some(Failure::NoConvergence));
-        let e = general_eigen(&[Cx::ONE, Cx::new(0.0, f64::INFINITY), Cx::ZERO, Cx::ONE], 2, true);
+        let e = general_eigen(
+            &[Cx::ONE, Cx::new(0.0, f64::INFINITY), Cx::ZERO, Cx::ONE],
+            2,
+            true,
+        );
         assert_eq!(e.err(), Some(Failure::NotFinite));
     }
 }
