@@ -215,10 +215,11 @@ bind! {
         /// Eigenvalues and right eigenvectors of a general square matrix.
         ///
         /// The result is always complex (``complex64``), even when the eigenvalues are
-        /// real. Conjugate pairs are adjacent, positive imaginary part first.
+        /// real. For a real matrix, conjugate pairs are adjacent, positive imaginary part
+        /// first; for a complex one, each eigenvector's largest entry is real and positive.
         ///
         /// Args:
-        ///     a (array): Square matrices ``(..., N, N)``, float32 or float64.
+        ///     a (array): Square matrices ``(..., N, N)``, float32, float64 or complex64.
         ///
         /// Returns:
         ///     tuple(array, array): Eigenvalues ``(..., N)`` and unit-norm eigenvectors
@@ -227,7 +228,7 @@ bind! {
         /// Eigenvalues of a general square matrix (``complex64``, not necessarily in order).
         ///
         /// Args:
-        ///     a (array): Square matrices ``(..., N, N)``, float32 or float64.
+        ///     a (array): Square matrices ``(..., N, N)``, float32, float64 or complex64.
         ///
         /// Returns:
         ///     array: The eigenvalues, shape ``(..., N)``.

@@ -823,6 +823,8 @@ LINALG = [
     ("linalg.pinv", "batched", (lambda c: arr(c, (2, 2, 3)),), {}), ("linalg.lu", "rect", (lambda c: arr(c, (3, 4)),), {}),
     ("linalg.eig", "rotation", (Arr(np.array([[0.0, -1.0], [1.0, 0.0]]), "float32"),), {}),
     ("linalg.eigvals", "rotation", (Arr(np.array([[0.0, -1.0], [1.0, 0.0]]), "float32"),), {}),
+    ("linalg.eig", "complex-general", (lambda c: arr(c, (4, 4), "complex64"),), {}),
+    ("linalg.eigvals", "complex-batched", (lambda c: arr(c, (2, 3, 3), "complex64"),), {}),
     ("matrix_norm", "fro", (lambda c: arr(c, (3, 4)),), {}),
 ]
 for fn, label, args, kw in LINALG:

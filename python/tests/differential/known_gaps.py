@@ -21,7 +21,6 @@ class Gap:
 
 
 MISSING = "missing function"
-COMPLEX = "complex64 support"
 
 GAPS = [
     # Missing functions.
@@ -29,9 +28,6 @@ GAPS = [
     Gap("gather_qqmm", ("*",), ("missing",), MISSING + " (MLX's CPU build raises NYI for it)"),
     Gap("snippet.nn_QQLinear", ("*",), ("exception-class",),
         MISSING + ": nn.QQLinear (MLX's CPU build raises NYI for its product)"),
-    # complex64.
-    Gap("linalg.eig", ("complex64",), ("raises-only-lazulite",), COMPLEX + ": eig (documented)"),
-    Gap("linalg.eigvals", ("complex64",), ("raises-only-lazulite",), COMPLEX + ": eigvals (documented)"),
     # Integer operands.
     Gap("snippet.grad_int_input", ("*",), ("value",),
         "integer operands: the gradient with respect to an integer input is zero in lazulite; MLX "

@@ -224,6 +224,57 @@ fn float64_results_equal_mlx_geev() {
 }
 
 #[test]
+fn complex_results_equal_lapack_zgeev() {
+    // LAPACK 3.10's zgeev (MLX's library, double precision) on the buffer as MLX hands it
+    // over (the transpose), its left eigenvectors conjugated: right eigenvectors of `a`.
+    // MLX's own cgeev gives these eigenvalues in this order and the conjugated vectors.
+    let c = |re: f64, im: f64| Complex::new(re as f32, im as f32);
+    let data = [
+        c(1.0, 1.0),
+        c(2.0, 0.0),
+        c(0.0, -1.0),
+        c(0.5, 0.0),
+        c(-1.0, 2.0),
+        c(1.0, 0.0),
+        c(0.0, 3.0),
+        c(1.0, -1.0),
+        c(2.0, 0.0),
+    ];
+    let a = Array::from_slice(&data, &[3, 3]).unwrap();
+    let (w, v) = linalg::eig(&a).unwrap();
+    let w_lapack = [
+        (-2.0423595, 2.0792914),
+        (0.7080002, 0.3134807),
+        (3.3343593, 0.6072279),
+    ];
+    let v_lapack = [
+        (-0.4011070, -0.3067294),
+        (0.0345769, 0.4995032),
+        (0.2425719, -0.3104642),
+        (0.6723432, 0.0),
+        (0.1664111, 0.3105427),
+        (0.2221542, 0.0355711),
+        (-0.5002699, 0.2066757),
+        (0.7906779, 0.0),
+        (0.8911527, 0.0),
+    ];
+    for (g, e) in complex_vec(&w).iter().zip(w_lapack) {
+        assert!(dist(*g, e) < 1e-6, "{g:?} vs {e:?}");
+    }
+    for (g, e) in complex_vec(&v).iter().zip(v_lapack) {
+        assert!(dist(*g, e) < 1e-6, "{g:?} vs {e:?}");
+    }
+    let values_only = complex_vec(&linalg::eigvals(&a).unwrap());
+    assert_eq!(values_only, complex_vec(&w));
+    let b = Array::from_slice(&[c(0.0, 2.0)], &[1, 1]).unwrap();
+    let (w, v) = linalg::eig(&b).unwrap();
+    assert_eq!(
+        (complex_vec(&w), complex_vec(&v)),
+        (vec![(0.0, 2.0)], vec![(1.0, 0.0)])
+    );
+}
+
+#[test]
 fn one_by_one_and_empty() {
     let a = common::array(&[-2.5], &[1, 1]);
     let (w, v) = linalg::eig(&a).unwrap();
@@ -331,9 +382,9 @@ fn rejects_what_mlx_rejects() {
         );
     }
     check(
-        Array::zeros(&[2, 2], DType::Complex64).unwrap(),
-        ErrorKind::NotImplemented,
-        "complex64",
+        Array::zeros(&[3, 2], DType::Complex64).unwrap(),
+        ErrorKind::Value,
+        "square",
     );
 }
 

@@ -1868,6 +1868,21 @@ fn linalg_rows() -> Vec<Row> {
         .no_rule(Transform::Jvp)
         .vmap(vec![seeded(9, &[4, 4, 3])], vec![Some(2)], 0),
     );
+    // Complex matrices (the rows' Fourier transforms) the same way.
+    rows.push(
+        row(
+            "ops::linalg::decompositions::Eig",
+            "eigvals of complex matrices",
+            vec![seeded(11, &[3, 3])],
+            |p| {
+                let complex = fft::fft(&p[0], None, -1, FftNorm::Backward)?;
+                lazulite::real(&linalg::eigvals(&complex)?)
+            },
+        )
+        .no_rule(Transform::Vjp)
+        .no_rule(Transform::Jvp)
+        .vmap(vec![seeded(10, &[4, 4, 3])], vec![Some(2)], 0),
+    );
     rows
 }
 

@@ -1,6 +1,7 @@
 //! Complex numbers of two `f64`, in which the factorisation kernels compute complex
 //! results (and complex64 input) before rounding once to complex64.
 
+use std::iter::Sum;
 use std::ops::{Add, Div, Mul, Sub};
 
 /// A complex number of two `f64`.
@@ -32,12 +33,37 @@ impl Cx {
     pub fn scale(self, s: f64) -> Cx {
         Cx::new(self.re * s, self.im * s)
     }
+
+    /// `|re| + |im|`, LAPACK's cheap modulus (`cabs1`) for tests and pivots.
+    pub fn abs1(self) -> f64 {
+        self.re.abs() + self.im.abs()
+    }
+
+    /// The principal square root (non-negative real part), as Fortran's `SQRT`.
+    pub fn sqrt(self) -> Cx {
+        if self.re == 0.0 && self.im == 0.0 {
+            return Cx::new(0.0, self.im);
+        }
+        // sqrt((|z| + |re|) / 2) is the larger part; the other follows without cancellation.
+        let t = ((self.abs() + self.re.abs()) / 2.0).sqrt();
+        if self.re >= 0.0 {
+            Cx::new(t, self.im / (2.0 * t))
+        } else {
+            Cx::new(self.im.abs() / (2.0 * t), t.copysign(self.im))
+        }
+    }
 }
 
 impl Add for Cx {
     type Output = Cx;
     fn add(self, o: Cx) -> Cx {
         Cx::new(self.re + o.re, self.im + o.im)
+    }
+}
+
+impl Sum for Cx {
+    fn sum<I: Iterator<Item = Cx>>(iter: I) -> Cx {
+        iter.fold(Cx::ZERO, |acc, x| acc + x)
     }
 }
 

@@ -10,7 +10,8 @@ use crate::dtype::DType;
 use crate::element::Complex;
 use crate::error::Result;
 use rayon::prelude::*;
-use std::ops::{Add, Mul, Sub};
+use std::iter::Sum;
+use std::ops::{Add, Div, Mul, Sub};
 
 /// The numbers the kernels compute in: `f64` for real input, [`Cx`] for complex. Written
 /// once over both, a kernel for real matrices is the same code as for complex ones with
@@ -23,6 +24,8 @@ pub(crate) trait Scalar:
     + Add<Output = Self>
     + Sub<Output = Self>
     + Mul<Output = Self>
+    + Div<Output = Self>
+    + Sum
     + 'static
 {
     const ZERO: Self;
@@ -33,6 +36,14 @@ pub(crate) trait Scalar:
     fn abs2(self) -> f64;
     fn scale(self, s: f64) -> Self;
     fn real_part(self) -> f64;
+    /// The real number `x` as this kind of number.
+    fn from_real(x: f64) -> Self;
+    /// This number as a complex one.
+    fn to_cx(self) -> Cx;
+    /// `self * z`, computed in the kind of arithmetic `self` needs (real times complex
+    /// scales both parts).
+    fn times(self, z: Cx) -> Cx;
+    fn is_finite(self) -> bool;
     /// `x / |x|` for a nonzero complex `x`; `None` for a real one, whose rotations need
     /// no phase.
     fn phase(self) -> Option<Self>;
@@ -59,6 +70,18 @@ impl Scalar for f64 {
     }
     fn real_part(self) -> f64 {
         self
+    }
+    fn from_real(x: f64) -> f64 {
+        x
+    }
+    fn to_cx(self) -> Cx {
+        Cx::real(self)
+    }
+    fn times(self, z: Cx) -> Cx {
+        z.scale(self)
+    }
+    fn is_finite(self) -> bool {
+        f64::is_finite(self)
     }
     fn phase(self) -> Option<f64> {
         None
@@ -91,6 +114,18 @@ impl Scalar for Cx {
     }
     fn real_part(self) -> f64 {
         self.re
+    }
+    fn from_real(x: f64) -> Cx {
+        Cx::real(x)
+    }
+    fn to_cx(self) -> Cx {
+        self
+    }
+    fn times(self, z: Cx) -> Cx {
+        self * z
+    }
+    fn is_finite(self) -> bool {
+        self.re.is_finite() && self.im.is_finite()
     }
     fn phase(self) -> Option<Cx> {
         // Scaled to a largest part of 1 first: the modulus of a subnormal number is

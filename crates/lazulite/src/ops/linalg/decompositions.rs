@@ -6,7 +6,8 @@
 //!
 //! Kernels compute in float64 (float32 is rounded once at the end), batched over the
 //! leading axes. Like MLX, the factorisations take float32 or float64, and `svd`, `eigh`,
-//! `eigvalsh` also complex64 (computed in complex float64, without derivatives). Derivative
+//! `eigvalsh`, `eig`, `eigvals` also complex64 (computed in complex float64, without
+//! derivatives). Derivative
 //! rules follow the standard matrix identities (Giles 2008; Seeger et al. 2017 for QR;
 //! Townsend 2016 for the SVD; Murray 2016 for Cholesky). Where a factorisation reads one
 //! triangle of a symmetric matrix (`cholesky`, `eigh`), its cotangent lies in that
@@ -1338,46 +1339,24 @@ fn eig_outputs(a: &Array, vectors: bool) -> Vec<Array> {
     Array::from_op_multi(Eig { vectors }, vec![a.clone()], specs)
 }
 
-/// MLX's checks for `eig`/`eigvals`: a (batch of) square float matrix. MLX also takes
-/// complex64 matrices; lazulite does not decompose those.
+/// MLX's checks for `eig`/`eigvals`: a (batch of) square float32, float64 or complex64
+/// matrix.
 fn check_eig(op: &str, a: &Array) -> Result<()> {
-    if a.ndim() < 2 {
-        return Err(Error::value(format!(
-            "[linalg::{op}] Arrays must have >= 2 dimensions. Received array with {} dimensions.",
-            a.ndim()
-        )));
-    }
-    match a.dtype() {
-        DType::Float32 | DType::Float64 => {}
-        DType::Complex64 => {
-            return Err(Error::not_implemented(format!(
-                "[linalg::{op}] complex64 matrices are not supported; only float32 and float64."
-            )))
-        }
-        other => {
-            return Err(Error::value(format!(
-                "[linalg::{op}] Arrays must have type float32, float64 or complex64. Received array with type {other}."
-            )))
-        }
-    }
-    let n = a.ndim();
-    if a.shape()[n - 1] != a.shape()[n - 2] {
-        return Err(Error::value(format!(
-            "[linalg::{op}] Only defined for square matrices."
-        )));
-    }
-    Ok(())
+    check_matrix_of(op, a, Some("Only defined for square matrices."), true)
 }
 
 /// The eigenvalues and right eigenvectors (columns, unit 2-norm) of each square matrix
-/// (`[..., n, n]`, float32 or float64), both complex64 as in MLX. Computed as LAPACK's
-/// `geev` on the matrix MLX passes it, so the (unspecified) order of the eigenvalues and
-/// the phases of the eigenvectors are MLX's: a complex eigenvector's largest entry is
-/// real, conjugate pairs are adjacent with the positive imaginary part first. float32
-/// input is decomposed in float64 (MLX uses float32 `sgeev`), so its eigenvector signs
-/// can differ from MLX's; float64 input gives MLX's results. Evaluating a matrix with
-/// infinities or NaNs is a value error, as in NumPy (MLX aborts). complex64 input, which
-/// MLX accepts, is not supported.
+/// (`[..., n, n]`, float32, float64 or complex64), both complex64 as in MLX. Computed as
+/// LAPACK's `geev` on the matrix MLX passes it, so the (unspecified) order of the
+/// eigenvalues and the phases of the eigenvectors are MLX's. For real input a complex
+/// eigenvector's largest entry is real and conjugate pairs are adjacent with the positive
+/// imaginary part first; float32 input is decomposed in float64 (MLX uses float32
+/// `sgeev`), so its eigenvector signs can differ from MLX's, while float64 input gives
+/// MLX's results. For complex64 input (decomposed in complex float64 by single-shift
+/// complex QR, as `zgeev`) every eigenvector's largest entry is real and positive; the
+/// vectors are those of `a`, where MLX 0.32.4 returns their complex conjugates (which
+/// are eigenvectors of `conj(a)`, not of `a`). Evaluating a matrix with infinities or
+/// NaNs is a value error, as in NumPy (MLX aborts).
 ///
 /// ```
 /// use lazulite::{linalg, Array, Complex};
@@ -1394,7 +1373,8 @@ pub fn eig(a: &Array) -> Result<(Array, Array)> {
     Ok((outs.pop().expect("values"), v))
 }
 
-/// The eigenvalues of each square matrix (complex64, in no particular order), as [`eig`].
+/// The eigenvalues of each square matrix (float32, float64 or complex64; the result is
+/// complex64, in no particular order), as [`eig`].
 ///
 /// ```
 /// use lazulite::{linalg, Array, Complex};
