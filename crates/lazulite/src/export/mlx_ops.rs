@@ -6,7 +6,7 @@ use super::format::Field;
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::indexing::{gather, scatter, ScatterMode};
+use crate::ops::indexing::{gather, masked_scatter, scatter, ScatterMode};
 use crate::ops::*;
 use crate::primitive::{MlxState, OutputSpec};
 
@@ -22,25 +22,6 @@ fn scaled_by_scalar(y: Array, weight: &Array) -> Result<Array> {
     } else {
         Ok(y)
     }
-}
-
-/// MLX's `MaskedScatter`: for each index of `target`'s first axis, the true positions of
-/// that row of `mask` take the row's `values` (flattened) in order.
-fn batched_masked_scatter(target: &Array, mask: &Array, values: &Array) -> Result<Array> {
-    let rows = target.shape().first().copied().unwrap_or(1) as i64;
-    if values.size() == 0 {
-        return Ok(target.clone());
-    }
-    let flat_mask = reshape(mask, &[rows, -1])?;
-    let ordinal = subtract(
-        &cumsum(&flat_mask, Some(1), false, true, Some(DType::Int32))?,
-        Array::scalar(1i32),
-    )?;
-    // False positions read the row's first value, then are masked out.
-    let ordinal = where_(&flat_mask, &ordinal, Array::scalar(0i32))?;
-    let flat_values = astype(&reshape(values, &[rows, -1])?, target.dtype())?;
-    let taken = take_along_axis(&flat_values, &ordinal, Some(1))?;
-    where_(mask, &reshape(&taken, &dims(target.shape()))?, target)
 }
 
 /// Records one MLX primitive: its inputs, its decoded state and its recorded outputs.
@@ -529,7 +510,12 @@ fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
             let [target, mask, values] = x else {
                 return Err(s.mismatch());
             };
-            one(batched_masked_scatter(target, mask, values)?)
+            if values.size() == 0 {
+                return one(target.clone());
+            }
+            let rows = target.shape().first().copied().unwrap_or(1);
+            let values = astype(values, target.dtype())?;
+            one(masked_scatter(target, mask, &values, rows)?)
         }),
         // Inputs: the arrays passed through, then those they wait for.
         ("Depends", &[], |x, _, out| {

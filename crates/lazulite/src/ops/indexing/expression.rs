@@ -10,7 +10,7 @@ use crate::ops::cast::astype;
 use crate::ops::creation::arange;
 use crate::ops::indexing::data_dependent::nonzero;
 use crate::ops::indexing::gather_scatter::{as_i64, broadcast_indices, gather, scatter};
-use crate::ops::indexing::take::take;
+use crate::ops::indexing::take::take_along_axis;
 use crate::ops::operand::{to_arrays, Operand};
 use crate::ops::scan::cumsum;
 use crate::ops::ternary::where_;
@@ -531,18 +531,26 @@ fn coordinates(
 }
 
 /// `a` with its positions where the full-shape `mask` is true taking the values of
-/// `values` (flattened) in order, as lazy ops: the form a mask takes under `vmap` and
-/// `compile`, where it has no value to count. Too few values is an index error when evaluated.
-fn masked_scatter(a: &Array, mask: &Array, values: &Array) -> Result<Array> {
-    let flat = reshape(mask, &[mask.size() as i64])?;
+/// `values` in order, as lazy ops: the form a mask takes under `vmap` and `compile`, where
+/// it has no value to count. With `rows > 1` (MLX's `MaskedScatter`), `a`, `mask` and
+/// `values` are split into that many rows along their first axis and each row of `a` takes
+/// its own row of values. Too few values is an index error when evaluated.
+pub(crate) fn masked_scatter(
+    a: &Array,
+    mask: &Array,
+    values: &Array,
+    rows: usize,
+) -> Result<Array> {
+    let rows = rows as i64;
+    let flat = reshape(mask, &[rows, -1])?;
     let ordinal = subtract(
-        &cumsum(&flat, Some(0), false, true, Some(DType::Int32))?,
+        &cumsum(&flat, Some(1), false, true, Some(DType::Int32))?,
         Array::scalar(1i32),
     )?;
-    // False positions read the first value (always there), then are masked out.
+    // False positions read the row's first value (always there), then are masked out.
     let ordinal = where_(&flat, &ordinal, Array::scalar(0i32))?;
-    let flat_values = reshape(values, &[values.size() as i64])?;
-    let taken = take(&flat_values, &ordinal, Some(0))?;
+    let flat_values = reshape(values, &[rows, -1])?;
+    let taken = take_along_axis(&flat_values, &ordinal, Some(1))?;
     where_(mask, &reshape(&taken, &as_i64(a.shape()))?, a)
 }
 
@@ -572,7 +580,7 @@ fn update(a: &Array, indices: &[Index], value: Operand, mode: ScatterMode) -> Re
             return where_(m, &new, a);
         }
         if m.shape() == a.shape() && m.depends_on_stand_in() && mode == ScatterMode::Assign {
-            return masked_scatter(a, m, &value);
+            return masked_scatter(a, m, &value, 1);
         }
     }
     let Resolved {

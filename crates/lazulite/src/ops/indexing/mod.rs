@@ -23,6 +23,7 @@ mod take;
 
 pub use data_dependent::{argwhere, nonzero, unique, unique_all, Unique};
 pub use dynamic_slice::{dynamic_slice, dynamic_slice_update};
+pub(crate) use expression::masked_scatter;
 pub use expression::{at, index, index_put, At, Index};
 pub(crate) use gather_scatter::{gather, scatter, ScatterMode};
 pub(crate) use take::scatter_add_along_axis;
