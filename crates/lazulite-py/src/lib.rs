@@ -35,6 +35,7 @@ mod shapes;
 mod signature;
 mod transforms;
 mod trees;
+mod unary;
 mod utilities;
 
 use pyo3::prelude::*;
@@ -45,6 +46,7 @@ use pyo3::types::PyList;
 #[pyfunction]
 fn _signatures(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     let rows = [
+        unary::signatures(),
         ops::signatures(),
         reductions::signatures(),
         shapes::signatures(),
@@ -90,6 +92,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         errors::axis_error_class(m.py())?.clone_ref(m.py()),
     )?;
     dtype::register(m)?;
+    unary::register(m)?;
     ops::register(m)?;
     misc::register(m)?;
     reductions::register_all(m)?;

@@ -26,30 +26,6 @@ fn permutation(a: &Array, axes: Option<AxesArg>) -> Vec<i32> {
 
 bind! {
     functions {
-        /// Elementwise absolute value.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The absolute value of ``a``.
-        abs(a: Arr, /, *, stream) => lz::abs(&a.0);
-        /// Elementwise sign (-1, 0 or 1; for complex, ``a / |a|``).
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The sign of ``a``.
-        sign(a: Arr, /, *, stream) => lz::sign(&a.0);
-        /// Elementwise negation.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The negation of ``a``.
-        negative(a: Arr, /, *, stream) => lz::negative(&a.0);
         /// Elementwise identity (``+a``).
         ///
         /// Args:
@@ -58,182 +34,6 @@ bind! {
         /// Returns:
         ///     array: ``+a``, the same values as ``a``.
         positive(a: Arr, /, *, stream) => lz::positive(&a.0);
-        /// Elementwise square.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The square of ``a``.
-        square(a: Arr, /, *, stream) => lz::square(&a.0);
-        /// Elementwise square root.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The square root of ``a``.
-        sqrt(a: Arr, /, *, stream) => lz::sqrt(&a.0);
-        /// Elementwise reciprocal square root.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The reciprocal square root of ``a``.
-        rsqrt(a: Arr, /, *, stream) => lz::rsqrt(&a.0);
-        /// Elementwise reciprocal (``1 / a``).
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The reciprocal of ``a``.
-        reciprocal(a: Arr, /, *, stream) => lz::reciprocal(&a.0);
-        /// Elementwise exponential.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The exponential of ``a``.
-        exp(a: Arr, /, *, stream) => lz::exp(&a.0);
-        /// Elementwise ``exp(a) - 1``, accurate for small ``a``.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: ``exp(a) - 1``.
-        expm1(a: Arr, /, *, stream) => lz::expm1(&a.0);
-        /// Elementwise natural logarithm.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The natural logarithm of ``a``.
-        log(a: Arr, /, *, stream) => lz::log(&a.0);
-        /// Elementwise ``log(1 + a)``, accurate for small ``a``.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: ``log(1 + a)``.
-        log1p(a: Arr, /, *, stream) => lz::log1p(&a.0);
-        /// Elementwise base-2 logarithm.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The base-2 logarithm of ``a``.
-        log2(a: Arr, /, *, stream) => lz::log2(&a.0);
-        /// Elementwise base-10 logarithm.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The base-10 logarithm of ``a``.
-        log10(a: Arr, /, *, stream) => lz::log10(&a.0);
-        /// Elementwise sine.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The sine of ``a``.
-        sin(a: Arr, /, *, stream) => lz::sin(&a.0);
-        /// Elementwise cosine.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The cosine of ``a``.
-        cos(a: Arr, /, *, stream) => lz::cos(&a.0);
-        /// Elementwise tangent.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The tangent of ``a``.
-        tan(a: Arr, /, *, stream) => lz::tan(&a.0);
-        /// Elementwise inverse sine.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The inverse sine of ``a``.
-        arcsin(a: Arr, /, *, stream) => lz::arcsin(&a.0);
-        /// Elementwise inverse cosine.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The inverse cosine of ``a``.
-        arccos(a: Arr, /, *, stream) => lz::arccos(&a.0);
-        /// Elementwise inverse tangent.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The inverse tangent of ``a``.
-        arctan(a: Arr, /, *, stream) => lz::arctan(&a.0);
-        /// Elementwise hyperbolic sine.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The hyperbolic sine of ``a``.
-        sinh(a: Arr, /, *, stream) => lz::sinh(&a.0);
-        /// Elementwise hyperbolic cosine.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The hyperbolic cosine of ``a``.
-        cosh(a: Arr, /, *, stream) => lz::cosh(&a.0);
-        /// Elementwise hyperbolic tangent.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The hyperbolic tangent of ``a``.
-        tanh(a: Arr, /, *, stream) => lz::tanh(&a.0);
-        /// Elementwise inverse hyperbolic sine.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The inverse hyperbolic sine of ``a``.
-        arcsinh(a: Arr, /, *, stream) => lz::arcsinh(&a.0);
-        /// Elementwise inverse hyperbolic cosine.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The inverse hyperbolic cosine of ``a``.
-        arccosh(a: Arr, /, *, stream) => lz::arccosh(&a.0);
-        /// Elementwise inverse hyperbolic tangent.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The inverse hyperbolic tangent of ``a``.
-        arctanh(a: Arr, /, *, stream) => lz::arctanh(&a.0);
         /// Elementwise inverse sine (alias of ``arcsin``).
         ///
         /// Args:
@@ -282,54 +82,6 @@ bind! {
         /// Returns:
         ///     array: The inverse hyperbolic tangent of ``a``.
         atanh(a: Arr, /, *, stream) => lz::arctanh(&a.0);
-        /// Elementwise logistic sigmoid ``1 / (1 + exp(-a))``.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The logistic sigmoid of ``a``.
-        sigmoid(a: Arr, /, *, stream) => lz::sigmoid(&a.0);
-        /// Elementwise error function.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The error function of ``a``.
-        erf(a: Arr, /, *, stream) => lz::erf(&a.0);
-        /// Elementwise inverse of the error function.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The inverse of the error function of ``a``.
-        erfinv(a: Arr, /, *, stream) => lz::erfinv(&a.0);
-        /// Elementwise floor (round toward minus infinity).
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The floor of ``a``.
-        floor(a: Arr, /, *, stream) => lz::floor(&a.0);
-        /// Elementwise ceiling (round toward plus infinity).
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The ceiling of ``a``.
-        ceil(a: Arr, /, *, stream) => lz::ceil(&a.0);
-        /// Elementwise truncation (round toward zero).
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The truncation of ``a``.
-        trunc(a: Arr, /, *, stream) => lz::trunc(&a.0);
         /// Round elementwise to the given number of decimals (halves to even).
         ///
         /// Args:
@@ -395,14 +147,6 @@ bind! {
         /// Returns:
         ///     array: A boolean array.
         isfinite(a: Arr, stream) => lz::isfinite(&a.0);
-        /// Elementwise logical not.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: ``not a`` as booleans.
-        logical_not(a: Arr, /, *, stream) => lz::logical_not(&a.0);
         /// Elementwise bitwise inversion (``~a``).
         ///
         /// Args:
@@ -411,22 +155,6 @@ bind! {
         /// Returns:
         ///     array: ``~a``.
         bitwise_invert(a: Arr, stream) => lz::bitwise_invert(&a.0);
-        /// Elementwise real part.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The real part of ``a``.
-        real(a: Arr, /, *, stream) => lz::real(&a.0);
-        /// Elementwise imaginary part.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The imaginary part of ``a``.
-        imag(a: Arr, /, *, stream) => lz::imag(&a.0);
         /// Elementwise complex conjugate.
         ///
         /// Args:
@@ -443,14 +171,6 @@ bind! {
         /// Returns:
         ///     array: The complex conjugate of ``a``.
         conj(a: Arr, *, stream) => lz::conjugate(&a.0);
-        /// Return ``a`` unchanged, but stop gradients from flowing through it.
-        ///
-        /// Args:
-        ///     a (array): Input array.
-        ///
-        /// Returns:
-        ///     array: The same values as ``a``.
-        stop_gradient(a: Arr, /, *, stream) => lz::stop_gradient(&a.0);
 
         /// Elementwise sum of ``a`` and ``b``, with broadcasting.
         ///

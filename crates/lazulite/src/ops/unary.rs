@@ -9,9 +9,10 @@ use crate::backend::op::UnaryOp;
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::binary::{add, divide, multiply, subtract};
+use crate::ops::binary::{add, divide, equal, less, logical_or, multiply, not_equal, subtract};
 use crate::ops::cast::astype;
 use crate::ops::creation::{ones_like, zeros_like};
+use crate::ops::ternary::where_;
 use crate::primitive::{mlx_chain, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
 use std::f64::consts::{LN_10, LN_2, PI};
 use std::sync::Arc;
@@ -37,8 +38,8 @@ enum Dtypes {
 enum Mlx {
     /// A primitive of that name, with that state.
     Node(&'static str, Vec<MlxState>),
-    /// Built from other primitives (see [`as_mlx_composes`]).
-    Composed,
+    /// Built from other primitives, as MLX's own function builds it.
+    Composed(fn(&Array) -> Result<Array>),
     /// Not exportable, with MLX's reason.
     Refused(&'static str),
 }
@@ -56,13 +57,18 @@ struct Rule {
 
 use Dtypes::*;
 
-/// The table. A row: the public function (in brackets; none for `round`, which takes decimals), the tag, the MLX name, the dtype
-/// rule, the MLX export, the derivative as `|x, y, v| v * f'(x)`. Ops that are piecewise
-/// constant (or give bool or integer results) have zero derivative. For complex `x` the
-/// derivatives follow the holomorphic convention (see `transforms/vjp.rs`).
+/// The table. A row: its doc (the first line is the summary language bindings show), the
+/// public function (in brackets; none for `round`, which takes decimals), the tag, the MLX
+/// name, the dtype rule, the MLX export, the derivative as `|x, y, v| v * f'(x)`. Ops that
+/// are piecewise constant (or give bool or integer results) have zero derivative. For
+/// complex `x` the derivatives follow the holomorphic convention (see `transforms/vjp.rs`).
+///
+/// Besides the rule lookup and the public functions with their `Array` methods, the table
+/// gives the exported macro [`unary_functions!`](crate::unary_functions), through which
+/// the Python package binds every function without a list of its own.
 macro_rules! unary_ops {
     ($(
-        $(#[$doc:meta])*
+        #[doc = $summary:literal] $(#[doc = $doc:literal])*
         [$($fname:ident)?] $op:ident, $name:literal, $dtypes:expr, $mlx:expr,
             |$x:tt, $y:tt, $v:tt| $derivative:expr;
     )*) => {
@@ -76,7 +82,8 @@ macro_rules! unary_ops {
                 },
             )*}
         }
-        $(unary_ops!(@public [$($fname)?], $op, $(#[$doc])*);)*
+        $(unary_ops!(@public [$($fname)?], $op, #[doc = $summary] $(#[doc = $doc])*);)*
+        unary_ops!(@list ($) $($($fname $summary)?)*);
     };
     (@public [], $op:ident, $(#[$doc:meta])*) => {};
     (@public [$fname:ident], $op:ident, $(#[$doc:meta])*) => {
@@ -90,6 +97,24 @@ macro_rules! unary_ops {
             pub fn $fname(&self) -> Result<Array> {
                 $fname(self)
             }
+        }
+    };
+    // `$d` is a `$`, for the metavariables of the macro this one writes.
+    (@list ($d:tt) $($fname:ident $summary:literal)*) => {
+        /// Invokes `callback!` with every one-input elementwise function of the crate
+        /// root, as `name "summary",` pairs (the summary is the first line of its doc), so
+        /// that a binding to another language can generate one entry per function.
+        ///
+        /// ```
+        /// macro_rules! names {
+        ///     ($($name:ident $summary:literal,)*) => { vec![$(stringify!($name)),*] };
+        /// }
+        /// let names: Vec<&str> = lazulite::unary_functions!(names);
+        /// assert!(names.contains(&"exp") && names.contains(&"erfinv"));
+        /// ```
+        #[macro_export]
+        macro_rules! unary_functions {
+            ($d callback:ident) => { $d callback! { $($fname $summary,)* } };
         }
     };
 }
@@ -129,7 +154,8 @@ unary_ops! {
     [rsqrt] Rsqrt, "rsqrt", Float { complex: true }, Mlx::Node("Sqrt", vec![MlxState::Bool(true)]),
         |_, y, v| multiply(v, &multiply(&multiply(y, &square(y)?)?, -0.5)?);
     /// `1 / a`.
-    [reciprocal] Reciprocal, "reciprocal", Float { complex: true }, Mlx::Composed,
+    [reciprocal] Reciprocal, "reciprocal", Float { complex: true },
+        Mlx::Composed(|x| divide(&ones_like(x)?, x)),
         |_, y, v| negative(&multiply(v, &square(y)?)?);
     /// Exponential.
     [exp] Exp, "exp", Float { complex: true }, plain("Exp"), |_, y, v| multiply(v, y);
@@ -200,20 +226,29 @@ unary_ops! {
     [floor] Floor, "floor", Same { complex: false }, plain("Floor"), |_, _, v| zeros_like(v);
     /// Smallest integer not below `a` (integers unchanged).
     [ceil] Ceil, "ceil", Same { complex: false }, plain("Ceil"), |_, _, v| zeros_like(v);
-    // Public as `round`, which takes a number of decimals.
+    /// Rounds half to even (public as [`round`], which takes a number of decimals).
     [] Round, "round", Same { complex: true }, plain("Round"), |_, _, v| zeros_like(v);
     /// Integer part, rounding toward zero.
-    [trunc] Trunc, "trunc", Same { complex: false }, Mlx::Composed, |_, _, v| zeros_like(v);
+    [trunc] Trunc, "trunc", Same { complex: false },
+        Mlx::Composed(|x| where_(&less(x, 0)?, &ceil(x)?, &floor(x)?)), |_, _, v| zeros_like(v);
     /// Whether each element is NaN.
-    [isnan] IsNan, "isnan", Predicate, Mlx::Composed, |_, _, v| zeros_like(v);
+    [isnan] IsNan, "isnan", Predicate, Mlx::Composed(|x| not_equal(x, x)), |_, _, v| zeros_like(v);
     /// Whether each element is +inf or -inf.
-    [isinf] IsInf, "isinf", Predicate, Mlx::Composed, |_, _, v| zeros_like(v);
+    [isinf] IsInf, "isinf", Predicate,
+        Mlx::Composed(|x| for_floats(x, |x| logical_or(&isposinf(x)?, &isneginf(x)?), false)),
+        |_, _, v| zeros_like(v);
     /// Whether each element is +inf (a complex element: `+inf + 0j`, as MLX compares).
-    [isposinf] IsPosInf, "isposinf", Predicate, Mlx::Composed, |_, _, v| zeros_like(v);
+    [isposinf] IsPosInf, "isposinf", Predicate,
+        Mlx::Composed(|x| for_floats(x, |x| equal(x, &infinity(x, 1.0)?), false)),
+        |_, _, v| zeros_like(v);
     /// Whether each element is -inf (a complex element: `-inf + 0j`, as MLX compares).
-    [isneginf] IsNegInf, "isneginf", Predicate, Mlx::Composed, |_, _, v| zeros_like(v);
+    [isneginf] IsNegInf, "isneginf", Predicate,
+        Mlx::Composed(|x| for_floats(x, |x| equal(x, &infinity(x, -1.0)?), false)),
+        |_, _, v| zeros_like(v);
     /// Whether each element is neither infinite nor NaN.
-    [isfinite] IsFinite, "isfinite", Predicate, Mlx::Composed, |_, _, v| zeros_like(v);
+    [isfinite] IsFinite, "isfinite", Predicate,
+        Mlx::Composed(|x| for_floats(x, |x| logical_not(&logical_or(&isinf(x)?, &isnan(x)?)?), true)),
+        |_, _, v| zeros_like(v);
     /// Boolean not (any dtype; nonzero is true).
     [logical_not] LogicalNot, "logical_not", Predicate, plain("LogicalNot"), |_, _, v| zeros_like(v);
     /// Bitwise not of integer or bool arrays.
@@ -300,12 +335,9 @@ impl Primitive for Unary {
                 mlx_chain(abs, vec![("AsType", cast, outputs[0].clone())])
             }
             Mlx::Node(name, state) => MlxNode::single(name, state, inputs, outputs),
-            Mlx::Composed => {
-                let op = self.0;
-                Ok(Export::Composed(Arc::new(move |x: &[Array]| {
-                    Ok(vec![as_mlx_composes(op, &x[0])?])
-                })))
-            }
+            Mlx::Composed(compose) => Ok(Export::Composed(Arc::new(move |x: &[Array]| {
+                Ok(vec![compose(&x[0])?])
+            }))),
             Mlx::Refused(reason) => Err(Error::value(reason)),
         }
     }
@@ -355,27 +387,23 @@ pub(crate) fn conjugate_if_complex(a: &Array) -> Result<Array> {
     }
 }
 
-/// `op` on `x` built from the primitives MLX builds it from (for export).
-fn as_mlx_composes(op: UnaryOp, x: &Array) -> Result<Array> {
-    use crate::ops::binary::{equal, less, logical_or, not_equal};
-    use crate::ops::ternary::where_;
-    let inf = |sign: f64| Array::scalar(sign * f64::INFINITY);
-    let real = x.dtype().is_inexact();
-    match op {
-        // Integers are never NaN or infinite.
-        UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsPosInf | UnaryOp::IsNegInf if !real => {
-            not_equal(x, x)
-        }
-        UnaryOp::IsFinite if !real => equal(x, x),
-        UnaryOp::Reciprocal => divide(&ones_like(x)?, x),
-        UnaryOp::Trunc => where_(&less(x, 0)?, &ceil(x)?, &floor(x)?),
-        UnaryOp::IsNan => not_equal(x, x),
-        UnaryOp::IsPosInf => equal(x, &astype(&inf(1.0), x.dtype())?),
-        UnaryOp::IsNegInf => equal(x, &astype(&inf(-1.0), x.dtype())?),
-        UnaryOp::IsInf => logical_or(&isposinf(x)?, &isneginf(x)?),
-        UnaryOp::IsFinite => logical_not(&logical_or(&isinf(x)?, &isnan(x)?)?),
-        other => unary(other, x),
+/// MLX's composition of a predicate: `float(x)` for float inputs; integers are never NaN
+/// or infinite, which MLX writes as `x != x` (or `x == x` when that is `true`).
+fn for_floats(
+    x: &Array,
+    float: impl FnOnce(&Array) -> Result<Array>,
+    integer_result: bool,
+) -> Result<Array> {
+    match (x.dtype().is_inexact(), integer_result) {
+        (true, _) => float(x),
+        (false, true) => equal(x, x),
+        (false, false) => not_equal(x, x),
     }
+}
+
+/// `sign * inf` in `x`'s dtype.
+fn infinity(x: &Array, sign: f64) -> Result<Array> {
+    astype(&Array::scalar(sign * f64::INFINITY), x.dtype())
 }
 
 /// Records `op` on `a` after checking the dtype.

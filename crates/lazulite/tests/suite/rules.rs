@@ -216,14 +216,66 @@ fn unary_rows() -> Vec<Row> {
         ("sigmoid", lazulite::sigmoid, &x),
         ("erf", lazulite::erf, &x),
         ("erfinv", lazulite::erfinv, &x),
+        ("real (real input)", lazulite::real, &x),
+        ("imag (real input)", lazulite::imag, &x),
+        ("conjugate (real input)", lazulite::conjugate, &x),
         (
             "floor (zero derivative)",
             |x| plus_constant(x, |x| lazulite::floor(&(x * 3.0))),
             &x,
         ),
         (
+            "ceil (zero derivative)",
+            |x| plus_constant(x, |x| lazulite::ceil(&(x * 3.0))),
+            &x,
+        ),
+        (
+            "trunc (zero derivative)",
+            |x| plus_constant(x, |x| lazulite::trunc(&(x * 3.0 - 1.0))),
+            &x,
+        ),
+        (
             "sign (zero derivative)",
             |x| lazulite::add(x, lazulite::sign(&(x - 0.5))?),
+            &x,
+        ),
+        (
+            "isnan (zero derivative)",
+            |x| plus_constant(x, lazulite::isnan),
+            &x,
+        ),
+        (
+            "isinf (zero derivative)",
+            |x| plus_constant(x, lazulite::isinf),
+            &x,
+        ),
+        (
+            "isposinf (zero derivative)",
+            |x| plus_constant(x, lazulite::isposinf),
+            &x,
+        ),
+        (
+            "isneginf (zero derivative)",
+            |x| plus_constant(x, lazulite::isneginf),
+            &x,
+        ),
+        (
+            "isfinite (zero derivative)",
+            |x| plus_constant(x, lazulite::isfinite),
+            &x,
+        ),
+        (
+            "logical_not (zero derivative)",
+            |x| plus_constant(x, |x| lazulite::logical_not(&(x - 0.5))),
+            &x,
+        ),
+        (
+            "bitwise_invert (zero derivative)",
+            |x| {
+                plus_constant(x, |x| {
+                    lazulite::bitwise_invert(&(x * 3.0).astype(DType::Int32)?)
+                })
+            },
             &x,
         ),
     ];
@@ -236,6 +288,14 @@ fn unary_rows() -> Vec<Row> {
                 .vmap_own(vec![Some(1)], 0)
         })
         .collect();
+    // Finite differences see the identity; the gradient is zero by design (tested in
+    // transforms.rs).
+    rows.push(
+        row(UNARY, "stop_gradient", vec![x.clone()], |p| {
+            p[0].stop_gradient()
+        })
+        .vmap_own(vec![Some(1)], 0),
+    );
     rows.push(
         row(UNARY, "sin batched", vec![], |p| p[0].sin())
             .vmap(vec![batch.clone()], vec![Some(1)], 0)
@@ -2762,6 +2822,32 @@ fn primitives_in_sources() -> BTreeSet<String> {
         }
     }
     found
+}
+
+/// Every one-input elementwise function, by name.
+fn unary_functions() -> BTreeSet<String> {
+    macro_rules! names {
+        ($($name:ident $summary:literal,)*) => {
+            [$(stringify!($name)),*].into_iter().map(String::from).collect()
+        };
+    }
+    lazulite::unary_functions!(names)
+}
+
+#[test]
+fn the_rows_name_every_unary_function() {
+    let in_rows: BTreeSet<String> = unary_rows()
+        .iter()
+        .filter_map(|r| r.name.split(' ').next().map(String::from))
+        .collect();
+    let missing: Vec<_> = unary_functions()
+        .into_iter()
+        .filter(|f| !in_rows.contains(f))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "unary functions without a row: {missing:?}"
+    );
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! float16 and bfloat16 compute in float32; float64 computes in float64.
 
 use super::copy::{copy_into, ViewLayout};
-use super::simd::{apply_with, Function, Isa};
+use super::simd::{apply_with, Isa, Kernel};
 use super::strided::PARALLEL_MIN;
 use crate::backend::{contiguous_strides, Tensor};
 use crate::dtype::DType;
@@ -167,7 +167,7 @@ fn f32_logsumexp(src: &[f32]) -> f32 {
         for (b, &v) in shifted.iter_mut().zip(s) {
             *b = v - shift;
         }
-        apply_with(isa, Function::Exp, shifted, exps);
+        apply_with(isa, Kernel::EXP, shifted, exps);
         total += row_sum(exps);
     }
     total.ln() + shift
@@ -217,7 +217,7 @@ fn shifted_exp(isa: Isa, src: &[f32], max: f32, dst: &mut [f32]) -> f32 {
         for (b, &v) in buf.iter_mut().zip(s) {
             *b = v - max;
         }
-        apply_with(isa, Function::Exp, buf, d);
+        apply_with(isa, Kernel::EXP, buf, d);
         total += row_sum(d);
     }
     total

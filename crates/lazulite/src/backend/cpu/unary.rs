@@ -97,47 +97,6 @@ fn float_fn<T: Float>(op: UnaryOp) -> Option<fn(T) -> T> {
     })
 }
 
-/// The vectorised kernel computing `op`, if there is one.
-fn simd_function(op: UnaryOp) -> Option<simd::Function> {
-    use simd::Function as F;
-    use UnaryOp::*;
-    Some(match op {
-        Exp => F::Exp,
-        Expm1 => F::Expm1,
-        Log => F::Log,
-        Log1p => F::Log1p,
-        Log2 => F::Log2,
-        Log10 => F::Log10,
-        Sin => F::Sin,
-        Cos => F::Cos,
-        Tan => F::Tan,
-        Tanh => F::Tanh,
-        Sinh => F::Sinh,
-        Cosh => F::Cosh,
-        Arctan => F::Arctan,
-        Arcsin => F::Arcsin,
-        Arccos => F::Arccos,
-        Arcsinh => F::Arcsinh,
-        Arccosh => F::Arccosh,
-        Arctanh => F::Arctanh,
-        Erf => F::Erf,
-        Erfinv => F::Erfinv,
-        Sigmoid => F::Sigmoid,
-        Sqrt => F::Sqrt,
-        Rsqrt => F::Rsqrt,
-        Floor => F::Floor,
-        Ceil => F::Ceil,
-        Round => F::Round,
-        Trunc => F::Trunc,
-        Abs => F::Abs,
-        Negative => F::Negative,
-        Square => F::Square,
-        Sign => F::Sign,
-        Reciprocal => F::Reciprocal,
-        _ => return None,
-    })
-}
-
 /// The error for work no kernel here computes (the op's rules in `ops` refuse it first).
 fn no_kernel(op: UnaryOp, dtype: DType) -> Error {
     Error::runtime(format!("[{op:?}] No CPU kernel for {dtype} inputs."))
@@ -146,7 +105,7 @@ fn no_kernel(op: UnaryOp, dtype: DType) -> Error {
 /// Float math on a real float or (through float32) integer input.
 fn float_unary(op: UnaryOp, x: Tensor) -> Result<Tensor> {
     let f32_based = matches!(x.dtype, DType::Float32 | DType::Float16 | DType::BFloat16);
-    if let (true, Some(f)) = (f32_based, simd_function(op)) {
+    if let (true, Some(f)) = (f32_based, simd::Kernel::of(op)) {
         return simd::map(x, f);
     }
     let (Some(f32_fn), Some(f64_fn)) = (float_fn::<f32>(op), float_fn::<f64>(op)) else {

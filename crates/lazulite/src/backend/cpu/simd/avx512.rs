@@ -5,7 +5,7 @@
 
 use super::packed::{self, PackedRow};
 use super::vector::{Mask, Vector, Wide};
-use super::Function;
+use super::Kernel;
 use super::{fold, math};
 use std::arch::x86_64::*;
 use std::ops::{Add, BitAnd, BitOr, Div, Mul, Not, Sub};
@@ -15,7 +15,7 @@ use std::ops::{Add, BitAnd, BitOr, Div, Mul, Not, Sub};
 /// # Safety
 /// The CPU must support AVX-512F; `src` and `dst` must be valid for `n` values.
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn run(f: Function, src: *const f32, dst: *mut f32, n: usize) {
+pub(super) unsafe fn run(f: Kernel, src: *const f32, dst: *mut f32, n: usize) {
     math::run::<F32x16>(f, src, dst, n)
 }
 

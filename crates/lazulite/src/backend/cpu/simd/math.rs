@@ -8,7 +8,7 @@
 //! 2 ulp of the correctly rounded result (see the tests).
 
 use super::vector::{Mask, Vector, Wide};
-use super::Function;
+use super::Kernel;
 
 /// The largest lane count of any instruction set (a stack buffer of this many lanes holds
 /// one vector of any of them).
@@ -42,9 +42,9 @@ macro_rules! each {
 /// # Safety
 /// `V`'s instruction set must be supported; `src` and `dst` must be valid for `n` values.
 #[inline(always)]
-pub(super) unsafe fn run<V: Vector>(f: Function, src: *const f32, dst: *mut f32, n: usize) {
-    use Function::*;
-    match f {
+pub(super) unsafe fn run<V: Vector>(f: Kernel, src: *const f32, dst: *mut f32, n: usize) {
+    use crate::backend::op::UnaryOp::*;
+    match f.op() {
         Exp => each!(V, src, dst, n, exp::<V>),
         Expm1 => each!(V, src, dst, n, expm1::<V>),
         Log => each!(V, src, dst, n, log::<V>),
@@ -77,6 +77,12 @@ pub(super) unsafe fn run<V: Vector>(f: Function, src: *const f32, dst: *mut f32,
         Square => each!(V, src, dst, n, square::<V>),
         Sign => each!(V, src, dst, n, sign::<V>),
         Reciprocal => each!(V, src, dst, n, reciprocal::<V>),
+        _ => {
+            let scalar = f.scalar();
+            for i in 0..n {
+                *dst.add(i) = scalar(*src.add(i));
+            }
+        }
     }
 }
 

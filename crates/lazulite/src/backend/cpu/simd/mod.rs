@@ -28,54 +28,30 @@ pub use packed::{lay_out, PackedDots, PackedRow, MAX_VECTORS};
 pub use tensor::map;
 
 use super::math::Float;
+use crate::backend::op::UnaryOp;
 use rayon::prelude::*;
 use std::sync::OnceLock;
 
-/// The functions with slice kernels.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Function {
-    Exp,
-    Expm1,
-    Log,
-    Log1p,
-    Log2,
-    Log10,
-    Sin,
-    Cos,
-    Tan,
-    Tanh,
-    Sinh,
-    Cosh,
-    Arctan,
-    Arcsin,
-    Arccos,
-    Arcsinh,
-    Arccosh,
-    Arctanh,
-    Erf,
-    Erfinv,
-    Sigmoid,
-    Sqrt,
-    Rsqrt,
-    Floor,
-    Ceil,
-    /// Round half to even.
-    Round,
-    Trunc,
-    Abs,
-    Negative,
-    Square,
-    /// 1, -1, or 0 for ±0 (NumPy's sign); NaN stays NaN.
-    Sign,
-    Reciprocal,
+/// A slice kernel: a one-input op that has one, with its scalar implementation (the path
+/// used where no vector one is available).
+#[derive(Copy, Clone, Debug)]
+pub struct Kernel {
+    op: UnaryOp,
+    scalar: fn(f32) -> f32,
 }
 
-impl Function {
-    /// The scalar implementation (the path used where no vector one is available).
-    pub fn scalar(self) -> fn(f32) -> f32 {
-        use Function::*;
-        match self {
-            Exp => f32::exp,
+impl Kernel {
+    /// The exponential's kernel (softmax uses it directly).
+    pub const EXP: Kernel = Kernel {
+        op: UnaryOp::Exp,
+        scalar: f32::exp,
+    };
+
+    /// The slice kernel computing `op`, if it has one.
+    pub fn of(op: UnaryOp) -> Option<Kernel> {
+        use UnaryOp::*;
+        let scalar: fn(f32) -> f32 = match op {
+            Exp => return Some(Kernel::EXP),
             Expm1 => f32::exp_m1,
             Log => f32::ln,
             Log1p => f32::ln_1p,
@@ -106,9 +82,22 @@ impl Function {
             Abs => f32::abs,
             Negative => |x| -x,
             Square => |x| x * x,
+            // 1, -1, or 0 for ±0 (NumPy's sign); NaN stays NaN.
             Sign => <f32 as Float>::sign,
             Reciprocal => |x| 1.0 / x,
-        }
+            _ => return None,
+        };
+        Some(Kernel { op, scalar })
+    }
+
+    /// The op computed.
+    pub fn op(self) -> UnaryOp {
+        self.op
+    }
+
+    /// The scalar implementation.
+    pub fn scalar(self) -> fn(f32) -> f32 {
+        self.scalar
     }
 }
 
@@ -294,7 +283,7 @@ const TASK_LEN: usize = 1 << 14;
 
 /// `dst[i] = f(src[i])` on the active path, split across threads for large slices.
 /// Panics if the lengths differ (an engine bug).
-pub fn apply(f: Function, src: &[f32], dst: &mut [f32]) {
+pub fn apply(f: Kernel, src: &[f32], dst: &mut [f32]) {
     let isa = Isa::active();
     if src.len() < PARALLEL_MIN {
         return apply_with(isa, f, src, dst);
@@ -306,7 +295,7 @@ pub fn apply(f: Function, src: &[f32], dst: &mut [f32]) {
 }
 
 /// `buf[i] = f(buf[i])` on the active path, split across threads for large slices.
-pub fn apply_in_place(f: Function, buf: &mut [f32]) {
+pub fn apply_in_place(f: Kernel, buf: &mut [f32]) {
     let isa = Isa::active();
     let in_place = move |part: &mut [f32]| {
         // SAFETY: the kernels read each vector before writing it, so src may equal dst;
@@ -320,7 +309,7 @@ pub fn apply_in_place(f: Function, buf: &mut [f32]) {
 }
 
 /// [`apply`] on a given path. Panics if the lengths differ or the CPU lacks `isa`.
-pub fn apply_with(isa: Isa, f: Function, src: &[f32], dst: &mut [f32]) {
+pub fn apply_with(isa: Isa, f: Kernel, src: &[f32], dst: &mut [f32]) {
     assert_eq!(src.len(), dst.len(), "slice kernel lengths differ");
     assert!(
         isa <= Isa::detected(),
@@ -332,14 +321,14 @@ pub fn apply_with(isa: Isa, f: Function, src: &[f32], dst: &mut [f32]) {
 
 /// # Safety
 /// `src` and `dst` valid for `n` values (they may be equal); the CPU supports `isa`.
-unsafe fn run(isa: Isa, f: Function, src: *const f32, dst: *mut f32, n: usize) {
+unsafe fn run(isa: Isa, f: Kernel, src: *const f32, dst: *mut f32, n: usize) {
     match isa {
         #[cfg(target_arch = "x86_64")]
         Isa::Avx512 => avx512::run(f, src, dst, n),
         #[cfg(target_arch = "x86_64")]
         Isa::Avx2 => avx2::run(f, src, dst, n),
         _ => {
-            let scalar = f.scalar();
+            let scalar = f.scalar;
             for i in 0..n {
                 *dst.add(i) = scalar(*src.add(i));
             }

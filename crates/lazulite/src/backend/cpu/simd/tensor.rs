@@ -1,6 +1,6 @@
 //! Applying a slice kernel to a float32, float16 or bfloat16 tensor of any layout.
 
-use super::{apply, apply_in_place, Function};
+use super::{apply, apply_in_place, Kernel};
 use crate::backend::cpu::strided::{par_for_each_run, Shared, PARALLEL_MIN};
 use crate::backend::Tensor;
 use crate::dtype::DType;
@@ -48,7 +48,7 @@ impl Lane for bf16 {
 
 /// `f` on every element of `x` (float32, float16 or bfloat16), into a new contiguous
 /// tensor of the same dtype or, when `x` is donatable, into `x`'s buffer.
-pub fn map(x: Tensor, f: Function) -> Result<Tensor> {
+pub fn map(x: Tensor, f: Kernel) -> Result<Tensor> {
     match x.dtype {
         DType::Float32 => map_f32(x, f),
         DType::Float16 => map_lanes::<f16>(x, f),
@@ -57,7 +57,7 @@ pub fn map(x: Tensor, f: Function) -> Result<Tensor> {
     }
 }
 
-fn map_f32(x: Tensor, f: Function) -> Result<Tensor> {
+fn map_f32(x: Tensor, f: Kernel) -> Result<Tensor> {
     if x.is_donatable(DType::Float32) {
         let mut out = x;
         apply_in_place(f, out.slice_mut::<f32>());
@@ -72,7 +72,7 @@ fn map_f32(x: Tensor, f: Function) -> Result<Tensor> {
     Ok(out)
 }
 
-fn map_lanes<T: Lane>(x: Tensor, f: Function) -> Result<Tensor> {
+fn map_lanes<T: Lane>(x: Tensor, f: Kernel) -> Result<Tensor> {
     if x.is_donatable(x.dtype) {
         let mut out = x;
         let convert = |chunk: &mut [T]| {
@@ -101,7 +101,7 @@ fn map_lanes<T: Lane>(x: Tensor, f: Function) -> Result<Tensor> {
 
 /// `dst = f(x)` for `x` of any layout: runs are gathered into a stack buffer as f32, the
 /// kernel runs there, and the results are converted into `dst`.
-fn map_strided<T: Lane>(x: &Tensor, dst: &mut [T], f: Function) {
+fn map_strided<T: Lane>(x: &Tensor, dst: &mut [T], f: Kernel) {
     let src = Shared(x.buf.as_ptr() as *mut T);
     let out = Shared(dst.as_mut_ptr());
     par_for_each_run(

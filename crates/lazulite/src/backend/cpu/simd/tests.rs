@@ -3,10 +3,12 @@
 //! patterns over all floats, and special values. Run with `--nocapture` for the table of
 //! measured maximum errors.
 
-use super::{apply_with, Function, Isa};
+use super::{apply_with, Isa, Kernel};
+use crate::backend::op::UnaryOp;
 
-const ALL: [Function; 32] = {
-    use Function::*;
+/// The ops with slice kernels.
+const ALL: [UnaryOp; 32] = {
+    use UnaryOp::*;
     [
         Exp, Expm1, Log, Log1p, Log2, Log10, Sin, Cos, Tan, Tanh, Sinh, Cosh, Arctan, Arcsin,
         Arccos, Arcsinh, Arccosh, Arctanh, Erf, Erfinv, Sigmoid, Sqrt, Rsqrt, Floor, Ceil, Round,
@@ -14,8 +16,12 @@ const ALL: [Function; 32] = {
     ]
 };
 
-fn reference(f: Function) -> fn(f64) -> f64 {
-    use Function::*;
+fn kernel(op: UnaryOp) -> Kernel {
+    Kernel::of(op).expect("every op tested has a slice kernel")
+}
+
+fn reference(f: UnaryOp) -> fn(f64) -> f64 {
+    use UnaryOp::*;
     match f {
         Exp => f64::exp,
         Expm1 => f64::exp_m1,
@@ -56,14 +62,15 @@ fn reference(f: Function) -> fn(f64) -> f64 {
             }
         },
         Reciprocal => |x| 1.0 / x,
+        other => panic!("no reference for {other:?}"),
     }
 }
 
 /// The allowed error in ulp: exact for the rounding and sign functions, the reciprocal and
 /// the square, one rounding more for rsqrt (a division after a square root), 2 for the
 /// rest.
-fn tolerance(f: Function) -> u32 {
-    use Function::*;
+fn tolerance(f: UnaryOp) -> u32 {
+    use UnaryOp::*;
     match f {
         Sqrt | Floor | Ceil | Round | Trunc | Abs | Negative | Square | Sign | Reciprocal => 0,
         Rsqrt => 1,
@@ -72,8 +79,8 @@ fn tolerance(f: Function) -> u32 {
 }
 
 /// The ranges sampled densely for `f`, beyond the random bit patterns.
-fn ranges(f: Function) -> &'static [(f32, f32)] {
-    use Function::*;
+fn ranges(f: UnaryOp) -> &'static [(f32, f32)] {
+    use UnaryOp::*;
     match f {
         Exp | Expm1 => &[(-110.0, 95.0), (-1.0, 1.0), (-1e-3, 1e-3)],
         Log | Log2 | Log10 => &[(0.0, 4.0), (0.5, 2.0), (0.0, 1e6), (0.0, 1e-37)],
@@ -150,7 +157,7 @@ const SPECIALS: [f32; 22] = [
 ];
 
 /// Inputs for `f`: specials, 20001 points per range and 50000 random bit patterns.
-fn inputs(f: Function) -> Vec<f32> {
+fn inputs(f: UnaryOp) -> Vec<f32> {
     let mut xs = SPECIALS.to_vec();
     for &(lo, hi) in ranges(f) {
         let n = 20_000;
@@ -198,7 +205,7 @@ fn every_function_on_every_path_is_within_tolerance() {
         let mut line = format!("{f:>10?}:");
         for isa in paths() {
             let mut got = vec![0.0; xs.len()];
-            apply_with(isa, f, &xs, &mut got);
+            apply_with(isa, kernel(f), &xs, &mut got);
             let mut worst = (0, 0.0f32);
             for ((&x, &e), &g) in xs.iter().zip(&expected).zip(&got) {
                 let err = if e.is_nan() || g.is_nan() {
@@ -222,7 +229,7 @@ fn every_function_on_every_path_is_within_tolerance() {
                 let x = worst.1;
                 let g = {
                     let mut out = [0.0];
-                    apply_with(isa, f, &[x], &mut out);
+                    apply_with(isa, kernel(f), &[x], &mut out);
                     out[0]
                 };
                 failures.push(format!(
@@ -244,10 +251,10 @@ fn tails_and_in_place_match_whole_vectors() {
     for isa in paths() {
         for f in ALL {
             let mut whole = vec![0.0; xs.len()];
-            apply_with(isa, f, &xs, &mut whole);
+            apply_with(isa, kernel(f), &xs, &mut whole);
             for n in 0..xs.len() {
                 let mut part = vec![0.0; n];
-                apply_with(isa, f, &xs[..n], &mut part);
+                apply_with(isa, kernel(f), &xs[..n], &mut part);
                 let same = part
                     .iter()
                     .zip(&whole)
@@ -263,7 +270,7 @@ fn threaded_split_matches_one_pass() {
     use super::{apply, apply_in_place, PARALLEL_MIN};
     let n = 2 * PARALLEL_MIN + 37;
     let xs: Vec<f32> = (0..n).map(|i| (i as f32 * 1e-4).sin() * 30.0).collect();
-    for f in [Function::Exp, Function::Sin, Function::Sqrt] {
+    for f in [UnaryOp::Exp, UnaryOp::Sin, UnaryOp::Sqrt].map(kernel) {
         let mut one = vec![0.0; n];
         apply_with(Isa::active(), f, &xs, &mut one);
         let mut split = vec![0.0; n];
