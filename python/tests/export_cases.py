@@ -38,6 +38,16 @@ def cases(mx):
 
     out["mlp"] = (mlp, [((a(_f32(r, 3, 8)),), {})], [((a(_f32(r, 3, 8)),), {})])
 
+    # Smooth activations. lazulite has softplus as one op, which its export writes as
+    # the LogAddExp MLX's nn.softplus records.
+    softplus = getattr(mx, "softplus", lambda x: mx.logaddexp(x, 0))
+
+    def activations(x):
+        return softplus(x) * mx.sigmoid(x) - softplus(-x)
+
+    r = _rng(14)
+    out["activations"] = (activations, [((a(_f32(r, 2, 5) * 30),), {})], [((a(_f32(r, 2, 5) * 30),), {})])
+
     # A transformer block: RMS norm, attention with rotary embeddings and a causal mask
     # (mx.fast), layer norm and a GELU feed-forward.
     r = _rng(2)

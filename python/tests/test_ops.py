@@ -24,6 +24,7 @@ UNARY = {
     "logical_not": np.logical_not, "degrees": np.degrees, "radians": np.radians,
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)), "rsqrt": lambda x: 1 / np.sqrt(x),
     "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+    "softplus": lambda x: np.logaddexp(x, 0),
 }
 
 floats = hnp.arrays(
@@ -42,6 +43,25 @@ def test_unary_matches_numpy(op, x):
     got = np.array(getattr(mx, op)(mx.array(x)))
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=2e-6, atol=2e-6, equal_nan=True)
+
+
+def test_softplus_is_log_one_plus_exp_without_overflow():
+    x = np.array([-1000, -90, -20, -1e-8, 0, 1e-8, 20, 90, 1000, np.inf, -np.inf, np.nan], np.float32)
+    expected = np.logaddexp(x.astype(np.float64), 0)
+    # atol: -90 gives a subnormal, with few digits.
+    np.testing.assert_allclose(np.array(mx.softplus(mx.array(x))), expected, rtol=2e-7, atol=1e-44)
+    for dtype in (mx.float16, mx.bfloat16, mx.float64):
+        assert mx.softplus(mx.array(x).astype(dtype)).dtype == dtype
+    assert mx.softplus(mx.array([1, 2])).dtype == mx.float32
+    z = np.array([1 + 2j, -1j, -3 + 0.5j, 40 - 1j], np.complex64)
+    expected = np.log1p(np.exp(z.astype(np.complex128)))
+    np.testing.assert_allclose(np.array(mx.softplus(mx.array(z))), expected, rtol=1e-6)
+
+
+def test_softplus_gradient_is_the_sigmoid():
+    x = np.linspace(-30, 30, 13).astype(np.float32)
+    grad = mx.grad(lambda a: mx.softplus(a).sum())(mx.array(x))
+    np.testing.assert_allclose(np.array(grad), 1 / (1 + np.exp(-x.astype(np.float64))), rtol=1e-6)
 
 
 BINARY = {

@@ -31,6 +31,8 @@ pub enum UnaryOp {
     Arccosh,
     Arctanh,
     Sigmoid,
+    /// `log(1 + exp(x))`.
+    Softplus,
     Erf,
     Erfinv,
     Floor,

@@ -9,7 +9,9 @@ use crate::backend::op::UnaryOp;
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::binary::{add, divide, equal, less, logical_or, multiply, not_equal, subtract};
+use crate::ops::binary::{
+    add, divide, equal, less, logaddexp, logical_or, multiply, not_equal, subtract,
+};
 use crate::ops::cast::astype;
 use crate::ops::creation::{ones_like, zeros_like};
 use crate::ops::ternary::where_;
@@ -216,6 +218,15 @@ unary_ops! {
     /// Logistic function `1 / (1 + exp(-a))`.
     [sigmoid] Sigmoid, "sigmoid", Float { complex: false }, plain("Sigmoid"),
         |_, y, v| multiply(v, &multiply(y, &subtract(1.0, y)?)?);
+    /// `log(1 + exp(a))`, the smooth ReLU, without overflow for large `a`.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[-200.0f32, 0.0, 200.0], &[3]).unwrap();
+    /// let s = lazulite::softplus(&a).unwrap().to_vec::<f32>().unwrap();
+    /// assert_eq!(s, vec![0.0, std::f32::consts::LN_2, 200.0]);
+    /// ```
+    [softplus] Softplus, "softplus", Float { complex: true }, Mlx::Composed(|x| logaddexp(x, 0.0)),
+        |x, _, v| divide(v, &add(&exp(&negative(x)?)?, 1.0)?);
     /// Error function.
     [erf] Erf, "erf", Float { complex: false }, plain("Erf"),
         |x, _, v| multiply(v, &multiply(&exp(&negative(&square(x)?)?)?, 2.0 / PI.sqrt())?);

@@ -214,6 +214,7 @@ fn unary_rows() -> Vec<Row> {
         ("arccosh", lazulite::arccosh, &big),
         ("arctanh", lazulite::arctanh, &x),
         ("sigmoid", lazulite::sigmoid, &x),
+        ("softplus", lazulite::softplus, &x),
         ("erf", lazulite::erf, &x),
         ("erfinv", lazulite::erfinv, &x),
         ("real (real input)", lazulite::real, &x),

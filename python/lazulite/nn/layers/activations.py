@@ -104,7 +104,7 @@ def softmax(x, axis=-1):
 
 def softplus(x):
     """``log(1 + exp(x))``."""
-    return mx.logaddexp(x, 0)
+    return mx.softplus(x)
 
 
 def softsign(x):

@@ -28,6 +28,8 @@ pub trait Float:
     fn acosh(self) -> Self;
     fn atanh(self) -> Self;
     fn sigmoid(self) -> Self;
+    /// `log(1 + exp(x))`, without overflow for large `x`.
+    fn softplus(self) -> Self;
     fn erf(self) -> Self;
     fn erfinv(self) -> Self;
     fn floor(self) -> Self;
@@ -129,6 +131,13 @@ macro_rules! float_impl {
                 } else {
                     let e = $t::exp(self);
                     e / (1.0 + e)
+                }
+            }
+            fn softplus(self) -> $t {
+                if self > 0.0 {
+                    self + (-self).exp().ln_1p()
+                } else {
+                    self.exp().ln_1p()
                 }
             }
             fn erf(self) -> $t {

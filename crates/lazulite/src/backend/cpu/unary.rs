@@ -49,6 +49,7 @@ fn complex_fn(op: UnaryOp) -> Option<fn(Complex) -> Complex> {
         Square => |z| complex::mul(z, z),
         Conjugate => complex::conj,
         Round => |z| Complex::new(z.re.round_ties_even(), z.im.round_ties_even()),
+        Softplus => |z| complex::logaddexp(z, Complex::new(0.0, 0.0)),
         StopGradient => |z| z,
         _ => return None,
     })
@@ -80,6 +81,7 @@ fn float_fn<T: Float>(op: UnaryOp) -> Option<fn(T) -> T> {
         Arccosh => T::acosh,
         Arctanh => T::atanh,
         Sigmoid => T::sigmoid,
+        Softplus => T::softplus,
         Erf => T::erf,
         Erfinv => T::erfinv,
         Floor => T::floor,
