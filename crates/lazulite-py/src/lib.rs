@@ -8,6 +8,7 @@
 
 mod array;
 mod array_methods;
+mod binary;
 mod bind;
 mod compile;
 mod conv;
@@ -47,6 +48,7 @@ use pyo3::types::PyList;
 fn _signatures(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     let rows = [
         unary::signatures(),
+        binary::signatures(),
         ops::signatures(),
         reductions::signatures(),
         shapes::signatures(),
@@ -93,6 +95,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     dtype::register(m)?;
     unary::register(m)?;
+    binary::register(m)?;
     ops::register(m)?;
     misc::register(m)?;
     reductions::register_all(m)?;

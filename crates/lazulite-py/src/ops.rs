@@ -172,60 +172,6 @@ bind! {
         ///     array: The complex conjugate of ``a``.
         conj(a: Arr, *, stream) => lz::conjugate(&a.0);
 
-        /// Elementwise sum of ``a`` and ``b``, with broadcasting.
-        ///
-        /// Args:
-        ///     a (array or scalar): Input array or scalar.
-        ///     b (array or scalar): Second input array or scalar.
-        ///
-        /// Returns:
-        ///     array: ``a + b``.
-        add(a: Opd, b: Opd, stream) => lz::add(a.0, b.0);
-        /// Elementwise difference of ``a`` and ``b``, with broadcasting.
-        ///
-        /// Args:
-        ///     a (array or scalar): Input array or scalar.
-        ///     b (array or scalar): Second input array or scalar.
-        ///
-        /// Returns:
-        ///     array: ``a - b``.
-        subtract(a: Opd, b: Opd, stream) => lz::subtract(a.0, b.0);
-        /// Elementwise product of ``a`` and ``b``, with broadcasting.
-        ///
-        /// Args:
-        ///     a (array or scalar): Input array or scalar.
-        ///     b (array or scalar): Second input array or scalar.
-        ///
-        /// Returns:
-        ///     array: ``a * b``.
-        multiply(a: Opd, b: Opd, stream) => lz::multiply(a.0, b.0);
-        /// Elementwise true division of ``a`` and ``b``, with broadcasting.
-        ///
-        /// Args:
-        ///     a (array or scalar): Input array or scalar.
-        ///     b (array or scalar): Second input array or scalar.
-        ///
-        /// Returns:
-        ///     array: ``a / b``.
-        divide(a: Opd, b: Opd, stream) => lz::divide(a.0, b.0);
-        /// Elementwise floor division of ``a`` and ``b``, with broadcasting.
-        ///
-        /// Args:
-        ///     a (array or scalar): Input array or scalar.
-        ///     b (array or scalar): Second input array or scalar.
-        ///
-        /// Returns:
-        ///     array: ``a // b``.
-        floor_divide(a: Opd, b: Opd, stream) => lz::floor_divide(a.0, b.0);
-        /// Elementwise remainder of ``a`` floor-divided by ``b`` (with the sign of ``b``), with broadcasting.
-        ///
-        /// Args:
-        ///     a (array or scalar): Input array or scalar.
-        ///     b (array or scalar): Second input array or scalar.
-        ///
-        /// Returns:
-        ///     array: ``a % b``.
-        remainder(a: Opd, b: Opd, stream) => lz::remainder(a.0, b.0);
         /// Elementwise floor quotient and remainder of ``a`` and ``b``.
         ///
         /// Args:
@@ -298,60 +244,6 @@ bind! {
         /// Returns:
         ///     array: ``log(exp(a) + exp(b))``.
         logaddexp(a: Opd, b: Opd, /, *, stream) => lz::logaddexp(a.0, b.0);
-        /// Elementwise equality of ``a`` and ``b``, with broadcasting.
-        ///
-        /// Args:
-        ///     a (array or scalar): Input array or scalar.
-        ///     b (array or scalar): Second input array or scalar.
-        ///
-        /// Returns:
-        ///     array: ``a == b``.
-        equal(a: Opd, b: Opd, stream) => lz::equal(a.0, b.0);
-        /// Elementwise inequality of ``a`` and ``b``, with broadcasting.
-        ///
-        /// Args:
-        ///     a (array or scalar): Input array or scalar.
-        ///     b (array or scalar): Second input array or scalar.
-        ///
-        /// Returns:
-        ///     array: ``a != b``.
-        not_equal(a: Opd, b: Opd, stream) => lz::not_equal(a.0, b.0);
-        /// Elementwise less-than comparison of ``a`` and ``b``, with broadcasting.
-        ///
-        /// Args:
-        ///     a (array or scalar): Input array or scalar.
-        ///     b (array or scalar): Second input array or scalar.
-        ///
-        /// Returns:
-        ///     array: ``a < b``.
-        less(a: Opd, b: Opd, stream) => lz::less(a.0, b.0);
-        /// Elementwise less-or-equal comparison of ``a`` and ``b``, with broadcasting.
-        ///
-        /// Args:
-        ///     a (array or scalar): Input array or scalar.
-        ///     b (array or scalar): Second input array or scalar.
-        ///
-        /// Returns:
-        ///     array: ``a <= b``.
-        less_equal(a: Opd, b: Opd, stream) => lz::less_equal(a.0, b.0);
-        /// Elementwise greater-than comparison of ``a`` and ``b``, with broadcasting.
-        ///
-        /// Args:
-        ///     a (array or scalar): Input array or scalar.
-        ///     b (array or scalar): Second input array or scalar.
-        ///
-        /// Returns:
-        ///     array: ``a > b``.
-        greater(a: Opd, b: Opd, stream) => lz::greater(a.0, b.0);
-        /// Elementwise greater-or-equal comparison of ``a`` and ``b``, with broadcasting.
-        ///
-        /// Args:
-        ///     a (array or scalar): Input array or scalar.
-        ///     b (array or scalar): Second input array or scalar.
-        ///
-        /// Returns:
-        ///     array: ``a >= b``.
-        greater_equal(a: Opd, b: Opd, stream) => lz::greater_equal(a.0, b.0);
         /// Elementwise logical and of ``a`` and ``b``, with broadcasting.
         ///
         /// Args:
@@ -370,51 +262,6 @@ bind! {
         /// Returns:
         ///     array: ``a or b``.
         logical_or(a: Arr, b: Arr, /, *, stream) => lz::logical_or(&a.0, &b.0);
-        /// Elementwise bitwise and of ``a`` and ``b``, with broadcasting.
-        ///
-        /// Args:
-        ///     a (array or scalar): Input array or scalar.
-        ///     b (array or scalar): Second input array or scalar.
-        ///
-        /// Returns:
-        ///     array: ``a & b``.
-        bitwise_and(a: Opd, b: Opd, stream) => lz::bitwise_and(a.0, b.0);
-        /// Elementwise bitwise or of ``a`` and ``b``, with broadcasting.
-        ///
-        /// Args:
-        ///     a (array or scalar): Input array or scalar.
-        ///     b (array or scalar): Second input array or scalar.
-        ///
-        /// Returns:
-        ///     array: ``a | b``.
-        bitwise_or(a: Opd, b: Opd, stream) => lz::bitwise_or(a.0, b.0);
-        /// Elementwise bitwise exclusive or of ``a`` and ``b``, with broadcasting.
-        ///
-        /// Args:
-        ///     a (array or scalar): Input array or scalar.
-        ///     b (array or scalar): Second input array or scalar.
-        ///
-        /// Returns:
-        ///     array: ``a ^ b``.
-        bitwise_xor(a: Opd, b: Opd, stream) => lz::bitwise_xor(a.0, b.0);
-        /// Elementwise ``a`` shifted left by ``b`` bits, with broadcasting.
-        ///
-        /// Args:
-        ///     a (array or scalar): Input array or scalar.
-        ///     b (array or scalar): Second input array or scalar.
-        ///
-        /// Returns:
-        ///     array: ``a << b``.
-        left_shift(a: Opd, b: Opd, stream) => lz::left_shift(a.0, b.0);
-        /// Elementwise ``a`` shifted right by ``b`` bits, with broadcasting.
-        ///
-        /// Args:
-        ///     a (array or scalar): Input array or scalar.
-        ///     b (array or scalar): Second input array or scalar.
-        ///
-        /// Returns:
-        ///     array: ``a >> b``.
-        right_shift(a: Opd, b: Opd, stream) => lz::right_shift(a.0, b.0);
         /// Elementwise ``a`` shifted left by ``b`` bits (alias of ``left_shift``), with broadcasting.
         ///
         /// Args:

@@ -49,12 +49,14 @@ struct Rule {
 
 use Dtypes::*;
 
-/// The table. A row: the public function, the tag, the MLX name, the dtype rule, MLX's
-/// primitive (with its state), the partial derivative as `|a, b, y, first, v|`. Ops with
-/// integer or bool results have zero derivative.
+/// The table. A row: its doc (the first line is the summary language bindings show), the
+/// public function, the tag, the MLX name, the dtype rule, MLX's primitive (with its
+/// state), the partial derivative as `|a, b, y, first, v|`. Ops with integer or bool
+/// results have zero derivative. Like the unary table, it gives an exported macro,
+/// [`binary_functions!`](crate::binary_functions), for language bindings.
 macro_rules! binary_ops {
     ($(
-        $(#[$doc:meta])*
+        #[doc = $summary:literal] $(#[doc = $doc:literal])*
         [$fname:ident] $op:ident, $name:literal, $dtypes:expr, $mlx:expr,
             |$a:tt, $b:tt, $y:tt, $first:tt, $v:tt| $partial:expr;
     )*) => {
@@ -69,11 +71,24 @@ macro_rules! binary_ops {
             )*}
         }
         $(
-            $(#[$doc])*
+            #[doc = $summary] $(#[doc = $doc])*
             pub fn $fname(a: impl Into<Operand>, b: impl Into<Operand>) -> Result<Array> {
                 binary(BinaryOp::$op, a.into(), b.into())
             }
         )*
+        function_list! {
+            /// Invokes `callback!` with every two-input elementwise function of the crate
+            /// root, as `name "summary",` pairs (the summary is the first line of its doc).
+            ///
+            /// ```
+            /// macro_rules! names {
+            ///     ($($name:ident $summary:literal,)*) => { vec![$(stringify!($name)),*] };
+            /// }
+            /// let names: Vec<&str> = lazulite::binary_functions!(names);
+            /// assert!(names.contains(&"add") && names.contains(&"right_shift"));
+            /// ```
+            binary_functions ($) $($fname $summary)*
+        }
     };
 }
 

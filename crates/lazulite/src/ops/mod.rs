@@ -6,6 +6,20 @@
 //! (`lazulite::add`, not also `lazulite::binary::add`). MLX's namespaces are the public
 //! modules (`lazulite::fft`, `lazulite::linalg`, ...), as `mx.fft` is in Python.
 
+/// Writes an exported macro, `$name!(callback)`, that invokes `callback!` with the given
+/// `function "summary",` pairs. The elementwise tables list their functions with it, so
+/// that a binding to another language generates one entry per function from the table.
+/// `$d` is a `$`, for the metavariable of the macro written.
+macro_rules! function_list {
+    ($(#[$doc:meta])* $name:ident ($d:tt) $($function:ident $summary:literal)*) => {
+        $(#[$doc])*
+        #[macro_export]
+        macro_rules! $name {
+            ($d callback:ident) => { $d callback! { $($function $summary,)* } };
+        }
+    };
+}
+
 // MLX's namespaces.
 pub mod distributed;
 pub mod fast;

@@ -85,7 +85,19 @@ macro_rules! unary_ops {
             )*}
         }
         $(unary_ops!(@public [$($fname)?], $op, #[doc = $summary] $(#[doc = $doc])*);)*
-        unary_ops!(@list ($) $($($fname $summary)?)*);
+        function_list! {
+            /// Invokes `callback!` with every one-input elementwise function of the crate
+            /// root, as `name "summary",` pairs (the summary is the first line of its doc).
+            ///
+            /// ```
+            /// macro_rules! names {
+            ///     ($($name:ident $summary:literal,)*) => { vec![$(stringify!($name)),*] };
+            /// }
+            /// let names: Vec<&str> = lazulite::unary_functions!(names);
+            /// assert!(names.contains(&"exp") && names.contains(&"erfinv"));
+            /// ```
+            unary_functions ($) $($($fname $summary)?)*
+        }
     };
     (@public [], $op:ident, $(#[$doc:meta])*) => {};
     (@public [$fname:ident], $op:ident, $(#[$doc:meta])*) => {
@@ -99,24 +111,6 @@ macro_rules! unary_ops {
             pub fn $fname(&self) -> Result<Array> {
                 $fname(self)
             }
-        }
-    };
-    // `$d` is a `$`, for the metavariables of the macro this one writes.
-    (@list ($d:tt) $($fname:ident $summary:literal)*) => {
-        /// Invokes `callback!` with every one-input elementwise function of the crate
-        /// root, as `name "summary",` pairs (the summary is the first line of its doc), so
-        /// that a binding to another language can generate one entry per function.
-        ///
-        /// ```
-        /// macro_rules! names {
-        ///     ($($name:ident $summary:literal,)*) => { vec![$(stringify!($name)),*] };
-        /// }
-        /// let names: Vec<&str> = lazulite::unary_functions!(names);
-        /// assert!(names.contains(&"exp") && names.contains(&"erfinv"));
-        /// ```
-        #[macro_export]
-        macro_rules! unary_functions {
-            ($d callback:ident) => { $d callback! { $($fname $summary,)* } };
         }
     };
 }

@@ -155,6 +155,11 @@ fn plus_constant(x: &Array, constant: impl Fn(&Array) -> Result<Array>) -> Resul
     lazulite::add(x, &constant(x)?.astype(DType::Float64)?)
 }
 
+/// `x * 4` truncated to int32: integer operands for the bitwise rows.
+fn integers(x: &Array) -> Result<Array> {
+    (x * 4.0).astype(DType::Int32)
+}
+
 /// `[3, 4]` inputs in four layouts: contiguous, transposed, reversed by a negative-step
 /// slice, and broadcast (repeated rows).
 fn layouts_3x4(seed: u64, lo: f64, hi: f64) -> Vec<(&'static str, Array)> {
@@ -328,6 +333,42 @@ fn binary_rows() -> Vec<Row> {
         }),
         ("equal (bool result)", |a, b| {
             lazulite::add(&plus_constant(a, |a| lazulite::equal(a, a))?, b)
+        }),
+        ("not_equal (bool result)", |a, b| {
+            plus_constant(a, |a| lazulite::not_equal(a, b))
+        }),
+        ("less (bool result)", |a, b| {
+            plus_constant(a, |a| lazulite::less(a, b))
+        }),
+        ("less_equal (bool result)", |a, b| {
+            plus_constant(a, |a| lazulite::less_equal(a, b))
+        }),
+        ("greater_equal (bool result)", |a, b| {
+            plus_constant(a, |a| lazulite::greater_equal(a, b))
+        }),
+        ("logical_and (bool result)", |a, b| {
+            plus_constant(a, |a| lazulite::logical_and(a, b))
+        }),
+        ("logical_or (bool result)", |a, b| {
+            plus_constant(a, |a| lazulite::logical_or(a, b))
+        }),
+        ("floor_divide (zero derivative)", |a, b| {
+            plus_constant(a, |a| lazulite::floor_divide(a, b))
+        }),
+        ("bitwise_and (integer result)", |a, b| {
+            plus_constant(a, |a| lazulite::bitwise_and(integers(a)?, integers(b)?))
+        }),
+        ("bitwise_or (integer result)", |a, b| {
+            plus_constant(a, |a| lazulite::bitwise_or(integers(a)?, integers(b)?))
+        }),
+        ("bitwise_xor (integer result)", |a, b| {
+            plus_constant(a, |a| lazulite::bitwise_xor(integers(a)?, integers(b)?))
+        }),
+        ("left_shift (integer result)", |a, b| {
+            plus_constant(a, |a| lazulite::left_shift(integers(a)?, integers(&-b)?))
+        }),
+        ("right_shift (integer result)", |a, b| {
+            plus_constant(a, |a| lazulite::right_shift(integers(a)?, integers(&-b)?))
         }),
     ];
     let mut rows: Vec<Row> = ops
@@ -2825,29 +2866,33 @@ fn primitives_in_sources() -> BTreeSet<String> {
     found
 }
 
-/// Every one-input elementwise function, by name.
-fn unary_functions() -> BTreeSet<String> {
-    macro_rules! names {
-        ($($name:ident $summary:literal,)*) => {
-            [$(stringify!($name)),*].into_iter().map(String::from).collect()
-        };
-    }
-    lazulite::unary_functions!(names)
+/// The names of the functions an elementwise table lists (its `*_functions!` macro).
+macro_rules! function_names {
+    ($($name:ident $summary:literal,)*) => {
+        [$(stringify!($name)),*]
+    };
+}
+
+/// The functions of `functions` that no row of `rows` names (by its first word).
+fn without_a_row(rows: Vec<Row>, functions: &[&str]) -> Vec<String> {
+    let in_rows: BTreeSet<String> = rows
+        .iter()
+        .filter_map(|r| r.name.split([' ', ',']).next().map(String::from))
+        .collect();
+    functions
+        .iter()
+        .filter(|f| !in_rows.contains(**f))
+        .map(|f| f.to_string())
+        .collect()
 }
 
 #[test]
-fn the_rows_name_every_unary_function() {
-    let in_rows: BTreeSet<String> = unary_rows()
-        .iter()
-        .filter_map(|r| r.name.split(' ').next().map(String::from))
-        .collect();
-    let missing: Vec<_> = unary_functions()
-        .into_iter()
-        .filter(|f| !in_rows.contains(f))
-        .collect();
+fn the_rows_name_every_elementwise_function() {
+    let unary = without_a_row(unary_rows(), &lazulite::unary_functions!(function_names));
+    let binary = without_a_row(binary_rows(), &lazulite::binary_functions!(function_names));
     assert!(
-        missing.is_empty(),
-        "unary functions without a row: {missing:?}"
+        unary.is_empty() && binary.is_empty(),
+        "functions without a row: {unary:?} {binary:?}"
     );
 }
 
