@@ -75,6 +75,27 @@ def test_stop_gradient():
     assert g.item() == 3.0
 
 
+def test_grad_with_respect_to_integer_inputs_flows_as_in_mlx():
+    # MLX differentiates integer inputs: the cotangent flows through integer arithmetic
+    # and is cast to the input's dtype (values and dtypes from MLX 0.32.4).
+    x = mx.array([1, 2, 3])
+    cases = {
+        lambda v: (2 * v).sum(): [2, 2, 2],
+        lambda v: (v * v).sum(): [2, 4, 6],
+        lambda v: mx.cumsum(v).sum(): [3, 2, 1],
+        lambda v: mx.where(v > 1, v, 0).sum(): [0, 1, 1],
+        lambda v: (v.astype(mx.float32) ** 2).sum(): [2, 4, 6],
+        # 0.5 cast to int32 is 0.
+        lambda v: (v / 2).sum(): [0, 0, 0],
+        # Gather indices computed from the input: zero (MLX raises).
+        lambda v: v[v - 1].sum(): [1, 1, 1],
+    }
+    for f, expected in cases.items():
+        g = mx.grad(f)(x)
+        assert g.dtype == mx.int32
+        assert g.tolist() == expected
+
+
 def test_grad_errors():
     f = lambda a, b: (a * b).sum()  # noqa: E731
     one, two = mx.array(1.0), mx.array(2.0)

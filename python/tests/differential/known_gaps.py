@@ -28,9 +28,5 @@ GAPS = [
     Gap("gather_qqmm", ("*",), ("missing",), MISSING + " (MLX's CPU build raises NYI for it)"),
     Gap("snippet.nn_QQLinear", ("*",), ("exception-class",),
         MISSING + ": nn.QQLinear (MLX's CPU build raises NYI for its product)"),
-    # Integer operands.
-    Gap("snippet.grad_int_input", ("*",), ("value",),
-        "integer operands: the gradient with respect to an integer input is zero in lazulite; MLX "
-        "differentiates it"),
     # Values.
 ]

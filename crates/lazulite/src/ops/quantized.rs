@@ -855,10 +855,9 @@ impl Primitive for QuantizedMatmul {
             .iter()
             .map(|&i| match (i, biases) {
                 (0, _) => Ok(flipped.record(g, w, scales, biases)),
-                (1, _) => Err(Error::runtime(
-                    "[QuantizedMatmul::vjp] no gradient wrt the quantized weights.",
-                )),
-                (_, None) => Err(self.no_scale_derivative()),
+                // The packed words and a floating-point mode's scale bytes are integer
+                // codes: zero, where MLX raises.
+                (1, _) | (_, None) => zeros_like(&inputs[i]),
                 (_, Some(biases)) => {
                     let dense = Dequantize::affine(self.packing);
                     let dw = self.dense_cotangent(x, w, g)?;

@@ -94,10 +94,7 @@ pub(crate) fn vjp_argnums(
             .map(|(c, o)| c.map_or_else(|| zeros_like(o), Ok))
             .collect::<Result<Vec<_>>>()?;
         let wanted: Vec<usize> = (0..traced.inputs.len())
-            .filter(|&i| {
-                let input = &traced.inputs[i];
-                on_path.contains(&key(input)) && input.dtype().is_inexact()
-            })
+            .filter(|&i| on_path.contains(&key(&traced.inputs[i])))
             .collect();
         if wanted.is_empty() {
             continue;
