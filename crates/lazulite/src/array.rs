@@ -31,11 +31,31 @@ pub struct Array {
 
 pub(crate) struct Node {
     id: u64,
-    outputs: Vec<OutputSpec>,
+    outputs: Outputs,
     flags: Flags,
     /// A placeholder: a leaf whose value is assigned (and re-assigned) by the user.
     pub(crate) placeholder: bool,
     pub(crate) state: Mutex<NodeState>,
+}
+
+/// A node's output specs. Nearly every node has one, kept inline: a list of its own
+/// would cost an allocation per recorded op.
+enum Outputs {
+    One(OutputSpec),
+    Many(Vec<OutputSpec>),
+}
+
+impl From<Vec<OutputSpec>> for Outputs {
+    fn from(mut specs: Vec<OutputSpec>) -> Outputs {
+        match specs.pop() {
+            Some(spec) if specs.is_empty() => Outputs::One(spec),
+            Some(spec) => {
+                specs.push(spec);
+                Outputs::Many(specs)
+            }
+            None => Outputs::Many(specs),
+        }
+    }
 }
 
 /// What a node depends on, fixed when it is recorded (inherited from its inputs).
@@ -137,7 +157,10 @@ impl Node {
     }
 
     pub(crate) fn outputs(&self) -> &[OutputSpec] {
-        &self.outputs
+        match &self.outputs {
+            Outputs::One(spec) => std::slice::from_ref(spec),
+            Outputs::Many(specs) => specs,
+        }
     }
 
     pub(crate) fn flags(&self) -> Flags {
@@ -174,7 +197,7 @@ impl Drop for Node {
 }
 
 impl Array {
-    fn from_node(outputs: Vec<OutputSpec>, state: NodeState, flags: Flags) -> Arc<Node> {
+    fn from_node(outputs: Outputs, state: NodeState, flags: Flags) -> Arc<Node> {
         Arc::new(Node {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             outputs,
@@ -188,7 +211,7 @@ impl Array {
     pub(crate) fn new_placeholder(shape: Vec<usize>, dtype: DType) -> Array {
         let node = Node {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            outputs: vec![OutputSpec { shape, dtype }],
+            outputs: Outputs::One(OutputSpec { shape, dtype }),
             flags: Flags {
                 dataflow: true,
                 ..Flags::default()
@@ -233,13 +256,20 @@ impl Array {
         spec: OutputSpec,
         flags: Flags,
     ) -> Array {
+        Array::from_shared_op_one(Arc::new(primitive), inputs, spec, flags)
+    }
+
+    /// Records a single-output node of a shared primitive.
+    pub(crate) fn from_shared_op_one(
+        primitive: Arc<dyn Primitive>,
+        inputs: Vec<Array>,
+        spec: OutputSpec,
+        flags: Flags,
+    ) -> Array {
         let flags = Array::inherited_flags(&inputs).union(flags);
-        let op = Op {
-            primitive: Arc::new(primitive),
-            inputs,
-        };
+        let op = Op { primitive, inputs };
         Array {
-            node: Array::from_node(vec![spec], NodeState::pending(op), flags),
+            node: Array::from_node(Outputs::One(spec), NodeState::pending(op), flags),
             index: 0,
         }
     }
@@ -277,7 +307,7 @@ impl Array {
         let n = outputs.len();
         let flags = Array::inherited_flags(&inputs);
         let op = Op { primitive, inputs };
-        let node = Array::from_node(outputs, NodeState::pending(op), flags);
+        let node = Array::from_node(outputs.into(), NodeState::pending(op), flags);
         (0..n)
             .map(|index| Array {
                 node: node.clone(),
@@ -293,7 +323,11 @@ impl Array {
             dtype: tensor.dtype,
         };
         Array {
-            node: Array::from_node(vec![spec], NodeState::ready(vec![tensor]), Flags::default()),
+            node: Array::from_node(
+                Outputs::One(spec),
+                NodeState::ready(vec![tensor]),
+                Flags::default(),
+            ),
             index: 0,
         }
     }
@@ -328,7 +362,7 @@ impl Array {
     }
 
     fn spec(&self) -> &OutputSpec {
-        &self.node.outputs[self.index]
+        &self.node.outputs()[self.index]
     }
 
     /// The array's shape (dimensions, outermost first).
