@@ -58,6 +58,49 @@ impl From<Vec<OutputSpec>> for Outputs {
     }
 }
 
+/// A computed node's tensors, one per output. A single one is kept inline: a list of its
+/// own would cost an allocation per node and a pointer to follow per read.
+pub(crate) enum Data {
+    One(Tensor),
+    Many(Vec<Tensor>),
+}
+
+impl Data {
+    /// The tensor of a single-output node, taken out (`None` for several outputs).
+    pub(crate) fn into_single(self) -> Option<Tensor> {
+        match self {
+            Data::One(t) => Some(t),
+            Data::Many(mut v) if v.len() == 1 => v.pop(),
+            Data::Many(_) => None,
+        }
+    }
+}
+
+impl From<Vec<Tensor>> for Data {
+    fn from(mut tensors: Vec<Tensor>) -> Data {
+        match tensors.pop() {
+            Some(t) if tensors.is_empty() => Data::One(t),
+            Some(t) => {
+                tensors.push(t);
+                Data::Many(tensors)
+            }
+            None => Data::Many(tensors),
+        }
+    }
+}
+
+impl std::ops::Index<usize> for Data {
+    type Output = Tensor;
+
+    fn index(&self, i: usize) -> &Tensor {
+        match self {
+            Data::One(t) => std::slice::from_ref(t),
+            Data::Many(v) => v.as_slice(),
+        }
+        .index(i)
+    }
+}
+
 /// What a node depends on, fixed when it is recorded (inherited from its inputs).
 #[derive(Copy, Clone, Default, Debug, PartialEq, Eq)]
 pub(crate) struct Flags {
@@ -106,7 +149,7 @@ pub(crate) struct NodeState {
     /// How to compute the node; `None` once computed (or for constants).
     pub op: Option<Op>,
     /// One tensor per output once computed.
-    pub data: Option<Vec<Tensor>>,
+    pub data: Option<Data>,
     /// For dataflow graphs: the newest placeholder assignment the data reflects.
     pub stamp: u64,
     /// How many times the node's kernel ran (a diagnostic for incremental evaluation).
@@ -127,7 +170,7 @@ impl NodeState {
         }
     }
 
-    fn ready(data: Vec<Tensor>) -> NodeState {
+    fn ready(data: Data) -> NodeState {
         NodeState {
             op: None,
             data: Some(data),
@@ -325,7 +368,7 @@ impl Array {
         Array {
             node: Array::from_node(
                 Outputs::One(spec),
-                NodeState::ready(vec![tensor]),
+                NodeState::ready(Data::One(tensor)),
                 Flags::default(),
             ),
             index: 0,

@@ -6,7 +6,7 @@
 //! reflects (its stamp); a node is recomputed only when that is out of date or its data
 //! was given away to a later node's output (Owl-style buffer reuse).
 
-use crate::array::{Array, Node};
+use crate::array::{Array, Data, Node, NodeState};
 use crate::backend::Tensor;
 use crate::error::{Error, Result};
 use crate::primitive::OutputSpec;
@@ -114,25 +114,35 @@ fn candidates(arrays: &[&Array]) -> (Vec<Arc<Node>>, bool) {
         let slot = stack.len();
         {
             let state = node.lock();
-            match (&state.data, &state.op) {
-                (Some(_), _) if !node.flags().dataflow => continue,
-                // A failed node gives its error again without touching its inputs.
-                (_, Some(_)) if state.failed.is_some() => {}
-                (_, Some(op)) => {
-                    for input in op.inputs.iter().rev() {
-                        if !seen.contains(&Arc::as_ptr(&input.node)) {
-                            stack.push((input.node.clone(), false));
-                        }
+            if !expands(&node, &state) {
+                continue;
+            }
+            // A failed node gives its error again without touching its inputs.
+            if let (Some(op), None) = (&state.op, &state.failed) {
+                for input in op.inputs.iter().rev() {
+                    // Inputs that would not be expanded (constants, computed values) are
+                    // left out here, sparing them a handle and a set entry; one seen
+                    // already is skipped when popped.
+                    if expands(&input.node, &input.node.lock()) {
+                        stack.push((input.node.clone(), false));
                     }
                 }
-                // Constants and placeholders; missing data is reported by `run`.
-                _ => continue,
             }
         }
         dataflow |= node.flags().dataflow;
         stack.insert(slot, (node, true));
     }
     (order, dataflow)
+}
+
+/// Whether the walk of [`candidates`] goes through `node` (locked as `state`): nodes
+/// without data, and, in dataflow graphs, every node with an operation. Constants and
+/// placeholders are not (missing data is reported by `run`).
+fn expands(node: &Node, state: &NodeState) -> bool {
+    match (&state.data, &state.op) {
+        (Some(_), _) if !node.flags().dataflow => false,
+        (_, op) => op.is_some(),
+    }
 }
 
 /// The nodes to run, in order, and the stamp each will hold once run (all 0 when the list
@@ -232,7 +242,7 @@ fn run(node: &Arc<Node>, stamp: u64) -> Result<()> {
                 .iter()
                 .zip(node.outputs())
                 .all(|(t, s)| t.shape == s.shape && t.dtype == s.dtype));
-            state.data = Some(outputs);
+            state.data = Some(outputs.into());
             state.stamp = stamp;
             state.runs += 1;
             if retains_graph {
@@ -265,7 +275,7 @@ fn run(node: &Arc<Node>, stamp: u64) -> Result<()> {
 fn input_tensor(input: &Array, reuse_only_for: Option<&[OutputSpec]>) -> Result<Tensor> {
     let mut state = input.node.lock();
     let recomputable = state.op.is_some();
-    let Some(data) = state.data.as_mut() else {
+    let Some(data) = state.data.as_ref() else {
         return Err(missing_data(&input.node));
     };
     let reusable = match reuse_only_for {
@@ -283,9 +293,11 @@ fn input_tensor(input: &Array, reuse_only_for: Option<&[OutputSpec]>) -> Result<
         && !input.node.placeholder
         && reusable;
     if sole_owner {
-        let t = data.pop().ok_or_else(consumed)?;
-        state.data = None;
-        Ok(t)
+        state
+            .data
+            .take()
+            .and_then(Data::into_single)
+            .ok_or_else(consumed)
     } else {
         Ok(data[input.index].clone())
     }
