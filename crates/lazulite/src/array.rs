@@ -31,11 +31,74 @@ pub struct Array {
 
 pub(crate) struct Node {
     id: u64,
-    outputs: Vec<OutputSpec>,
+    outputs: Outputs,
     flags: Flags,
     /// A placeholder: a leaf whose value is assigned (and re-assigned) by the user.
     pub(crate) placeholder: bool,
     pub(crate) state: Mutex<NodeState>,
+}
+
+/// A node's output specs. Nearly every node has one, kept inline: a list of its own
+/// would cost an allocation per recorded op.
+enum Outputs {
+    One(OutputSpec),
+    Many(Vec<OutputSpec>),
+}
+
+impl From<Vec<OutputSpec>> for Outputs {
+    fn from(mut specs: Vec<OutputSpec>) -> Outputs {
+        match specs.pop() {
+            Some(spec) if specs.is_empty() => Outputs::One(spec),
+            Some(spec) => {
+                specs.push(spec);
+                Outputs::Many(specs)
+            }
+            None => Outputs::Many(specs),
+        }
+    }
+}
+
+/// A computed node's tensors, one per output. A single one is kept inline: a list of its
+/// own would cost an allocation per node and a pointer to follow per read.
+pub(crate) enum Data {
+    One(Tensor),
+    Many(Vec<Tensor>),
+}
+
+impl Data {
+    /// The tensor of a single-output node, taken out (`None` for several outputs).
+    pub(crate) fn into_single(self) -> Option<Tensor> {
+        match self {
+            Data::One(t) => Some(t),
+            Data::Many(mut v) if v.len() == 1 => v.pop(),
+            Data::Many(_) => None,
+        }
+    }
+}
+
+impl From<Vec<Tensor>> for Data {
+    fn from(mut tensors: Vec<Tensor>) -> Data {
+        match tensors.pop() {
+            Some(t) if tensors.is_empty() => Data::One(t),
+            Some(t) => {
+                tensors.push(t);
+                Data::Many(tensors)
+            }
+            None => Data::Many(tensors),
+        }
+    }
+}
+
+impl std::ops::Index<usize> for Data {
+    type Output = Tensor;
+
+    fn index(&self, i: usize) -> &Tensor {
+        match self {
+            Data::One(t) => std::slice::from_ref(t),
+            Data::Many(v) => v.as_slice(),
+        }
+        .index(i)
+    }
 }
 
 /// What a node depends on, fixed when it is recorded (inherited from its inputs).
@@ -86,7 +149,7 @@ pub(crate) struct NodeState {
     /// How to compute the node; `None` once computed (or for constants).
     pub op: Option<Op>,
     /// One tensor per output once computed.
-    pub data: Option<Vec<Tensor>>,
+    pub data: Option<Data>,
     /// For dataflow graphs: the newest placeholder assignment the data reflects.
     pub stamp: u64,
     /// How many times the node's kernel ran (a diagnostic for incremental evaluation).
@@ -107,7 +170,7 @@ impl NodeState {
         }
     }
 
-    fn ready(data: Vec<Tensor>) -> NodeState {
+    fn ready(data: Data) -> NodeState {
         NodeState {
             op: None,
             data: Some(data),
@@ -137,7 +200,10 @@ impl Node {
     }
 
     pub(crate) fn outputs(&self) -> &[OutputSpec] {
-        &self.outputs
+        match &self.outputs {
+            Outputs::One(spec) => std::slice::from_ref(spec),
+            Outputs::Many(specs) => specs,
+        }
     }
 
     pub(crate) fn flags(&self) -> Flags {
@@ -174,7 +240,7 @@ impl Drop for Node {
 }
 
 impl Array {
-    fn from_node(outputs: Vec<OutputSpec>, state: NodeState, flags: Flags) -> Arc<Node> {
+    fn from_node(outputs: Outputs, state: NodeState, flags: Flags) -> Arc<Node> {
         Arc::new(Node {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             outputs,
@@ -188,7 +254,7 @@ impl Array {
     pub(crate) fn new_placeholder(shape: Vec<usize>, dtype: DType) -> Array {
         let node = Node {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            outputs: vec![OutputSpec { shape, dtype }],
+            outputs: Outputs::One(OutputSpec { shape, dtype }),
             flags: Flags {
                 dataflow: true,
                 ..Flags::default()
@@ -233,13 +299,20 @@ impl Array {
         spec: OutputSpec,
         flags: Flags,
     ) -> Array {
+        Array::from_shared_op_one(Arc::new(primitive), inputs, spec, flags)
+    }
+
+    /// Records a single-output node of a shared primitive.
+    pub(crate) fn from_shared_op_one(
+        primitive: Arc<dyn Primitive>,
+        inputs: Vec<Array>,
+        spec: OutputSpec,
+        flags: Flags,
+    ) -> Array {
         let flags = Array::inherited_flags(&inputs).union(flags);
-        let op = Op {
-            primitive: Arc::new(primitive),
-            inputs,
-        };
+        let op = Op { primitive, inputs };
         Array {
-            node: Array::from_node(vec![spec], NodeState::pending(op), flags),
+            node: Array::from_node(Outputs::One(spec), NodeState::pending(op), flags),
             index: 0,
         }
     }
@@ -277,7 +350,7 @@ impl Array {
         let n = outputs.len();
         let flags = Array::inherited_flags(&inputs);
         let op = Op { primitive, inputs };
-        let node = Array::from_node(outputs, NodeState::pending(op), flags);
+        let node = Array::from_node(outputs.into(), NodeState::pending(op), flags);
         (0..n)
             .map(|index| Array {
                 node: node.clone(),
@@ -293,7 +366,11 @@ impl Array {
             dtype: tensor.dtype,
         };
         Array {
-            node: Array::from_node(vec![spec], NodeState::ready(vec![tensor]), Flags::default()),
+            node: Array::from_node(
+                Outputs::One(spec),
+                NodeState::ready(Data::One(tensor)),
+                Flags::default(),
+            ),
             index: 0,
         }
     }
@@ -328,7 +405,7 @@ impl Array {
     }
 
     fn spec(&self) -> &OutputSpec {
-        &self.node.outputs[self.index]
+        &self.node.outputs()[self.index]
     }
 
     /// The array's shape (dimensions, outermost first).

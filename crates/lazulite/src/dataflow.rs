@@ -1,7 +1,7 @@
 //! Owl-style dataflow: placeholders whose values can be assigned and re-assigned, with
 //! incremental re-evaluation of only what an assignment invalidates (see `eval.rs`).
 
-use crate::array::Array;
+use crate::array::{Array, Data};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::operand::scalar_array;
@@ -69,7 +69,7 @@ impl Array {
         };
         let tensor = value.tensor()?;
         let mut state = self.node.lock();
-        state.data = Some(vec![tensor]);
+        state.data = Some(Data::One(tensor));
         state.stamp = ASSIGNMENTS.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }

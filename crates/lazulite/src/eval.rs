@@ -6,11 +6,12 @@
 //! reflects (its stamp); a node is recomputed only when that is out of date or its data
 //! was given away to a later node's output (Owl-style buffer reuse).
 
-use crate::array::{Array, Node};
+use crate::array::{Array, Data, Node, NodeState};
 use crate::backend::Tensor;
 use crate::error::{Error, Result};
 use crate::primitive::OutputSpec;
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 /// Computes `arrays` and everything they depend on that is not computed yet.
@@ -24,8 +25,9 @@ use std::sync::Arc;
 /// assert!(b.is_evaluated() && c.is_evaluated());
 /// ```
 pub fn eval(arrays: &[&Array]) -> Result<()> {
-    for (node, stamp) in schedule(arrays) {
-        run(&node, stamp)?;
+    let (order, stamps) = schedule(arrays);
+    for (i, node) in order.into_iter().enumerate() {
+        run(&node, stamps.as_ref().map_or(0, |s| s[i]))?;
     }
     Ok(())
 }
@@ -55,11 +57,44 @@ pub fn async_eval(arrays: &[&Array]) -> Result<()> {
     eval(arrays)
 }
 
+/// Hashes node addresses with one multiplication: the scheduling sets are keyed by
+/// pointers, for which SipHash's resistance to chosen keys buys nothing and costs a
+/// large share of evaluating a small op.
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        // The product's well-mixed high bits become the low bits the table indexes by
+        // (aligned addresses leave the low bits of the product zero).
+        self.0.rotate_left(26)
+    }
+}
+
+type NodeSet = HashSet<*const Node, BuildHasherDefault<AddressHasher>>;
+type NodeMap<V> = HashMap<*const Node, V, BuildHasherDefault<AddressHasher>>;
+
 /// Nodes reachable from `arrays` that may need computing, each after its inputs: those
-/// without data and, in dataflow graphs, every node with an operation.
-fn candidates(arrays: &[&Array]) -> Vec<Arc<Node>> {
+/// without data and, in dataflow graphs, every node with an operation. Also tells whether
+/// any of them belongs to a dataflow graph.
+fn candidates(arrays: &[&Array]) -> (Vec<Arc<Node>>, bool) {
     let mut order = Vec::new();
-    let mut seen: HashSet<*const Node> = HashSet::new();
+    let mut dataflow = false;
+    let mut seen = NodeSet::default();
     // (node, inputs already pushed)
     let mut stack: Vec<(Arc<Node>, bool)> = arrays
         .iter()
@@ -74,37 +109,53 @@ fn candidates(arrays: &[&Array]) -> Vec<Arc<Node>> {
         if !seen.insert(Arc::as_ptr(&node)) {
             continue;
         }
-        let inputs: Vec<Arc<Node>> = {
+        // The inputs are pushed while the node is locked, above the slot where the node
+        // itself goes once unlocked.
+        let slot = stack.len();
+        {
             let state = node.lock();
-            match (&state.data, &state.op) {
-                (Some(_), _) if !node.flags().dataflow => continue,
-                // A failed node gives its error again without touching its inputs.
-                (_, Some(_)) if state.failed.is_some() => Vec::new(),
-                (_, Some(op)) => op.inputs.iter().map(|a| a.node.clone()).collect(),
-                // Constants and placeholders; missing data is reported by `run`.
-                _ => continue,
+            if !expands(&node, &state) {
+                continue;
             }
-        };
-        stack.push((node, true));
-        for input in inputs.into_iter().rev() {
-            if !seen.contains(&Arc::as_ptr(&input)) {
-                stack.push((input, false));
+            // A failed node gives its error again without touching its inputs.
+            if let (Some(op), None) = (&state.op, &state.failed) {
+                for input in op.inputs.iter().rev() {
+                    // Inputs that would not be expanded (constants, computed values) are
+                    // left out here, sparing them a handle and a set entry; one seen
+                    // already is skipped when popped.
+                    if expands(&input.node, &input.node.lock()) {
+                        stack.push((input.node.clone(), false));
+                    }
+                }
             }
         }
+        dataflow |= node.flags().dataflow;
+        stack.insert(slot, (node, true));
     }
-    order
+    (order, dataflow)
 }
 
-/// The nodes to run, in order, with the stamp each will hold once run.
-fn schedule(arrays: &[&Array]) -> Vec<(Arc<Node>, u64)> {
-    let order = candidates(arrays);
-    if !order.iter().any(|n| n.flags().dataflow) {
+/// Whether the walk of [`candidates`] goes through `node` (locked as `state`): nodes
+/// without data, and, in dataflow graphs, every node with an operation. Constants and
+/// placeholders are not (missing data is reported by `run`).
+fn expands(node: &Node, state: &NodeState) -> bool {
+    match (&state.data, &state.op) {
+        (Some(_), _) if !node.flags().dataflow => false,
+        (_, op) => op.is_some(),
+    }
+}
+
+/// The nodes to run, in order, and the stamp each will hold once run (all 0 when the list
+/// is `None`).
+fn schedule(arrays: &[&Array]) -> (Vec<Arc<Node>>, Option<Vec<u64>>) {
+    let (order, dataflow) = candidates(arrays);
+    if !dataflow {
         // Ordinary graphs: every candidate lacks data and is needed.
-        return order.into_iter().map(|n| (n, 0)).collect();
+        return (order, None);
     }
     // Current stamps, forward: a node reflects the newest assignment among its inputs.
-    let mut current: HashMap<*const Node, u64> = HashMap::new();
-    let mut stale: HashSet<*const Node> = HashSet::new();
+    let mut current: NodeMap<u64> = NodeMap::default();
+    let mut stale = NodeSet::default();
     let mut inputs_of: Vec<Vec<*const Node>> = Vec::with_capacity(order.len());
     for node in &order {
         let state = node.lock();
@@ -126,7 +177,7 @@ fn schedule(arrays: &[&Array]) -> Vec<(Arc<Node>, u64)> {
         }
     }
     // Needed, backward: a stale requested array, and the stale inputs of needed nodes.
-    let mut needed: HashSet<*const Node> = arrays
+    let mut needed: NodeSet = arrays
         .iter()
         .map(|a| Arc::as_ptr(&a.node))
         .filter(|k| stale.contains(k))
@@ -136,14 +187,12 @@ fn schedule(arrays: &[&Array]) -> Vec<(Arc<Node>, u64)> {
             needed.extend(inputs.iter().filter(|k| stale.contains(*k)));
         }
     }
-    order
+    let order: Vec<Arc<Node>> = order
         .into_iter()
         .filter(|n| needed.contains(&Arc::as_ptr(n)))
-        .map(|n| {
-            let stamp = current[&Arc::as_ptr(&n)];
-            (n, stamp)
-        })
-        .collect()
+        .collect();
+    let stamps = order.iter().map(|n| current[&Arc::as_ptr(n)]).collect();
+    (order, Some(stamps))
 }
 
 /// Computes one node from its (computed) inputs.
@@ -160,15 +209,23 @@ fn run(node: &Arc<Node>, stamp: u64) -> Result<()> {
     };
     let mut inputs = Vec::with_capacity(op.inputs.len());
     // A node that keeps its graph keeps its inputs' values unless one can be reused.
-    let reuse_only_for = node.retains_graph().then(|| node.outputs());
+    let retains_graph = node.retains_graph();
+    let reuse_only_for = retains_graph.then(|| node.outputs());
     // In a dataflow graph, an input whose buffer is reused must rerun whenever this node
     // does. That is free only if no other input can change without it (else a new value
     // of, say, `b` in `a * s + b` would recompute `a * s` too): then nothing is reused.
-    let varying = op.inputs.iter().filter(|i| i.node.flags().dataflow).count();
+    // Counted only where it matters, to leave the inputs' flags unread otherwise.
+    let dataflow = retains_graph && node.flags().dataflow;
+    let varying = if dataflow {
+        op.inputs.iter().filter(|i| i.node.flags().dataflow).count()
+    } else {
+        0
+    };
     for input in &op.inputs {
-        let others_vary = varying > usize::from(input.node.flags().dataflow);
         let reuse_only_for = match reuse_only_for {
-            Some(_) if node.flags().dataflow && others_vary => Some(&[][..]),
+            Some(_) if dataflow && varying > usize::from(input.node.flags().dataflow) => {
+                Some(&[][..])
+            }
             r => r,
         };
         match input_tensor(input, reuse_only_for) {
@@ -185,10 +242,10 @@ fn run(node: &Arc<Node>, stamp: u64) -> Result<()> {
                 .iter()
                 .zip(node.outputs())
                 .all(|(t, s)| t.shape == s.shape && t.dtype == s.dtype));
-            state.data = Some(outputs);
+            state.data = Some(outputs.into());
             state.stamp = stamp;
             state.runs += 1;
-            if node.retains_graph() {
+            if retains_graph {
                 state.op = Some(op);
                 return Ok(());
             }
@@ -201,7 +258,7 @@ fn run(node: &Arc<Node>, stamp: u64) -> Result<()> {
             state.op = Some(op);
             // Inputs handed to the kernel are gone; a graph that keeps its inputs'
             // values (dataflow) may run again once a placeholder changes.
-            if !node.retains_graph() {
+            if !retains_graph {
                 state.failed = Some(e.clone());
             }
             Err(e)
@@ -218,7 +275,7 @@ fn run(node: &Arc<Node>, stamp: u64) -> Result<()> {
 fn input_tensor(input: &Array, reuse_only_for: Option<&[OutputSpec]>) -> Result<Tensor> {
     let mut state = input.node.lock();
     let recomputable = state.op.is_some();
-    let Some(data) = state.data.as_mut() else {
+    let Some(data) = state.data.as_ref() else {
         return Err(missing_data(&input.node));
     };
     let reusable = match reuse_only_for {
@@ -236,9 +293,11 @@ fn input_tensor(input: &Array, reuse_only_for: Option<&[OutputSpec]>) -> Result<
         && !input.node.placeholder
         && reusable;
     if sole_owner {
-        let t = data.pop().ok_or_else(consumed)?;
-        state.data = None;
-        Ok(t)
+        state
+            .data
+            .take()
+            .and_then(Data::into_single)
+            .ok_or_else(consumed)
     } else {
         Ok(data[input.index].clone())
     }

@@ -3,7 +3,7 @@
 //! and the promotion and broadcasting every op shares. The kernels are the backend's
 //! (`backend/cpu/binary.rs`), chosen by the op's tag.
 
-use crate::array::Array;
+use crate::array::{Array, Flags};
 use crate::backend::cpu::binary::binary as binary_kernel;
 use crate::backend::op::BinaryOp;
 use crate::backend::Tensor;
@@ -12,11 +12,13 @@ use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
 use crate::ops::cast::astype;
 use crate::ops::creation::zeros_like;
-use crate::ops::operand::{to_arrays, Operand};
+use crate::ops::operand::{to_array_pair, Operand};
 use crate::ops::unary::{exp, log, negative, square};
 use crate::ops::view::broadcast_with;
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::broadcast_shapes;
+use std::cell::RefCell;
+use std::sync::Arc;
 
 /// The dtype both inputs are cast to, from their promoted dtype, and the output's.
 #[derive(Copy, Clone)]
@@ -322,9 +324,9 @@ fn scale_by_partial(
 /// Promotes, casts and broadcasts the operands of `op`.
 pub(crate) fn binary(op: BinaryOp, a: Operand, b: Operand) -> Result<Array> {
     let name = op.name();
-    let (arrays, dtype) = to_arrays(name, &[a, b])?;
+    let (a, b, dtype) = to_array_pair(name, &a, &b)?;
     let in_dtype = op.input_dtype(dtype)?;
-    let (a, b) = (&arrays[0], &arrays[1]);
+    let (a, b) = (&a, &b);
     let shape = broadcast_shapes(a.shape(), b.shape()).map_err(|_| {
         Error::value(format!(
             "[{name}] Shapes {:?} and {:?} cannot be broadcast.",
@@ -335,10 +337,34 @@ pub(crate) fn binary(op: BinaryOp, a: Operand, b: Operand) -> Result<Array> {
     let a2 = broadcast_with(&astype(a, in_dtype)?, &shape, &[b], 0)?;
     let b = broadcast_with(&astype(b, in_dtype)?, &shape, &[a], 0)?;
     let a = a2;
-    Ok(Array::from_op(
-        Binary(op),
-        vec![a, b],
+    let spec = OutputSpec {
         shape,
-        op.output_dtype(in_dtype),
+        dtype: op.output_dtype(in_dtype),
+    };
+    Ok(Array::from_shared_op_one(
+        shared_primitive(op),
+        vec![a, b],
+        spec,
+        Flags::default(),
     ))
+}
+
+thread_local! {
+    /// One primitive per op, shared by the nodes that record it, so that a node costs no
+    /// allocation of its own for it.
+    static PRIMITIVES: RefCell<Vec<Option<Arc<dyn Primitive>>>> = const { RefCell::new(Vec::new()) };
+}
+
+fn shared_primitive(op: BinaryOp) -> Arc<dyn Primitive> {
+    PRIMITIVES
+        .try_with(|p| {
+            let mut p = p.borrow_mut();
+            let i = op as usize;
+            if p.len() <= i {
+                p.resize(i + 1, None);
+            }
+            p[i].get_or_insert_with(|| Arc::new(Binary(op))).clone()
+        })
+        // While the thread's locals are being destroyed, a primitive of its own.
+        .unwrap_or_else(|_| Arc::new(Binary(op)))
 }

@@ -63,6 +63,18 @@ pub(crate) fn scalar_array(op: &str, value: Scalar, dtype: DType) -> Result<Arra
     Ok(dispatch!(dtype, T => Array::scalar(value.to_elem::<T>())))
 }
 
+/// The array of one operand: a scalar takes the dtype of the arrays next to it when its
+/// kind allows (`array_dtype`, their promoted dtype; MLX's weak typing of Python scalars).
+fn operand_array(op: &str, operand: &Operand, array_dtype: Option<DType>) -> Result<Array> {
+    match operand {
+        Operand::Array(a) => Ok(a.clone()),
+        Operand::Scalar(s) => {
+            let dtype = array_dtype.map_or(s.default_dtype(), |d| s.dtype_next_to(d));
+            scalar_array(op, *s, dtype)
+        }
+    }
+}
+
 /// Converts operands to arrays: scalars take the dtype of the arrays next to them when
 /// their kind allows (MLX's weak typing of Python scalars). Returns the arrays, not yet
 /// cast, and their common promoted dtype.
@@ -76,13 +88,7 @@ pub(crate) fn to_arrays(op: &str, operands: &[Operand]) -> Result<(Vec<Array>, D
         .reduce(promote_types);
     let arrays = operands
         .iter()
-        .map(|o| match o {
-            Operand::Array(a) => Ok(a.clone()),
-            Operand::Scalar(s) => {
-                let dtype = array_dtype.map_or(s.default_dtype(), |d| s.dtype_next_to(d));
-                scalar_array(op, *s, dtype)
-            }
-        })
+        .map(|o| operand_array(op, o, array_dtype))
         .collect::<Result<Vec<_>>>()?;
     let dtype = arrays
         .iter()
@@ -90,4 +96,17 @@ pub(crate) fn to_arrays(op: &str, operands: &[Operand]) -> Result<(Vec<Array>, D
         .reduce(promote_types)
         .ok_or_else(|| Error::value(format!("[{op}] Needs at least one operand.")))?;
     Ok((arrays, dtype))
+}
+
+/// [`to_arrays`] of two operands, without a list: the path of every binary op.
+pub(crate) fn to_array_pair(op: &str, a: &Operand, b: &Operand) -> Result<(Array, Array, DType)> {
+    let array_dtype = match (a, b) {
+        (Operand::Array(x), Operand::Array(y)) => Some(promote_types(x.dtype(), y.dtype())),
+        (Operand::Array(x), _) | (_, Operand::Array(x)) => Some(x.dtype()),
+        _ => None,
+    };
+    let a = operand_array(op, a, array_dtype)?;
+    let b = operand_array(op, b, array_dtype)?;
+    let dtype = promote_types(a.dtype(), b.dtype());
+    Ok((a, b, dtype))
 }

@@ -13,7 +13,7 @@ use crate::ops::cast::astype;
 use crate::ops::creation::zeros;
 use crate::ops::reduce::sum;
 use crate::primitive::{mlx_ints, Export, MlxNode, MlxState, OutputSpec, Primitive};
-use crate::shape::{broadcast_shapes, checked_size, normalize_axis};
+use crate::shape::{broadcast_shapes, checked_size, normalize_axis, same_shape};
 
 /// A contiguous version of `x`: `x` itself if it already is one.
 pub(crate) fn make_contiguous(x: Tensor) -> Result<Tensor> {
@@ -522,7 +522,7 @@ impl Primitive for Broadcast {
 /// assert_eq!(b.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 1.0, 2.0, 1.0, 2.0]);
 /// ```
 pub fn broadcast_to(a: &Array, shape: &[usize]) -> Result<Array> {
-    if a.shape() == shape {
+    if same_shape(a.shape(), shape) {
         return Ok(a.clone());
     }
     let target = broadcast_shapes(a.shape(), shape)

@@ -154,13 +154,13 @@ pub fn map2<A: Element, B: Element, O: Element>(
     let keep = match donor {
         Some(0) => {
             drop(a);
-            vec![b]
+            (None, Some(b))
         }
         Some(_) => {
             drop(b);
-            vec![a]
+            (Some(a), None)
         }
-        None => vec![a, b],
+        None => (Some(a), Some(b)),
     };
     let dst = Shared(out.data_ptr_mut::<O>());
     par_for_each_run(
