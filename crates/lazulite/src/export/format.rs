@@ -96,7 +96,7 @@ impl Writer {
                 MlxState::Bool(v) => self.bool(*v),
                 MlxState::Float(v) => self.bytes.extend(v.to_le_bytes()),
                 MlxState::Double(v) => self.bytes.extend(v.to_le_bytes()),
-                MlxState::Ints(v) => {
+                MlxState::Ints(v) | MlxState::Shape(v) => {
                     self.u64(v.len() as u64);
                     v.iter().for_each(|&i| self.i32(i));
                 }
