@@ -138,10 +138,11 @@ pub fn export_to_callback<C, F>(
     shapeless: bool,
 ) -> Result<()>
 where
-    C: FnMut(ExportEvent) -> Result<()> + Send + 'static,
-    F: Fn(&[Array], &Kwargs) -> Result<Vec<Array>> + Send + Sync + 'static,
+    C: FnMut(ExportEvent) -> Result<()>,
+    F: Fn(&[Array], &Kwargs) -> Result<Vec<Array>> + Send + Sync,
 {
-    exporter_to_callback(callback, fun, shapeless).call(args, kwargs)
+    let traced = FileWriter::default().trace(&fun, args, kwargs, shapeless)?;
+    callback::events(&traced).into_iter().try_for_each(callback)
 }
 
 /// Exports several signatures of `fun` to `callback` (MLX's C++ `exporter` given a

@@ -60,6 +60,9 @@ pub(crate) struct FileWriter {
     constants: HashMap<Key, (u64, Array)>,
 }
 
+/// A function being traced, borrowed for the trace.
+type Traceable<'a> = dyn Fn(&[Array], &super::Kwargs) -> Result<Vec<Array>> + 'a;
+
 /// One entry of a function's tape, in MLX's order: the nodes an entry uses come before it.
 pub(crate) enum Entry {
     /// An input of the function.
@@ -127,7 +130,7 @@ impl FileWriter {
     /// function counts as one of the file's only when [`FileWriter::commit`] takes it.
     pub fn trace(
         &mut self,
-        f: &super::ExportedFn,
+        f: &Traceable<'_>,
         args: &[Array],
         kwargs: &super::Kwargs,
         shapeless: bool,
@@ -157,7 +160,7 @@ impl FileWriter {
 
     fn trace_unchecked(
         &mut self,
-        f: &super::ExportedFn,
+        f: &Traceable<'_>,
         args: &[Array],
         kwargs: &super::Kwargs,
     ) -> Result<Traced> {
