@@ -277,6 +277,30 @@ impl PyArray {
     }
 }
 
+/// The elements of `a` as bytes in row-major order (evaluates).
+fn row_major_bytes(a: &Array) -> lazulite::Result<Vec<u8>> {
+    lazulite::view(&a.reshape(&[a.size()])?, DType::UInt8)?.to_vec::<u8>()
+}
+
+impl PyArray {
+    /// `__div__` and `__rdiv__`: true division, called by name only (Python 3's `/` calls
+    /// `__truediv__`); like MLX, a call with `None` is a TypeError.
+    fn division(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        name: &str,
+        reflected: bool,
+    ) -> PyResult<Py<PyAny>> {
+        if other.is_none() {
+            return Err(PyTypeError::new_err(format!(
+                "{name}(): incompatible function arguments: an array cannot be divided by None."
+            )));
+        }
+        self.binary(py, other, lazulite::divide, "division", reflected)
+    }
+}
+
 /// Everything the buffer protocol hands out, kept until the consumer releases it.
 struct Exported {
     raw: RawData,
@@ -556,6 +580,73 @@ impl PyArray {
         PyArray::from(self.array())
     }
 
+    /// The array with its last two axes swapped.
+    #[getter(mT)]
+    fn matrix_transposed(&self) -> Res<PyArray> {
+        let a = self.array();
+        if a.ndim() < 2 {
+            return Err(PyValueError::new_err(
+                "[matrix_transpose] Input array must have at least 2 dimensions.",
+            )
+            .into());
+        }
+        Ok(PyArray::from(lazulite::swapaxes(&a, -1, -2)?))
+    }
+
+    /// The elements' bytes in row-major order, whatever the layout (evaluates).
+    fn __bytes__<'py>(&self, py: Python<'py>) -> Res<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, &row_major_bytes(&self.array())?))
+    }
+
+    /// MLX's pickle state: the values as a NumPy array (bfloat16 as its `uint16` bits,
+    /// which NumPy lacks) and MLX's number for the dtype.
+    fn __getstate__<'py>(&self, py: Python<'py>) -> Res<(Bound<'py, PyAny>, u8)> {
+        let a = self.array();
+        let val = a.dtype().mlx_val().ok_or_else(|| {
+            PyTypeError::new_err(format!("MLX has no dtype {}.", a.dtype().name()))
+        })?;
+        let values = if a.dtype() == DType::BFloat16 {
+            lazulite::view(&a, DType::UInt16)?
+        } else {
+            a
+        };
+        let numpy = py.import("numpy")?;
+        Ok((
+            numpy.call_method1("asarray", (PyArray::from(values),))?,
+            val,
+        ))
+    }
+
+    /// Becomes the array a state of `__getstate__` describes (as MLX: the dtype is the
+    /// NumPy array's, except for bfloat16's bits).
+    fn __setstate__(&self, state: &Bound<'_, PyTuple>) -> Res<()> {
+        if state.len() != 2 {
+            return Err(PyValueError::new_err(
+                "Invalid pickle state: expected (ndarray, Dtype::Val)",
+            )
+            .into());
+        }
+        let values = array_of(&state.get_item(0)?, None)?;
+        let val: u8 = state.get_item(1)?.extract()?;
+        let a = if DType::from_mlx_val(val) == Some(DType::BFloat16) {
+            lazulite::view(&values, DType::BFloat16)?
+        } else {
+            values
+        };
+        self.rebind(a);
+        Ok(())
+    }
+
+    /// `self / other` (Python 2's name, which MLX keeps).
+    fn __div__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.division(py, other, "__div__", false)
+    }
+
+    /// `other / self` (Python 2's name, which MLX keeps).
+    fn __rdiv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.division(py, other, "__rdiv__", true)
+    }
+
     /// Pickling: the bytes, shape and dtype name, rebuilt by `_array_from_bytes` (every
     /// dtype, bfloat16 included; evaluates).
     #[allow(clippy::type_complexity)]
@@ -567,7 +658,7 @@ impl PyArray {
         (Bound<'py, PyBytes>, Vec<usize>, &'static str),
     )> {
         let a = self.array();
-        let bytes = lazulite::view(&a.reshape(&[a.size()])?, DType::UInt8)?.to_vec::<u8>()?;
+        let bytes = row_major_bytes(&a)?;
         let rebuild = py.import("lazulite.core")?.getattr("_array_from_bytes")?;
         Ok((
             rebuild,

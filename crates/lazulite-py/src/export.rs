@@ -2,10 +2,11 @@
 //! MLX's `.mlxfn` files and read back (see `lazulite::export`).
 
 use crate::array::PyArray;
+use crate::dtype::PyDtype;
 use crate::errors::{stash, to_py_err, Res};
-use lazulite::export::{self as ex, Kwargs};
+use lazulite::export::{self as ex, ExportEvent, Kwargs, MlxState, TracedArray};
 use lazulite::Array;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use std::path::PathBuf;
@@ -103,17 +104,113 @@ fn wrap(
     }
 }
 
-fn path_of(file: &Bound<'_, PyAny>, op: &str) -> PyResult<PathBuf> {
-    if file.is_instance_of::<PyString>() || file.hasattr("__fspath__")? {
-        return file.extract();
+fn is_path(file: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(file.is_instance_of::<PyString>() || file.hasattr("__fspath__")?)
+}
+
+/// `(name, shape, dtype)`, as MLX describes an array of a trace.
+fn traced<'py>(py: Python<'py>, a: TracedArray) -> PyResult<Bound<'py, PyTuple>> {
+    let shape = PyTuple::new(py, a.shape)?;
+    (a.name, shape, PyDtype(a.dtype)).into_pyobject(py)
+}
+
+fn traced_list<'py>(py: Python<'py>, arrays: Vec<TracedArray>) -> PyResult<Bound<'py, PyList>> {
+    let items = arrays
+        .into_iter()
+        .map(|a| traced(py, a))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+/// A state field as MLX's Python conversion gives it: a `Shape` or `Strides` as a tuple,
+/// a `std::vector` as a list.
+fn state_field<'py>(py: Python<'py>, field: MlxState) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match field {
+        MlxState::Int(v) => v.into_pyobject(py)?.into_any(),
+        MlxState::Bool(v) => v.into_pyobject(py)?.to_owned().into_any(),
+        MlxState::Float(v) => v.into_pyobject(py)?.into_any(),
+        MlxState::Double(v) => v.into_pyobject(py)?.into_any(),
+        MlxState::Ints(v) => PyList::new(py, v)?.into_any(),
+        MlxState::Shape(v) => PyTuple::new(py, v)?.into_any(),
+        MlxState::Dtype(d) => PyDtype(d).into_pyobject(py)?.into_any(),
+        MlxState::Int64s(v) => PyTuple::new(py, v)?.into_any(),
+        MlxState::Size(v) => v.into_pyobject(py)?.into_any(),
+        MlxState::Sizes(v) => PyList::new(py, v)?.into_any(),
+        MlxState::Str(v) => PyString::new(py, &v).into_any(),
+        other => {
+            return Err(PyRuntimeError::new_err(format!(
+                "[export_function] No Python form for the state field {other:?}."
+            )))
+        }
+    })
+}
+
+/// The dict MLX hands an export callback for `event`, with its keys in MLX's order.
+fn event_dict(py: Python<'_>, event: ExportEvent) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    let kind = match event {
+        ExportEvent::Inputs(arrays) => {
+            d.set_item("inputs", traced_list(py, arrays)?)?;
+            "inputs"
+        }
+        ExportEvent::KeywordInputs(keywords) => {
+            d.set_item("keywords", PyList::new(py, keywords)?)?;
+            "keyword_inputs"
+        }
+        ExportEvent::Outputs(arrays) => {
+            d.set_item("outputs", traced_list(py, arrays)?)?;
+            "outputs"
+        }
+        ExportEvent::Constants(constants) => {
+            let items = constants
+                .into_iter()
+                .map(|(name, a)| (name, PyArray::from(a)).into_pyobject(py))
+                .collect::<PyResult<Vec<_>>>()?;
+            d.set_item("constants", PyList::new(py, items)?)?;
+            "constants"
+        }
+        ExportEvent::Primitive {
+            name,
+            inputs,
+            outputs,
+            arguments,
+        } => {
+            let arguments = arguments
+                .into_iter()
+                .map(|f| state_field(py, f))
+                .collect::<PyResult<Vec<_>>>()?;
+            d.set_item("arguments", PyList::new(py, arguments)?)?;
+            d.set_item("outputs", traced_list(py, outputs)?)?;
+            d.set_item("inputs", traced_list(py, inputs)?)?;
+            d.set_item("name", name)?;
+            "primitive"
+        }
+        other => {
+            return Err(PyRuntimeError::new_err(format!(
+                "[export_function] No Python form for the event {other:?}."
+            )))
+        }
+    };
+    d.set_item("type", kind)?;
+    Ok(d)
+}
+
+/// `callback` as an export callback: called with one dict per event; what it raises
+/// stops the export and reaches the caller unchanged.
+fn event_sink(
+    callback: Py<PyAny>,
+) -> impl FnMut(ExportEvent) -> lazulite::Result<()> + Send + 'static {
+    move |event| {
+        Python::attach(|py| {
+            let d = event_dict(py, event)?;
+            callback.bind(py).call1((d,)).map(|_| ())
+        })
+        .map_err(stash)
     }
-    Err(PyValueError::new_err(format!(
-        "[{op}] Exporting to a callback is not supported yet; give a file path."
-    )))
 }
 
 /// `export_function(file_or_callback, fun, *args, shapeless=False, metadata=None,
-/// **kwargs)`; only file paths are supported.
+/// **kwargs)`: to a file, or as events to a callable (MLX's callback export).
 #[pyfunction]
 #[pyo3(signature = (file_or_callback, fun, *args, shapeless = false, metadata = None, **kwargs))]
 fn export_function(
@@ -125,7 +222,27 @@ fn export_function(
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> Res<()> {
     let (args, kwargs) = inputs(args, kwargs, "[export_function]")?;
-    let path = path_of(file_or_callback, "export_function")?;
+    if !is_path(file_or_callback)? {
+        if metadata.as_deref().is_some_and(|m| !m.is_empty()) {
+            return Err(PyValueError::new_err(
+                "[export_function] The metadata argument is only supported when exporting \
+                 to a file, not when using a callback.",
+            )
+            .into());
+        }
+        if !file_or_callback.is_callable() {
+            // MLX's conversion to a callable fails with this RuntimeError.
+            return Err(PyRuntimeError::new_err(format!(
+                "[export_function] Expected a file path or a callable, got {}.",
+                file_or_callback.get_type().name()?
+            ))
+            .into());
+        }
+        let sink = event_sink(file_or_callback.clone().unbind());
+        ex::export_to_callback(sink, wrap(fun), &args, &kwargs, shapeless).map_err(to_py_err)?;
+        return Ok(());
+    }
+    let path: PathBuf = file_or_callback.extract()?;
     let mut e = ex::exporter(
         &path,
         wrap(fun),
@@ -214,12 +331,12 @@ impl PyFunctionExporter {
 #[pyfunction]
 #[pyo3(signature = (file, fun, *, shapeless = false, metadata = None))]
 fn exporter(
-    file: &Bound<'_, PyAny>,
+    file: PathBuf,
     fun: Py<PyAny>,
     shapeless: bool,
     metadata: Option<String>,
 ) -> Res<PyFunctionExporter> {
-    let path = path_of(file, "exporter")?;
+    let path = file;
     let e = ex::exporter(
         &path,
         wrap(fun),

@@ -223,6 +223,11 @@ impl PyArray {
         Ok(PyArray::from(lz::index(&a, &indices)?))
     }
 
+    /// `del a[key]`: arrays have no item deletion; the AttributeError MLX raises.
+    fn __delitem__(&self, _key: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(pyo3::exceptions::PyAttributeError::new_err("__delitem__"))
+    }
+
     /// `a[key] = value`: rebinds this array object (every Python reference to it sees
     /// the update) to a copy with the indexed elements replaced; with duplicate indices
     /// one of the values wins, as in MLX. The value is cast to the array's dtype.

@@ -62,7 +62,48 @@ pub enum Category {
     Generic,
 }
 
+/// MLX's `Dtype::Val` numbering (bfloat16 after float64, unlike the declaration order of
+/// [`DType::ALL`]).
+const MLX_VALS: [DType; 14] = [
+    DType::Bool,
+    DType::UInt8,
+    DType::UInt16,
+    DType::UInt32,
+    DType::UInt64,
+    DType::Int8,
+    DType::Int16,
+    DType::Int32,
+    DType::Int64,
+    DType::Float16,
+    DType::Float32,
+    DType::Float64,
+    DType::BFloat16,
+    DType::Complex64,
+];
+
 impl DType {
+    /// MLX's number for this dtype (its `Dtype::Val`, which its function files and
+    /// pickled arrays store); `None` for a dtype MLX lacks.
+    ///
+    /// ```
+    /// use lazulite::DType;
+    /// assert_eq!(DType::BFloat16.mlx_val(), Some(12));
+    /// ```
+    pub fn mlx_val(self) -> Option<u8> {
+        MLX_VALS.iter().position(|&d| d == self).map(|v| v as u8)
+    }
+
+    /// The dtype MLX numbers `val` (see [`DType::mlx_val`]).
+    ///
+    /// ```
+    /// use lazulite::DType;
+    /// assert_eq!(DType::from_mlx_val(10), Some(DType::Float32));
+    /// assert_eq!(DType::from_mlx_val(14), None);
+    /// ```
+    pub fn from_mlx_val(val: u8) -> Option<DType> {
+        MLX_VALS.get(val as usize).copied()
+    }
+
     /// Every dtype, in MLX's order of declaration.
     pub const ALL: [DType; 14] = [
         DType::Bool,

@@ -211,16 +211,32 @@ pub(crate) enum MlxInput {
     Node(usize),
 }
 
-/// One field of an MLX primitive's `state()` tuple, in MLX's C++ types.
+/// One field of an MLX primitive's `state()` tuple, in MLX's C++ types. An export to a
+/// callback hands these to the callback as a primitive's arguments; the variants keep
+/// the distinctions MLX's Python conversion makes (a `Shape` becomes a tuple, a
+/// `std::vector<int>` a list).
+///
+/// ```
+/// use lazulite::export::MlxState;
+/// // A `Reshape` to (2, 3) records its shape; a `Transpose` records its axes.
+/// assert_ne!(MlxState::Shape(vec![2, 3]), MlxState::Ints(vec![2, 3]));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum MlxState {
-    /// `int` and enums.
+#[non_exhaustive]
+pub enum MlxState {
+    /// `int`, and enums.
     Int(i32),
+    /// `bool`.
     Bool(bool),
+    /// `float`.
     Float(f32),
+    /// `double`.
     Double(f64),
-    /// `std::vector<int>` and `Shape`.
+    /// `std::vector<int>` (axes, paddings, strides of convolutions).
     Ints(Vec<i32>),
+    /// `Shape` (sizes and positions: of a reshape, a broadcast, a slice).
+    Shape(Vec<i32>),
+    /// `Dtype`.
     Dtype(crate::dtype::DType),
     /// `Strides` (`std::vector<int64_t>`).
     Int64s(Vec<i64>),
@@ -234,15 +250,24 @@ pub(crate) enum MlxState {
 
 /// `values` as MLX's 32-bit `int`s (shapes and axes of exported arrays fit; a value that
 /// does not is an error naming the operation).
-pub(crate) fn mlx_ints<T: Copy + TryInto<i32>>(op: &str, values: &[T]) -> Result<MlxState> {
+fn mlx_i32s<T: Copy + TryInto<i32>>(op: &str, values: &[T]) -> Result<Vec<i32>> {
     values
         .iter()
         .map(|&v| v.try_into().ok())
         .collect::<Option<Vec<i32>>>()
-        .map(MlxState::Ints)
         .ok_or_else(|| {
             Error::value(format!(
                 "[export_function] A size or axis of {op} does not fit in MLX's 32-bit integers."
             ))
         })
+}
+
+/// `values` as an MLX `std::vector<int>` field (axes).
+pub(crate) fn mlx_ints<T: Copy + TryInto<i32>>(op: &str, values: &[T]) -> Result<MlxState> {
+    mlx_i32s(op, values).map(MlxState::Ints)
+}
+
+/// `values` as an MLX `Shape` field (sizes, slice bounds).
+pub(crate) fn mlx_shape<T: Copy + TryInto<i32>>(op: &str, values: &[T]) -> Result<MlxState> {
+    mlx_i32s(op, values).map(MlxState::Shape)
 }

@@ -13,25 +13,6 @@ use std::sync::Arc;
 /// format they follow.
 pub(crate) const MLX_VERSION: &str = "0.32.4";
 
-/// MLX's `Dtype::Val` numbering (bfloat16 after float64, unlike the declaration order of
-/// [`DType::ALL`]).
-const DTYPES: [DType; 14] = [
-    DType::Bool,
-    DType::UInt8,
-    DType::UInt16,
-    DType::UInt32,
-    DType::UInt64,
-    DType::Int8,
-    DType::Int16,
-    DType::Int32,
-    DType::Int64,
-    DType::Float16,
-    DType::Float32,
-    DType::Float64,
-    DType::BFloat16,
-    DType::Complex64,
-];
-
 /// Appends MLX's encoding of values to a byte vector.
 #[derive(Default)]
 pub(crate) struct Writer {
@@ -77,7 +58,7 @@ impl Writer {
     }
 
     pub fn dtype(&mut self, dtype: DType) {
-        let val = DTYPES.iter().position(|&d| d == dtype);
+        let val = dtype.mlx_val();
         self.i32(val.expect("only MLX's dtypes are written") as i32);
         self.u8(dtype.size() as u8);
     }
@@ -96,7 +77,7 @@ impl Writer {
                 MlxState::Bool(v) => self.bool(*v),
                 MlxState::Float(v) => self.bytes.extend(v.to_le_bytes()),
                 MlxState::Double(v) => self.bytes.extend(v.to_le_bytes()),
-                MlxState::Ints(v) => {
+                MlxState::Ints(v) | MlxState::Shape(v) => {
                     self.u64(v.len() as u64);
                     v.iter().for_each(|&i| self.i32(i));
                 }
@@ -243,9 +224,7 @@ impl Reader {
     pub fn dtype(&mut self, what: &str) -> Result<DType> {
         let val = self.i32(what)?;
         let size = self.u8(what)?;
-        let dtype = usize::try_from(val)
-            .ok()
-            .and_then(|v| DTYPES.get(v).copied());
+        let dtype = u8::try_from(val).ok().and_then(DType::from_mlx_val);
         match dtype {
             Some(d) if d.size() == size as usize => Ok(d),
             _ => Err(self.error(format!("{what}: unknown dtype ({val}, size {size})"))),

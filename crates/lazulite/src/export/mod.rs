@@ -19,11 +19,14 @@
 //! assert_eq!(y[0].to_vec::<f32>().unwrap(), vec![2.0, 4.0]);
 //! ```
 
+mod callback;
 mod format;
 mod mlx_ops;
 mod read;
 mod write;
 
+pub use crate::primitive::MlxState;
+pub use callback::{ExportCallback, ExportEvent, TracedArray};
 pub use read::{import_function, import_function_bytes, ImportedFunction};
 
 use crate::array::Array;
@@ -98,26 +101,95 @@ pub fn exporter<F>(
 where
     F: Fn(&[Array], &Kwargs) -> Result<Vec<Array>> + Send + Sync + 'static,
 {
-    let e = Exporter {
-        shapeless,
+    let sink = Sink::File {
         path: path.as_ref().to_path_buf(),
-        fun: Box::new(fun),
         metadata: metadata.to_string(),
-        signatures: vec![],
-        file: FileWriter::default(),
-        closed: false,
     };
+    let e = Exporter::new(sink, Box::new(fun), shapeless);
     // The file exists (with no function) from the start, as with MLX.
     e.write()?;
     Ok(e)
 }
 
-/// Writes the traces of one function to one file; made by [`exporter`].
+/// Exports `fun` traced at `args` and `kwargs` to `callback` (MLX's
+/// `mx.export_function` given a callable in place of a file): the callback receives the
+/// trace as [`ExportEvent`]s, the same sequence MLX sends for the same program.
+///
+/// ```
+/// use lazulite::export::{export_to_callback, ExportEvent, Kwargs};
+/// use lazulite::{add, Array};
+/// let mut primitives = vec![];
+/// let record = |event: ExportEvent| {
+///     if let ExportEvent::Primitive { name, .. } = event {
+///         primitives.push(name);
+///     }
+///     Ok(())
+/// };
+/// let f = |a: &[Array], _: &Kwargs| Ok(vec![add(&a[0], &a[0])?]);
+/// export_to_callback(record, f, &[Array::scalar(1.0f32)], &Kwargs::new(), false)?;
+/// assert_eq!(primitives, vec!["Add"]);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
+pub fn export_to_callback<C, F>(
+    callback: C,
+    fun: F,
+    args: &[Array],
+    kwargs: &Kwargs,
+    shapeless: bool,
+) -> Result<()>
+where
+    C: FnMut(ExportEvent) -> Result<()>,
+    F: Fn(&[Array], &Kwargs) -> Result<Vec<Array>> + Send + Sync,
+{
+    let traced = FileWriter::default().trace(&fun, args, kwargs, shapeless)?;
+    callback::events(&traced).into_iter().try_for_each(callback)
+}
+
+/// Exports several signatures of `fun` to `callback` (MLX's C++ `exporter` given a
+/// callback): each [`Exporter::call`] sends the events of one trace; a constant is
+/// listed only by the first trace that uses it.
+///
+/// ```
+/// use lazulite::export::{exporter_to_callback, ExportEvent, Kwargs};
+/// use lazulite::{multiply, Array};
+/// use std::sync::{Arc, Mutex};
+/// let constants = Arc::new(Mutex::new(vec![]));
+/// let seen = constants.clone();
+/// let record = move |event: ExportEvent| {
+///     if let ExportEvent::Constants(c) = event {
+///         seen.lock().unwrap().push(c.len());
+///     }
+///     Ok(())
+/// };
+/// let w = Array::from_slice(&[1.0f32, 2.0], &[2])?;
+/// let mut e = exporter_to_callback(record, move |a: &[Array], _: &Kwargs| Ok(vec![multiply(&a[0], &w)?]), false);
+/// e.call(&[Array::from_slice(&[1.0f32, 1.0], &[2])?], &Kwargs::new())?;
+/// e.call(&[Array::scalar(1.0f32)], &Kwargs::new())?;
+/// assert_eq!(*constants.lock().unwrap(), vec![1, 0]);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
+pub fn exporter_to_callback<C, F>(callback: C, fun: F, shapeless: bool) -> Exporter
+where
+    C: FnMut(ExportEvent) -> Result<()> + Send + 'static,
+    F: Fn(&[Array], &Kwargs) -> Result<Vec<Array>> + Send + Sync + 'static,
+{
+    Exporter::new(Sink::Callback(Box::new(callback)), Box::new(fun), shapeless)
+}
+
+/// Where an [`Exporter`] sends its traces.
+enum Sink {
+    /// A function file, rewritten after each trace.
+    File { path: PathBuf, metadata: String },
+    /// A callback, told each trace as events.
+    Callback(Box<ExportCallback>),
+}
+
+/// Exports the traces of one function to one file or one callback; made by [`exporter`]
+/// or [`exporter_to_callback`].
 pub struct Exporter {
     shapeless: bool,
-    path: PathBuf,
+    sink: Sink,
     fun: Box<ExportedFn>,
-    metadata: String,
     signatures: Vec<Signature>,
     file: FileWriter,
     closed: bool,
@@ -154,9 +226,17 @@ impl Exporter {
                  signature is not allowed.",
             ));
         }
-        self.file.add(&*self.fun, args, kwargs, shapeless)?;
+        let traced = self.file.trace(&*self.fun, args, kwargs, shapeless)?;
         self.signatures.push(signature);
-        self.write()
+        match &mut self.sink {
+            Sink::File { .. } => {
+                self.file.commit(&traced)?;
+                self.write()
+            }
+            Sink::Callback(callback) => {
+                callback::events(&traced).into_iter().try_for_each(callback)
+            }
+        }
     }
 
     /// Stops exporting: later calls are errors. The file is complete after every call,
@@ -174,20 +254,32 @@ impl Exporter {
         self.closed = true;
     }
 
+    fn new(sink: Sink, fun: Box<ExportedFn>, shapeless: bool) -> Exporter {
+        Exporter {
+            shapeless,
+            sink,
+            fun,
+            signatures: vec![],
+            file: FileWriter::default(),
+            closed: false,
+        }
+    }
+
     fn write(&self) -> Result<()> {
-        let bytes = self.file.file_bytes(self.shapeless, &self.metadata);
-        crate::io::write_atomic(&self.path, |w| crate::io::put(w, &self.path, &bytes)).map_err(
-            |e| {
-                Error::new(
-                    e.kind(),
-                    format!(
-                        "[export_function] Failed to write {}: {}",
-                        self.path.display(),
-                        e.message()
-                    ),
-                )
-            },
-        )
+        let Sink::File { path, metadata } = &self.sink else {
+            return Ok(());
+        };
+        let bytes = self.file.file_bytes(self.shapeless, metadata);
+        crate::io::write_atomic(path, |w| crate::io::put(w, path, &bytes)).map_err(|e| {
+            Error::new(
+                e.kind(),
+                format!(
+                    "[export_function] Failed to write {}: {}",
+                    path.display(),
+                    e.message()
+                ),
+            )
+        })
     }
 }
 

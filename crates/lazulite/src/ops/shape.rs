@@ -19,7 +19,7 @@ use crate::ops::view::{
     broadcast_to, make_contiguous, reshape, reshape_by, slice, slice_axis, transpose, ReshapeRule,
 };
 use crate::primitive::{
-    mlx_chain, mlx_ints, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive,
+    mlx_chain, mlx_shape, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive,
 };
 use crate::shape::{axis_in_range, broadcast_shapes, checked_size, normalize_axis, Axes};
 
@@ -990,7 +990,7 @@ impl Primitive for AsStrided {
 
     /// MLX's `AsStrided` reads its input flattened: a `Reshape` to one axis, then the view.
     fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
-        let shape = mlx_ints("as_strided", &self.shape)?;
+        let shape = mlx_shape("as_strided", &self.shape)?;
         let strides = MlxState::Int64s(self.strides.iter().map(|&s| s as i64).collect());
         let state = vec![shape, strides, MlxState::Size(self.offset as u64)];
         let input = &inputs[0];
@@ -1001,7 +1001,7 @@ impl Primitive for AsStrided {
         let flat = crate::primitive::with_shape(input, vec![size]);
         let reshape = MlxNode::new(
             "Reshape",
-            vec![mlx_ints("as_strided", &[size])?],
+            vec![mlx_shape("as_strided", &[size])?],
             vec![MlxInput::Input(0)],
             flat,
         );

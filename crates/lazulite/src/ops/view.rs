@@ -12,7 +12,7 @@ use crate::ops::batching::batch_to_front;
 use crate::ops::cast::astype;
 use crate::ops::creation::zeros;
 use crate::ops::reduce::sum;
-use crate::primitive::{mlx_ints, Export, MlxNode, MlxState, OutputSpec, Primitive};
+use crate::primitive::{mlx_ints, mlx_shape, Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{broadcast_shapes, checked_size, normalize_axis, same_shape};
 
 /// A contiguous version of `x`: `x` itself if it already is one.
@@ -26,8 +26,8 @@ pub(crate) fn make_contiguous(x: Tensor) -> Result<Tensor> {
 /// Reshape to the stored shape, which `.1` says how to infer at other input shapes.
 pub(crate) struct Reshape(pub Vec<usize>, pub ReshapeRule);
 
-/// How a reshape recorded in a shapeless trace finds its shape for new input shapes
-/// (each is one of MLX's primitives, which is how it is exported).
+/// How a reshape finds its shape for new input shapes in a shapeless replay (each is
+/// one of MLX's primitives, which is how it is exported).
 #[derive(Clone, Debug)]
 pub(crate) enum ReshapeRule {
     /// The stored shape, whatever the input (MLX's `Reshape` without `-1`).
@@ -135,8 +135,8 @@ impl Primitive for Reshape {
     fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
         let ints = |v: &[usize]| mlx_ints("reshape", v);
         let (name, state) = match &self.1 {
-            ReshapeRule::Fixed => ("Reshape", vec![ints(&self.0)?]),
-            ReshapeRule::Infer(requested) => ("Reshape", vec![mlx_ints("reshape", requested)?]),
+            ReshapeRule::Fixed => ("Reshape", vec![mlx_shape("reshape", &self.0)?]),
+            ReshapeRule::Infer(requested) => ("Reshape", vec![mlx_shape("reshape", requested)?]),
             ReshapeRule::ExpandDims(axes) => ("ExpandDims", vec![ints(axes)?]),
             ReshapeRule::Squeeze(axes) => ("Squeeze", vec![ints(axes)?]),
             ReshapeRule::Flatten(start, end) => (
@@ -189,12 +189,10 @@ impl Primitive for Reshape {
     }
 }
 
-/// `a` reshaped to `shape` (same size), recorded with `rule` in a shapeless trace so
-/// that a replay at other shapes infers its shape as MLX's primitive of that kind does.
+/// `a` reshaped to `shape` (same size), recorded with `rule`: a replay in a shapeless
+/// trace infers its shape as MLX's primitive of that kind does, and an export writes
+/// that primitive (`ExpandDims`, `Squeeze`, `Flatten`), as MLX does.
 pub(crate) fn reshape_by(a: &Array, shape: &[usize], rule: ReshapeRule) -> Result<Array> {
-    if !crate::ops::shapeless::in_shapeless_trace() {
-        return reshape(a, &as_i64(shape));
-    }
     if checked_size(shape)? != a.size() {
         return Err(Error::value(format!(
             "[reshape] Cannot reshape array of size {} into shape {}.",
@@ -452,7 +450,7 @@ impl Primitive for Broadcast {
     fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
         MlxNode::single(
             "Broadcast",
-            vec![mlx_ints("broadcast_to", &self.0)?],
+            vec![mlx_shape("broadcast_to", &self.0)?],
             inputs,
             outputs,
         )
@@ -591,7 +589,7 @@ impl Primitive for BroadcastLike {
     fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
         if self.keep == 0 {
             // MLX's `Broadcast` of several inputs broadcasts them together.
-            let state = vec![mlx_ints("broadcast", &outputs[0].shape)?];
+            let state = vec![mlx_shape("broadcast", &outputs[0].shape)?];
             return MlxNode::single("Broadcast", state, inputs, outputs);
         }
         let ignore: Vec<i32> = (1..=self.keep as i32).rev().map(|k| -k).collect();
@@ -715,9 +713,9 @@ impl Slice {
             })
             .collect();
         Ok(vec![
-            mlx_ints("slice", &self.start)?,
-            mlx_ints("slice", &stop)?,
-            mlx_ints("slice", &self.step)?,
+            mlx_shape("slice", &self.start)?,
+            mlx_shape("slice", &stop)?,
+            mlx_shape("slice", &self.step)?,
         ])
     }
 

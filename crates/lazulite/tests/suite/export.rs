@@ -478,3 +478,73 @@ fn unexportable_and_malformed_give_errors() {
         ErrorKind::NotFound
     );
 }
+
+#[test]
+fn callback_events_follow_mlx_simplification_and_naming() {
+    use lazulite::export::{exporter_to_callback, ExportEvent, MlxState};
+    use std::sync::{Arc, Mutex};
+    let events = Arc::new(Mutex::new(vec![]));
+    let sink = events.clone();
+    let w = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+    // exp(x) twice is one Exp; the two scalars 0 are one constant and one Broadcast. The
+    // first trace's events are those real MLX 0.32.4 sends for the same function.
+    let f = move |a: &[Array], _: &Kwargs| {
+        let e = add(&exp(&a[0])?, &exp(&a[0])?)?;
+        Ok(vec![
+            maximum(&multiply(&e, &w)?, 0.0)?,
+            minimum(&a[0], 0.0)?,
+        ])
+    };
+    let record = move |event| {
+        sink.lock().unwrap().push(event);
+        Ok(())
+    };
+    let mut e = exporter_to_callback(record, f, false);
+    e.call(
+        &[Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap()],
+        &Kwargs::new(),
+    )
+    .unwrap();
+    e.call(&[Array::scalar(1.0f32)], &Kwargs::new()).unwrap();
+    let events = events.lock().unwrap();
+    let constants: Vec<Vec<String>> = events
+        .iter()
+        .filter_map(|e| match e {
+            ExportEvent::Constants(c) => Some(c.iter().map(|(name, _)| name.clone()).collect()),
+            _ => None,
+        })
+        .collect();
+    // The captured array is listed by the first trace only; each trace makes its own 0.
+    assert_eq!(constants, vec![vec!["D", "E"], vec!["D"]]);
+    let first: Vec<(String, Vec<String>, Vec<MlxState>)> = events[..events.len() / 2]
+        .iter()
+        .filter_map(|e| match e {
+            ExportEvent::Primitive {
+                name,
+                inputs,
+                arguments,
+                ..
+            } => Some((
+                name.clone(),
+                inputs.iter().map(|a| a.name.clone()).collect(),
+                arguments.clone(),
+            )),
+            _ => None,
+        })
+        .collect();
+    let expected = [
+        ("Exp", vec!["A"], vec![]),
+        ("Add", vec!["F", "F"], vec![]),
+        ("Multiply", vec!["G", "D"], vec![]),
+        ("Broadcast", vec!["E"], vec![MlxState::Shape(vec![2])]),
+        ("Maximum", vec!["H", "I"], vec![]),
+        ("Minimum", vec!["A", "I"], vec![]),
+    ];
+    assert_eq!(first.len(), expected.len(), "{first:?}");
+    for ((name, inputs, state), (n, i, s)) in first.iter().zip(&expected) {
+        assert_eq!(
+            (name.as_str(), inputs, state),
+            (*n, &i.iter().map(|x| x.to_string()).collect::<Vec<_>>(), s)
+        );
+    }
+}

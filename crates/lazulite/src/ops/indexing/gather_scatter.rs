@@ -13,7 +13,9 @@ use crate::ops::cast::astype;
 use crate::ops::creation::{arange, ones, zeros};
 use crate::ops::ternary::where_;
 use crate::ops::view::{broadcast_to, reshape};
-use crate::primitive::{mlx_ints, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
+use crate::primitive::{
+    mlx_ints, mlx_shape, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive,
+};
 use crate::shape::{broadcast_shapes, checked_size};
 
 /// Reads the sub-arrays of input 0 at the integer index arrays (inputs 1..) along `axes`.
@@ -259,7 +261,10 @@ impl Primitive for Gather {
         let (mut nodes, indices) = mlx_indices(&inputs[1..]);
         let mut args = vec![MlxInput::Input(0)];
         args.extend(indices);
-        let state = vec![mlx_ints("gather", &self.axes)?, mlx_ints("gather", &slice)?];
+        let state = vec![
+            mlx_ints("gather", &self.axes)?,
+            mlx_shape("gather", &slice)?,
+        ];
         nodes.push(MlxNode::new("Gather", state, args, full));
         let squeeze = vec![mlx_ints("gather", &squeezed)?];
         let last = MlxInput::Node(nodes.len() - 1);
@@ -351,7 +356,7 @@ impl Primitive for Scatter {
         let (mut nodes, indices) = mlx_indices(&inputs[1..n - 1]);
         let mut args = vec![MlxInput::Input(0)];
         args.extend(indices);
-        let shape = vec![mlx_ints("scatter", &full.shape)?];
+        let shape = vec![mlx_shape("scatter", &full.shape)?];
         nodes.push(MlxNode::new(
             "Reshape",
             shape,

@@ -8,7 +8,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
 use crate::ops::creation::{zeros, zeros_like};
-use crate::primitive::{mlx_ints, Export, MlxNode, MlxState, OutputSpec, Primitive};
+use crate::primitive::{mlx_shape, Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::checked_size;
 
 /// What a [`RandomBits`] node makes of each key's stream of 32-bit words.
@@ -50,7 +50,7 @@ impl Primitive for RandomBits {
         match self.draw {
             Draw::Bits { width } => {
                 let state = vec![
-                    mlx_ints("random_bits", &self.shape)?,
+                    mlx_shape("random_bits", &self.shape)?,
                     MlxState::Int(width as i32),
                 ];
                 MlxNode::single("RandomBits", state, inputs, outputs)
