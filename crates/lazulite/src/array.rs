@@ -38,66 +38,57 @@ pub(crate) struct Node {
     pub(crate) state: Mutex<NodeState>,
 }
 
-/// A node's output specs. Nearly every node has one, kept inline: a list of its own
-/// would cost an allocation per recorded op.
-enum Outputs {
-    One(OutputSpec),
-    Many(Vec<OutputSpec>),
+/// A node's output specs, or a computed node's tensors: one per output. Nearly every node
+/// has one, kept inline: a list of its own would cost an allocation per recorded op and a
+/// pointer to follow per read.
+pub(crate) enum OneOrMany<T> {
+    One(T),
+    Many(Vec<T>),
 }
 
-impl From<Vec<OutputSpec>> for Outputs {
-    fn from(mut specs: Vec<OutputSpec>) -> Outputs {
-        match specs.pop() {
-            Some(spec) if specs.is_empty() => Outputs::One(spec),
-            Some(spec) => {
-                specs.push(spec);
-                Outputs::Many(specs)
-            }
-            None => Outputs::Many(specs),
-        }
-    }
-}
+/// A node's output specs.
+type Outputs = OneOrMany<OutputSpec>;
 
-/// A computed node's tensors, one per output. A single one is kept inline: a list of its
-/// own would cost an allocation per node and a pointer to follow per read.
-pub(crate) enum Data {
-    One(Tensor),
-    Many(Vec<Tensor>),
-}
+/// A computed node's tensors.
+pub(crate) type Data = OneOrMany<Tensor>;
 
-impl Data {
-    /// The tensor of a single-output node, taken out (`None` for several outputs).
-    pub(crate) fn into_single(self) -> Option<Tensor> {
+impl<T> OneOrMany<T> {
+    /// The items, in order.
+    pub(crate) fn as_slice(&self) -> &[T] {
         match self {
-            Data::One(t) => Some(t),
-            Data::Many(mut v) if v.len() == 1 => v.pop(),
-            Data::Many(_) => None,
+            OneOrMany::One(item) => std::slice::from_ref(item),
+            OneOrMany::Many(items) => items,
         }
     }
-}
 
-impl From<Vec<Tensor>> for Data {
-    fn from(mut tensors: Vec<Tensor>) -> Data {
-        match tensors.pop() {
-            Some(t) if tensors.is_empty() => Data::One(t),
-            Some(t) => {
-                tensors.push(t);
-                Data::Many(tensors)
-            }
-            None => Data::Many(tensors),
-        }
-    }
-}
-
-impl std::ops::Index<usize> for Data {
-    type Output = Tensor;
-
-    fn index(&self, i: usize) -> &Tensor {
+    /// The item of a single one, taken out (`None` for several).
+    pub(crate) fn into_single(self) -> Option<T> {
         match self {
-            Data::One(t) => std::slice::from_ref(t),
-            Data::Many(v) => v.as_slice(),
+            OneOrMany::One(item) => Some(item),
+            OneOrMany::Many(mut items) if items.len() == 1 => items.pop(),
+            OneOrMany::Many(_) => None,
         }
-        .index(i)
+    }
+}
+
+impl<T> From<Vec<T>> for OneOrMany<T> {
+    fn from(mut items: Vec<T>) -> OneOrMany<T> {
+        match items.pop() {
+            Some(item) if items.is_empty() => OneOrMany::One(item),
+            Some(item) => {
+                items.push(item);
+                OneOrMany::Many(items)
+            }
+            None => OneOrMany::Many(items),
+        }
+    }
+}
+
+impl<T> std::ops::Index<usize> for OneOrMany<T> {
+    type Output = T;
+
+    fn index(&self, i: usize) -> &T {
+        &self.as_slice()[i]
     }
 }
 
@@ -200,10 +191,7 @@ impl Node {
     }
 
     pub(crate) fn outputs(&self) -> &[OutputSpec] {
-        match &self.outputs {
-            Outputs::One(spec) => std::slice::from_ref(spec),
-            Outputs::Many(specs) => specs,
-        }
+        self.outputs.as_slice()
     }
 
     pub(crate) fn flags(&self) -> Flags {
