@@ -1,7 +1,8 @@
 //! Times `quantized_matmul` against a float32 `matmul` with the same weights and against
 //! `dequantize` followed by `matmul`, for a vector (token generation) and for batches of
 //! rows (prompt processing), and prints median milliseconds, for affine quantization at 4
-//! and 8 bits and the floating-point modes.
+//! and 8 bits and the floating-point modes; then `x @ W.T` with the weights in float32,
+//! bfloat16 and float16.
 //!
 //! Run with `cargo run --release --example bench_quantized`.
 
@@ -65,6 +66,27 @@ fn main() -> Result<()> {
             })?;
             println!("{m:>6} {name:>5} {t:>12.3} {f:>12.3} {d:>16.3}");
         }
+    }
+    println!("x @ W.T, W {n}x{k}: ms (median)");
+    println!(
+        "{:>6} {:>10} {:>10} {:>10}",
+        "rows", "float32", "bfloat16", "float16"
+    );
+    let halves = [
+        w.astype(DType::BFloat16)?.t()?,
+        w.astype(DType::Float16)?.t()?,
+    ];
+    for m in [1, 4, 16, 128] {
+        let x = random::normal(&[m, k], DType::Float32, None, None, None)?;
+        let runs = if m >= 128 { 10 } else { 30 };
+        let f = median_ms(runs, || matmul(&x, &wt))?;
+        let mut row = format!("{m:>6} {f:>10.3}");
+        for wh in &halves {
+            let xh = x.astype(wh.dtype())?;
+            eval(&[&xh, wh])?;
+            row += &format!(" {:>10.3}", median_ms(runs, || matmul(&xh, wh))?);
+        }
+        println!("{row}");
     }
     Ok(())
 }

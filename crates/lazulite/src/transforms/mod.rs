@@ -91,7 +91,7 @@ where
 ///
 /// ```
 /// use lazulite::{grad, Array};
-/// // Seed: the derivative of sin is cos, and grad composes.
+/// // The derivative of sin is cos, and grad composes.
 /// let d2 = grad(grad(|x: &Array| x.sin()));
 /// let x = Array::scalar(std::f32::consts::FRAC_PI_2);
 /// assert!((d2(&x).unwrap().item::<f32>().unwrap() + 1.0).abs() < 1e-6);

@@ -29,7 +29,7 @@ fn chain(x: &Array) -> Result<Array> {
         .arctan()
 }
 
-/// Seed: "A Simple Example" — the lazy chain on a placeholder equals the eager chain.
+/// Documented example: "A Simple Example" — the lazy chain on a placeholder equals the eager chain.
 #[test]
 fn owl_lazy_chain_matches_eager() {
     let x = matrix(1, 10, 10);
@@ -43,7 +43,7 @@ fn owl_lazy_chain_matches_eager() {
     );
 }
 
-/// Seed: `print_trace` — the edges, and which nodes keep a value after evaluation
+/// Documented example: `print_trace` — the edges, and which nodes keep a value after evaluation
 /// (intermediate buffers were reused: only the variables and the output are valid).
 #[test]
 fn owl_trace_printing() {
@@ -219,7 +219,7 @@ fn apply(op: u64, a: &Array, b: &Array) -> Array {
     }
 }
 
-/// Seed: `incremental` — `c = a |> sin |> cos |> abs |> log |> sum' |> mul_scalar a |>
+/// Documented example: `incremental` — `c = a |> sin |> cos |> abs |> log |> sum' |> mul_scalar a |>
 /// scalar_add b`. After changing `b`, only the last two nodes run (plus the zero-copy
 /// broadcast of `b`): the product gave its buffer to the sum's output and is recomputed,
 /// while the reduced scalar kept its value.
@@ -288,7 +288,7 @@ fn owl_incremental_example() {
     );
 }
 
-/// Seed: `print_graph` — `add x y |> dot x |> sin |> abs |> sum' |> add_scalar x |> log |>
+/// Documented example: `print_graph` — `add x y |> dot x |> sin |> abs |> sum' |> add_scalar x |> log |>
 /// atan2 y |> neg |> relu` exported to DOT; rendered with Graphviz when `dot` is installed.
 #[test]
 fn owl_print_graph_renders() {

@@ -7,7 +7,7 @@ fn vector(values: &[f32]) -> Array {
     Array::from_slice(values, &[values.len()]).unwrap()
 }
 
-/// Seed: "Only Compute What You Use" — `y, _ = fun(x)` never computes `expensive_fun`.
+/// Documented example: "Only Compute What You Use" — `y, _ = fun(x)` never computes `expensive_fun`.
 #[test]
 fn only_compute_what_you_use() {
     let fun = |x: &Array| {
@@ -23,7 +23,7 @@ fn only_compute_what_you_use() {
     assert_eq!(y.to_vec::<f32>().unwrap(), vec![1.0, 1f32.exp()]);
 }
 
-/// Seed: the "When to Evaluate" loop, evaluating every step, against plain arithmetic.
+/// Documented example: the "When to Evaluate" loop, evaluating every step, against plain arithmetic.
 #[test]
 fn when_to_evaluate_loop() {
     let mut a = vector(&[1.0, 2.0]);
@@ -43,7 +43,7 @@ fn when_to_evaluate_loop() {
     assert_eq!(b.to_vec::<f32>().unwrap(), eb.to_vec());
 }
 
-/// Seed: evaluating several times is a no-op; `item` and printing evaluate implicitly.
+/// Documented example: evaluating several times is a no-op; `item` and printing evaluate implicitly.
 #[test]
 fn implicit_and_repeated_evaluation() {
     let loss = vector(&[3.0]) * 2.0;
@@ -57,7 +57,7 @@ fn implicit_and_repeated_evaluation() {
     assert_eq!(printed, "array([2, 3.5], dtype=float32)");
 }
 
-/// Seed: using a scalar array in control flow evaluates it.
+/// Documented example: using a scalar array in control flow evaluates it.
 #[test]
 fn control_flow_on_array_values() {
     let fun = |x: &Array| {

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// Seed: grad(sin) is cos, grad(grad(sin)) is -sin.
+/// Documented example: grad(sin) is cos, grad(grad(sin)) is -sin.
 #[test]
 fn guide_grad_of_sin_and_second_derivative() {
     let dfdx = grad(|x: &Array| x.sin());
@@ -64,7 +64,7 @@ fn value_and_grad_and_integer_inputs() {
     assert_eq!((g.dtype(), g.item::<f64>().unwrap()), (DType::Float64, 3.0));
 }
 
-/// Seed: "can even be used with gradient transformations" — a function that evaluates
+/// Documented example: "can even be used with gradient transformations" — a function that evaluates
 /// an array for control flow can still be differentiated.
 #[test]
 fn grad_through_control_flow_with_eval() {

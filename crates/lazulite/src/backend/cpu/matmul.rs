@@ -7,8 +7,9 @@
 //! would gather element by element.
 
 mod rows;
+pub(crate) mod tiles;
 
-use super::elementwise::{cast, map1};
+use super::elementwise::{converted, map1};
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::{Complex, Element};
@@ -16,6 +17,7 @@ use crate::error::{Error, Result};
 use gemm::{c32, f16, Parallelism};
 use half::bf16;
 use rayon::prelude::*;
+use rows::Widen;
 
 /// Products with at least this many multiply-adds are split across threads by gemm;
 /// smaller ones cost less than waking the thread pool.
@@ -96,24 +98,52 @@ fn batched_product(
     match a.dtype {
         DType::Float32 => run::<f32, f32>(a, b, addend, shape, pairs, |v| v as f32),
         DType::Float64 => run::<f64, f64>(a, b, addend, shape, pairs, |v| v),
-        DType::Float16 => run::<f16, f16>(a, b, addend, shape, pairs, f16::from_f64),
+        DType::Float16 => half_product::<f16>(a, b, addend, shape, pairs),
         DType::Complex64 => {
             run::<Complex, c32>(a, b, addend, shape, pairs, |v| c32::new(v as f32, 0.0))
         }
-        DType::BFloat16 => {
-            // gemm has no bfloat16 kernel: multiply in float32, round once at the end.
-            let widen = |t: Tensor| cast::<bf16, f32>(t);
-            let addend = match addend {
-                Some((c, alpha, beta)) => Some((widen(c)?, alpha, beta)),
-                None => None,
-            };
-            let out = run::<f32, f32>(widen(a)?, widen(b)?, addend, shape, pairs, |v| v as f32)?;
-            cast::<f32, bf16>(out)
-        }
+        DType::BFloat16 => half_product::<bf16>(a, b, addend, shape, pairs),
         other => Err(Error::type_error(format!(
             "[matmul] No matrix product kernel for {other}."
         ))),
     }
+}
+
+/// Half-precision products multiply in float32, as MLX's CPU build does, and round once:
+/// the left operand is widened whole, the right one a panel at a time.
+fn half_product<E: Widen>(
+    a: Tensor,
+    b: Tensor,
+    addend: Option<(Tensor, f64, f64)>,
+    shape: &[usize],
+    pairs: Pairs,
+) -> Result<Tensor> {
+    let dtype = a.dtype;
+    let mut out = tiles::widened_product::<E>(a, b, shape, pairs)?;
+    add_scaled(&mut out, addend)?;
+    converted(out, dtype)
+}
+
+/// `out = alpha * out + beta * c` for a float32 product `out` and `addend = (c, alpha,
+/// beta)`, `c` of its shape; nothing without an addend.
+fn add_scaled(out: &mut Tensor, addend: Option<(Tensor, f64, f64)>) -> Result<()> {
+    match addend {
+        // As in BLAS, a zero beta ignores `c` (NaNs in it included).
+        Some((_, alpha, 0.0)) => {
+            out.slice_mut::<f32>()
+                .iter_mut()
+                .for_each(|o| *o *= alpha as f32);
+        }
+        Some((c, alpha, beta)) => {
+            let c = converted(c, DType::Float32)?;
+            let (alpha, beta) = (alpha as f32, beta as f32);
+            for (o, &c) in out.slice_mut::<f32>().iter_mut().zip(c.slice::<f32>()) {
+                *o = alpha * *o + beta * c;
+            }
+        }
+        None => {}
+    }
+    Ok(())
 }
 
 /// A matrix operand: its buffer, kept alive, and the strides gemm walks.

@@ -15,6 +15,7 @@ pub(crate) mod fp;
 mod rows;
 
 use super::elementwise::{cast, map1};
+use super::matmul::tiles::{self, Geometry};
 use super::simd::vectorised;
 use crate::backend::Tensor;
 use crate::dtype::DType;
@@ -32,9 +33,10 @@ pub trait Acc:
     + Mul<Output = Self>
     + Div<Output = Self>
     + PartialOrd
+    + Default
+    + From<f32>
 {
     const ZERO: Self;
-    const ONE: Self;
     /// MLX's lower bound on a scale (a constant group would otherwise divide by zero).
     const EPS: Self;
     const INFINITY: Self;
@@ -54,7 +56,6 @@ pub trait Acc:
 
 impl Acc for f32 {
     const ZERO: f32 = 0.0;
-    const ONE: f32 = 1.0;
     const EPS: f32 = 1e-7;
     const INFINITY: f32 = f32::INFINITY;
     #[inline(always)]
@@ -97,7 +98,6 @@ impl Acc for f32 {
 
 impl Acc for f64 {
     const ZERO: f64 = 0.0;
-    const ONE: f64 = 1.0;
     const EPS: f64 = 1e-7;
     const INFINITY: f64 = f64::INFINITY;
     #[inline(always)]
@@ -586,10 +586,6 @@ pub struct Product {
 /// and dotted with every row of `x`); more go through dequantized tiles and gemm.
 const FUSED_MAX_ROWS: usize = 8;
 
-/// Columns of the result (a multiple of every group size) and depth per dequantized tile.
-const TILE_N: usize = 128;
-const TILE_K: usize = 512;
-
 /// `x @ W^T` or `x @ W` for `W` quantized as `w`, `scales` and, in affine mode, `biases`
 /// (see [`Product`]). `x` has a float dtype, the result's; affine scales and biases have
 /// it too, floating-point modes' scales are uint8. `w` and the scales may have batch
@@ -730,7 +726,7 @@ fn qmm_typed<A: Acc>(
                 group_size: packing.group_size,
                 tables,
             };
-            product_with(x, &matrix, p, out);
+            product_with(x, &matrix, p, out)?;
         } else if let Some((scales, biases)) = &affine {
             let matrix = Quantized {
                 words: wb,
@@ -740,19 +736,28 @@ fn qmm_typed<A: Acc>(
                 groups_per_row,
                 packing,
             };
-            with_bits!(packing.bits, B => product_with(x, &Levels::<A, B>(&matrix), p, out));
+            with_bits!(packing.bits, B => product_with(x, &Levels::<A, B>(&matrix), p, out))?;
         }
     }
     Ok(out)
 }
 
-/// The fused kernel for few rows of `x` with `W` transposed, else the tiles.
-fn product_with<A: Acc, M: Matrix<A>>(x: &[A], w: &M, p: Product, out: &mut [A]) {
+/// The fused kernel for few rows of `x` with `W` transposed, else gemm over decoded panels.
+fn product_with<A: Acc, M: Matrix<A>>(x: &[A], w: &M, p: Product, out: &mut [A]) -> Result<()> {
     if p.transpose && p.m <= FUSED_MAX_ROWS {
         fused_rows(x, w, p, out);
     } else {
-        tiled(x, w, p, out);
+        let geometry = Geometry {
+            m: p.m,
+            n: p.n,
+            k: p.k,
+            transpose: p.transpose,
+        };
+        tiles::product(x, geometry, out, |rows, cols, tile| {
+            dequantize_block(w, rows, cols, tile)
+        })?;
     }
+    Ok(())
 }
 
 /// Element offset of matrix `batch` (row-major over the batch dimensions) of `t`.
@@ -983,64 +988,4 @@ fn dot<A: Acc>(a: &[A], b: &[A]) -> A {
         total = total + x * y;
     }
     total
-}
-
-/// The product through dequantized tiles: blocks of result columns in parallel, each
-/// accumulating gemm products over tiles of `TILE_K` depth.
-fn tiled<A: Acc, M: Matrix<A>>(x: &[A], w: &M, p: Product, out: &mut [A]) {
-    let dst = SendPtr(out.as_mut_ptr());
-    let src = SendPtr(x.as_ptr() as *mut A);
-    let blocks = p.n.div_ceil(TILE_N);
-    (0..blocks).into_par_iter().for_each_init(
-        || vec![A::ZERO; TILE_N * TILE_K],
-        |tile, block| {
-            let n0 = block * TILE_N;
-            let nb = TILE_N.min(p.n - n0);
-            let mut k0 = 0;
-            while k0 < p.k {
-                let kc = TILE_K.min(p.k - k0);
-                let tile = &mut tile[..nb * kc];
-                // The tile holds W's block as (nb, kc) with `transpose`, else (kc, nb).
-                let (rhs_cs, rhs_rs) = if p.transpose {
-                    vectorised(
-                        #[inline(always)]
-                        || dequantize_block(w, n0..n0 + nb, k0..k0 + kc, tile),
-                    );
-                    (kc as isize, 1)
-                } else {
-                    vectorised(
-                        #[inline(always)]
-                        || dequantize_block(w, k0..k0 + kc, n0..n0 + nb, tile),
-                    );
-                    (1, nb as isize)
-                };
-                // SAFETY: x is m x k, the result m x n, the tile nb x kc (or kc x nb), all
-                // contiguous; this task alone writes result columns n0..n0 + nb.
-                unsafe {
-                    gemm::gemm(
-                        p.m,
-                        nb,
-                        kc,
-                        dst.get().add(n0),
-                        1,
-                        p.n as isize,
-                        k0 > 0,
-                        src.get().add(k0),
-                        1,
-                        p.k as isize,
-                        tile.as_ptr(),
-                        rhs_cs,
-                        rhs_rs,
-                        A::ONE,
-                        A::ONE,
-                        false,
-                        false,
-                        false,
-                        gemm::Parallelism::None,
-                    )
-                };
-                k0 += kc;
-            }
-        },
-    );
 }

@@ -647,7 +647,7 @@ fn combine(old: &Array, new: &Array, mode: ScatterMode) -> Result<Array> {
 ///
 /// ```
 /// use lazulite::{idx, index_put, Array};
-/// // Seed: a = [1, 2, 3]; a[2] = 0
+/// // As Python's a = [1, 2, 3]; a[2] = 0
 /// let a = Array::from_slice(&[1i32, 2, 3], &[3]).unwrap();
 /// let b = index_put(&a, &idx![2], 0).unwrap();
 /// assert_eq!(b.to_vec::<i32>().unwrap(), vec![1, 2, 0]);

@@ -7,7 +7,7 @@
 
 use super::super::elementwise::converted;
 use super::super::simd::{self, vectorised};
-use super::{Operand, Pairs, SendPtr};
+use super::{add_scaled, Operand, Pairs, SendPtr};
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::Element;
@@ -26,7 +26,7 @@ const TASK_ELEMENTS: usize = 1 << 15;
 const COLUMN_BLOCK: usize = 512;
 
 /// Float elements that widen to float32 a slice at a time.
-trait Widen: Element {
+pub(super) trait Widen: Element {
     /// Writes `src` as float32 into `dst` (of the same length).
     fn widen_into(src: &[Self], dst: &mut [f32]);
 
@@ -124,22 +124,7 @@ pub(super) fn product(
         DType::BFloat16 => typed::<bf16>(&a, b, shape, pairs)?,
         _ => typed::<f32>(&a, b, shape, pairs)?,
     };
-    match addend {
-        // As in BLAS, a zero beta ignores `c` (NaNs in it included).
-        Some((_, alpha, 0.0)) => {
-            out.slice_mut::<f32>()
-                .iter_mut()
-                .for_each(|o| *o *= alpha as f32);
-        }
-        Some((c, alpha, beta)) => {
-            let c = converted(c, DType::Float32)?;
-            let (alpha, beta) = (alpha as f32, beta as f32);
-            for (o, &c) in out.slice_mut::<f32>().iter_mut().zip(c.slice::<f32>()) {
-                *o = alpha * *o + beta * c;
-            }
-        }
-        None => {}
-    }
+    add_scaled(&mut out, addend)?;
     converted(out, dtype)
 }
 
