@@ -180,6 +180,37 @@ def test_benchmark_chart_reads_the_latest_table():
     assert (ROOT / "docs/images/benchmarks.svg").exists()
 
 
+def test_benchmark_figures_go_into_the_latest_table():
+    """`bench/compare.py --write` replaces the machine lines, the rows it measured and its
+    notes in the Latest table of docs/benchmarks.md, keeps every other row and line, and
+    leaves a table bench/chart.py reads."""
+    compare = load_tool(ROOT / "bench/compare.py")
+    chart = load_tool(ROOT / "bench/chart.py")
+    text = (ROOT / "docs/benchmarks.md").read_text()
+    header = "| " + " | ".join(chart.HEADER) + " |"
+    rows = ["| sort 1M | 1.000 | 2.000 | 3.000 | 4.000 | 0.50 |",
+            "| a new workload | 1.000 | n/a | n/a | n/a | n/a |"]
+    machine = ["# a machine", "# median ms"]
+    new = compare.write_latest(text, machine, header, rows, ["# dataflow: new figures"])
+    before, after = chart.read_table(text), chart.read_table(new)
+    assert after.pop("sort 1M") == {"lazulite": 1.0, "numpy": 2.0, "jax": 3.0, "mlx": 4.0}
+    assert after.pop("a new workload")["numpy"] is None
+    before.pop("sort 1M")
+    assert after == before
+
+    def latest(doc):
+        start = doc.index("## Latest")
+        return doc[start:doc.index("\n## ", start)]
+
+    section = latest(new)
+    assert "\\# a machine\n\\# median ms\n\n| workload" in section
+    assert section.count("\\# dataflow:") == 1 and "\\# dataflow: new figures" in section
+    assert new.replace(section, "") == text.replace(latest(text), "")
+    assert compare.write_latest(new, machine, header, rows, ["# dataflow: new figures"]) == new
+    with pytest.raises(ValueError, match="columns"):
+        compare.write_latest(text, machine, "| workload | lazulite | numpy | ratio |", rows, [])
+
+
 HIDDEN_ASSERT = re.compile(r'^\s*# assert_eq!\(.*, "((?:[^"\\]|\\.)*)"\);\s*$')
 
 
