@@ -765,7 +765,10 @@ def main() -> None:
         note(f"# dataflow: lazulite full evaluation {full:.3f} ms, re-evaluation after "
              f"assign(b) {again:.3f} ms: {full / again:.1f}x faster (target 20x)")
     if args.write:
-        DOC.write_text(write_latest(DOC.read_text(), machine, header, rows, notes))
+        try:
+            DOC.write_text(write_latest(DOC.read_text(), machine, header, rows, notes))
+        except ValueError as e:
+            sys.exit(f"--write: {e}; {DOC.name} is unchanged")
         print(f"# wrote {len(rows)} rows into {DOC.relative_to(DOC.parents[1])} (Latest): "
               "update its heading and prose to match")
         redraw_chart()
