@@ -8,9 +8,9 @@ Two lists are printed:
 
 - **items**: every item page (function, struct, enum, union, trait, macro, type alias,
   constant, static) whose top documentation has no code block;
-- **methods**: every method, associated function and associated constant documented on
-  those pages (a type's inherent impls, a trait's own items) whose documentation has no
-  code block. Trait implementations (`impl Add for Array`, ...) are left out: their
+- **methods**: every method, associated function, associated constant and associated
+  type shown on those pages (a type's inherent impls, a trait's own items) whose
+  documentation has no code block. Trait implementations (`impl Add for Array`, ...) are left out: their
   documentation is the trait's.
 
 Module pages are not checked, except the crate's own page, which must carry an example
@@ -37,7 +37,7 @@ ITEM_PAGE = re.compile(r"^(fn|struct|enum|union|trait|macro|type|constant|static
 # a type's inherent impls, a trait's required and provided items.
 OWN_ITEMS = re.compile(r"^(implementations|(required|provided)-(methods|associated-\w+))$")
 # Anchors of associated items.
-ASSOCIATED = re.compile(r"^(method|tymethod|associatedconstant)\.(\w+)")
+ASSOCIATED = re.compile(r"^(method|tymethod|associatedconstant|associatedtype)\.(\w+)")
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
 

@@ -59,6 +59,13 @@ pub trait Element: Copy + Send + Sync + Default + PartialEq + Debug + 'static {
     /// ```
     const DTYPE: DType;
     /// How the element is laid out in a buffer.
+    ///
+    /// ```
+    /// use lazulite::Element;
+    /// // A bool takes one byte, and every byte pattern is a valid element.
+    /// assert_eq!(std::mem::size_of::<<bool as Element>::Storage>(), 1);
+    /// assert!(bool::load(255));
+    /// ```
     type Storage: bytemuck::Pod + Send + Sync;
     /// The element from its buffer representation.
     ///
