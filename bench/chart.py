@@ -3,9 +3,11 @@ selection of workloads, from the latest side-by-side table in docs/benchmarks.md
 first table there whose columns are workload | lazulite | numpy | jax | mlx | ratio,
 which is what `bench/compare.py` prints).
 
-    .venv/bin/python -m pip install matplotlib==3.11.2
-    .venv/bin/python bench/chart.py            # the selection below
-    .venv/bin/python bench/chart.py --all      # every workload of the table
+    .venv-bench/bin/python bench/chart.py            # the selection below
+    .venv-bench/bin/python bench/chart.py --all      # every workload of the table
+
+(`bash bench/setup.sh` installs matplotlib into .venv-bench; `bench/compare.py --write`
+runs this after writing the table.)
 
 Each bar is (peer's median time) / (lazulite's median time), drawn from 1: to the right,
 lazulite is that many times faster; to the left, slower. A missing bar: the peer lacks

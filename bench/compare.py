@@ -9,6 +9,11 @@ faster). A workload a library lacks (or whose lazulite function is not bound yet
     bash bench/setup.sh                       # .venv-bench with the peers + release build
     .venv-bench/bin/python bench/compare.py   # all workloads
     .venv-bench/bin/python bench/compare.py softmax sum   # names containing a word
+    .venv-bench/bin/python bench/compare.py --write       # and update docs/benchmarks.md
+
+`--write` puts the figures into the "Latest" section of docs/benchmarks.md (the machine
+line, each measured workload's row, the closing notes; rows of workloads not run stay as
+they were) and redraws docs/images/benchmarks.svg from it with `bench/chart.py`.
 
 lazulite and MLX run eagerly (record, then `eval`); JAX runs `jax.jit`-compiled functions
 (compiled before timing) and waits with `block_until_ready`; NumPy runs eagerly.
@@ -16,11 +21,13 @@ lazulite and MLX run eagerly (record, then `eval`); JAX runs `jax.jit`-compiled 
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import statistics
 import sys
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -625,14 +632,108 @@ def describe_machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, " + ", ".join(versions)
 
 
+DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
+LATEST = "## Latest"
+
+
+def note_kind(line: str) -> str:
+    """What a closing note reports (`# dataflow: ...` -> `# dataflow`), to replace it."""
+    return line.split(":", 1)[0]
+
+
+def write_latest(text: str, machine: list[str], header: str, rows: list[str], notes: list[str]) -> str:
+    """`text` (docs/benchmarks.md) with the figures of its "Latest" section updated.
+
+    The section holds, after its prose, the machine lines, the table and closing notes,
+    as this script prints them (with `#` escaped as `\\#` for Markdown). The machine lines
+    are replaced; each row replaces the row of its workload or is appended; each note
+    replaces the note of its kind or is appended. The heading and the prose are kept.
+    """
+    lines = text.split("\n")
+    start = next((i for i, line in enumerate(lines) if line.startswith(LATEST)), None)
+    if start is None:
+        raise ValueError(f"no section starting with {LATEST!r}")
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    tables = [i for i in range(start, end) if lines[i].startswith("| workload |")]
+    if not tables:
+        raise ValueError("the Latest section has no table")
+    h = tables[0]
+    if lines[h] != header:
+        raise ValueError(f"the Latest table's columns are {lines[h]!r}, this run's {header!r}: "
+                         "run with the same libraries installed")
+    first_row = h + 2
+    last_row = first_row
+    while last_row < end and lines[last_row].startswith("|"):
+        last_row += 1
+    notes_end = last_row
+    while notes_end < end and lines[notes_end].startswith("\\# "):
+        notes_end += 1
+    # The machine lines: the `\#` lines above the table and the blank line after them
+    # (none yet: the new ones go just above the table).
+    machine_start = h - 1 if not lines[h - 1].strip() else h
+    while lines[machine_start - 1].startswith("\\# "):
+        machine_start -= 1
+    if not lines[machine_start].startswith("\\# "):
+        machine_start = h
+
+    def escaped(line: str) -> str:
+        return "\\" + line
+
+    table = lines[first_row:last_row]
+    by_workload = {row.split("|")[1].strip(): k for k, row in enumerate(table)}
+    for row in rows:
+        k = by_workload.get(row.split("|")[1].strip())
+        if k is None:
+            table.append(row)
+        else:
+            table[k] = row
+    old_notes = lines[last_row:notes_end]
+    for note in map(escaped, notes):
+        kinds = [note_kind(n) for n in old_notes]
+        if note_kind(note) in kinds:
+            old_notes[kinds.index(note_kind(note))] = note
+        else:
+            old_notes.append(note)
+    block = [escaped(m) for m in machine] + ["", header, lines[h + 1]] + table + old_notes
+    return "\n".join(lines[:machine_start] + block + lines[notes_end:])
+
+
+def redraw_chart() -> None:
+    """docs/images/benchmarks.svg from the updated table (bench/chart.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import chart
+
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("matplotlib is missing: pip install matplotlib==3.11.2, then run bench/chart.py",
+              file=sys.stderr)
+        sys.exit(1)
+    rows = chart.read_table(chart.TABLE.read_text())
+    chart.draw(chart.speedups(rows, chart.SELECTION), chart.OUT)
+    print(f"# wrote {chart.OUT.relative_to(chart.ROOT)}")
+
+
 def main() -> None:
-    filters = sys.argv[1:]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("filters", nargs="*", help="run the workloads whose names contain one of these")
+    parser.add_argument("--write", action="store_true",
+                        help='put the figures into docs/benchmarks.md ("Latest") and redraw its chart')
+    args = parser.parse_args()
+    filters = args.filters
     names = [lib.name for lib in LIBRARIES]
-    print(f"# {describe_machine()}")
-    print("# median ms; ratio = lazulite / fastest peer (< 1: lazulite faster)")
+    machine = [f"# {describe_machine()}", "# median ms; ratio = lazulite / fastest peer (< 1: lazulite faster)"]
+    print("\n".join(machine))
     header = "| workload | " + " | ".join(names) + " | ratio |"
     print(header)
     print("|" + "---|" * (len(names) + 2))
+    rows: list[str] = []
+    notes: list[str] = []
+
+    def note(line: str) -> None:
+        print(line)
+        notes.append(line)
+
     ours_by_name: dict[str, float] = {}
     all_results: dict[str, dict[str, float | None]] = {}
     for w in workloads():
@@ -644,24 +745,33 @@ def main() -> None:
         peers = [t for n, t in result.items() if n != "lazulite" and t is not None]
         ours = result.get("lazulite")
         ratio = f"{ours / min(peers):.2f}" if ours is not None and peers else "n/a"
-        print(f"| {w.name} | " + " | ".join(cells) + f" | {ratio} |", flush=True)
+        rows.append(f"| {w.name} | " + " | ".join(cells) + f" | {ratio} |")
+        print(rows[-1], flush=True)
         if ours is not None:
             ours_by_name[w.name] = ours
     if "encoder 6x384, 72x128 tokens (MiniLM shape)" in ours_by_name:
-        print(f"# encoder: lazulite vs a float64 NumPy run, largest difference "
-              f"{encoder_error():.1e} (target 1e-4)")
+        note(f"# encoder: lazulite vs a float64 NumPy run, largest difference "
+             f"{encoder_error():.1e} (target 1e-4)")
     for lib in names:
         imported, traced = (all_results.get(name, {}).get(lib)
                             for name in (EXPORT_IMPORT, EXPORT_COMPILE))
         if imported is not None and traced is not None:
-            print(f"# exported encoder, {lib}: import + first call {imported:.3f} ms, "
-                  f"compile + first call {traced:.3f} ms: import/compile = "
-                  f"{imported / traced:.2f}")
+            note(f"# exported encoder, {lib}: import + first call {imported:.3f} ms, "
+                 f"compile + first call {traced:.3f} ms: import/compile = "
+                 f"{imported / traced:.2f}")
     full, again = (ours_by_name.get(f"owl incremental 1000^2 f64: {step}")
                    for step in ("full eval", "after new b"))
     if full is not None and again is not None:
-        print(f"# dataflow: lazulite full evaluation {full:.3f} ms, re-evaluation after "
-              f"assign(b) {again:.3f} ms: {full / again:.1f}x faster (target 20x)")
+        note(f"# dataflow: lazulite full evaluation {full:.3f} ms, re-evaluation after "
+             f"assign(b) {again:.3f} ms: {full / again:.1f}x faster (target 20x)")
+    if args.write:
+        try:
+            DOC.write_text(write_latest(DOC.read_text(), machine, header, rows, notes))
+        except ValueError as e:
+            sys.exit(f"--write: {e}; {DOC.name} is unchanged")
+        print(f"# wrote {len(rows)} rows into {DOC.relative_to(DOC.parents[1])} (Latest): "
+              "update its heading and prose to match")
+        redraw_chart()
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the guide and the Python API reference into site/ with MkDocs in strict mode (a
 # broken link, a missing page or an unresolvable reference fails the build), then the
-# Rust API reference with rustdoc, warnings denied. Reuses the
+# Rust API reference with rustdoc, warnings denied, and checks that it shows an example
+# for every public item (tools/check_rust_examples.py). Reuses the
 # .venv of setup-python.sh (the API pages are read from the built extension) and installs
 # the documentation tools into it. The pages' examples are tests: see python/tests/test_docs.py.
 set -euo pipefail
@@ -28,6 +29,8 @@ fi
 echo "docs: built site/ ($(find site -name '*.html' | wc -l) pages)"
 
 # The Rust API reference, with every public item documented (missing_docs) and every
-# intra-doc link resolved: a warning fails the build.
+# intra-doc link resolved: a warning fails the build. Then every public item and method
+# must show an example (the examples themselves run as doctests: cargo test --doc).
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p lazulite --quiet
-echo "docs: built target/doc/lazulite/index.html"
+echo "docs: built ${CARGO_TARGET_DIR:-target}/doc/lazulite/index.html"
+.venv/bin/python tools/check_rust_examples.py

@@ -180,6 +180,88 @@ def test_benchmark_chart_reads_the_latest_table():
     assert (ROOT / "docs/images/benchmarks.svg").exists()
 
 
+def test_benchmark_figures_go_into_the_latest_table():
+    """`bench/compare.py --write` replaces the machine lines, the rows it measured and its
+    notes in the Latest table of docs/benchmarks.md, keeps every other row and line, and
+    leaves a table bench/chart.py reads."""
+    compare = load_tool(ROOT / "bench/compare.py")
+    chart = load_tool(ROOT / "bench/chart.py")
+    text = (ROOT / "docs/benchmarks.md").read_text()
+    header = "| " + " | ".join(chart.HEADER) + " |"
+    rows = ["| sort 1M | 1.000 | 2.000 | 3.000 | 4.000 | 0.50 |",
+            "| a new workload | 1.000 | n/a | n/a | n/a | n/a |"]
+    machine = ["# a machine", "# median ms"]
+    new = compare.write_latest(text, machine, header, rows, ["# dataflow: new figures"])
+    before, after = chart.read_table(text), chart.read_table(new)
+    assert after.pop("sort 1M") == {"lazulite": 1.0, "numpy": 2.0, "jax": 3.0, "mlx": 4.0}
+    assert after.pop("a new workload")["numpy"] is None
+    before.pop("sort 1M")
+    assert after == before
+
+    def latest(doc):
+        start = doc.index("## Latest")
+        return doc[start:doc.index("\n## ", start)]
+
+    section = latest(new)
+    assert "\\# a machine\n\\# median ms\n\n| workload" in section
+    assert section.count("\\# dataflow:") == 1 and "\\# dataflow: new figures" in section
+    assert new.replace(section, "") == text.replace(latest(text), "")
+    assert compare.write_latest(new, machine, header, rows, ["# dataflow: new figures"]) == new
+    with pytest.raises(ValueError, match="columns"):
+        compare.write_latest(text, machine, "| workload | lazulite | numpy | ratio |", rows, [])
+
+
+def test_rust_example_check_finds_items_and_methods_without_one(tmp_path):
+    """tools/check_rust_examples.py on pages shaped like rustdoc's: an item or an inherent
+    method without a code block is listed (and fails the check), a redirect page and a
+    trait implementation's method are not."""
+    import subprocess
+    import sys
+
+    tool = ROOT / "tools/check_rust_examples.py"
+    example = '<div class="example-wrap"><pre class="rust"><code>f();</code></pre></div>'
+
+    def top(body):
+        return f'<details class="toggle top-doc" open><summary>x</summary><div class="docblock">{body}</div></details>'
+
+    def method(name, doc=None, line=1):
+        heading = (f'<section id="method.{name}" class="method"><a class="src rightside" '
+                   f'href="../src/demo/lib.rs.html#{line}">Source</a><h4>pub fn {name}()</h4></section>')
+        if doc is None:
+            return heading
+        return (f'<details class="toggle method-toggle" open><summary>{heading}</summary>'
+                f'<div class="docblock">{doc}</div></details>')
+
+    def page(main):
+        return f"<!DOCTYPE html><html><head><meta charset='utf-8'></head><body><main>{main}</main></body></html>"
+
+    crate = tmp_path / "demo"
+    (crate / "inner").mkdir(parents=True)
+    (crate / "index.html").write_text(page(top("<p>Overview.</p>" + example)))
+    (crate / "fn.shown.html").write_text(page(top("<p>Has one.</p>" + example)))
+    (crate / "fn.bare.html").write_text(page(top("<p>Prose only.</p>")))
+    (crate / "inner" / "fn.bare.html").write_text(
+        '<html><head><meta http-equiv="refresh" content="0;URL=../fn.bare.html"></head></html>')
+    (crate / "struct.Thing.html").write_text(page(
+        top("<p>A thing.</p>" + example)
+        + '<h2 id="implementations" class="section-header">Implementations</h2><div id="implementations-list">'
+        + method("good", '<p>Doc.</p><h2 id="examples">Examples</h2>' + example)
+        + method("undocumented", line=2)
+        + method("prose", "<p>No code.</p>", line=3)
+        + '</div><h2 id="trait-implementations" class="section-header">Trait Implementations</h2>'
+        + method("clone", line=9)))
+
+    def check(*args):
+        run = subprocess.run([sys.executable, tool, crate, *args], capture_output=True, text=True)
+        return run.returncode, [line for line in run.stdout.splitlines() if line.startswith("no example")]
+
+    code, listed = check()
+    assert code == 1
+    assert listed == ["no example: fn       demo::bare", "no example: method   demo::Thing::undocumented",
+                      "no example: method   demo::Thing::prose"]
+    (crate / "fn.bare.html").unlink()
+    assert check("--items-only") == (0, listed[1:])
+    assert check()[0] == 1
 HIDDEN_ASSERT = re.compile(r'^\s*# assert_eq!\(.*, "((?:[^"\\]|\\.)*)"\);\s*$')
 
 

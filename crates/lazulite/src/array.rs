@@ -397,46 +397,112 @@ impl Array {
     }
 
     /// The array's shape (dimensions, outermost first).
+    ///
+    /// ```
+    /// let a = lazulite::zeros(&[2, 3], lazulite::DType::Float32)?;
+    /// assert_eq!(a.shape(), &[2, 3]);
+    /// assert_eq!(lazulite::Array::scalar(1i32).shape(), &[] as &[usize]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn shape(&self) -> &[usize] {
         &self.spec().shape
     }
 
     /// The array's element type.
+    ///
+    /// ```
+    /// use lazulite::{Array, DType};
+    /// let a = Array::from_slice(&[1u8, 2], &[2])?;
+    /// assert_eq!(a.dtype(), DType::UInt8);
+    /// assert_eq!(lazulite::divide(&a, 2)?.dtype(), DType::Float32);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn dtype(&self) -> DType {
         self.spec().dtype
     }
 
     /// Number of dimensions.
+    ///
+    /// ```
+    /// assert_eq!(lazulite::zeros(&[2, 3, 4], lazulite::DType::Float32)?.ndim(), 3);
+    /// assert_eq!(lazulite::Array::scalar(0.5f32).ndim(), 0);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn ndim(&self) -> usize {
         self.shape().len()
     }
 
     /// Number of elements.
+    ///
+    /// ```
+    /// assert_eq!(lazulite::zeros(&[2, 3, 4], lazulite::DType::Float32)?.size(), 24);
+    /// assert_eq!(lazulite::zeros(&[2, 0], lazulite::DType::Float32)?.size(), 0);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn size(&self) -> usize {
         self.shape().iter().product()
     }
 
     /// Bytes per element.
+    ///
+    /// ```
+    /// use lazulite::{zeros, DType};
+    /// assert_eq!(zeros(&[3], DType::Float16)?.itemsize(), 2);
+    /// assert_eq!(zeros(&[3], DType::Complex64)?.itemsize(), 8);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn itemsize(&self) -> usize {
         self.dtype().size()
     }
 
     /// Bytes of all the elements (size times itemsize).
+    ///
+    /// ```
+    /// assert_eq!(lazulite::zeros(&[2, 3], lazulite::DType::Float64)?.nbytes(), 48);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn nbytes(&self) -> usize {
         self.size() * self.itemsize()
     }
 
     /// A number identifying this array's node (stable while the array lives).
+    ///
+    /// ```
+    /// let a = lazulite::Array::scalar(1.0f32);
+    /// let b = a.clone(); // the same node
+    /// assert_eq!(a.id(), b.id());
+    /// assert_ne!(a.id(), lazulite::exp(&a)?.id());
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn id(&self) -> u64 {
         self.node.id
     }
 
     /// Whether the data has been computed.
+    ///
+    /// ```
+    /// let y = lazulite::exp(&lazulite::Array::scalar(1.0f32))?;
+    /// assert!(!y.is_evaluated()); // recorded only
+    /// y.eval()?;
+    /// assert!(y.is_evaluated());
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn is_evaluated(&self) -> bool {
         self.node.lock().data.is_some()
     }
 
     /// Computes this array (and only what it depends on). A no-op if already evaluated.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1.0f32, 2.0], &[2])?;
+    /// let y = lazulite::multiply(&a, 3)?;
+    /// y.eval()?;
+    /// assert!(y.is_evaluated());
+    /// // Errors found while computing come out of eval: here, an index out of bounds.
+    /// let i = lazulite::Array::from_slice(&[5i32], &[1])?;
+    /// assert!(lazulite::take(&a, &i, Some(0))?.eval().is_err());
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn eval(&self) -> Result<()> {
         crate::eval::eval(&[self])
     }
@@ -454,6 +520,13 @@ impl Array {
 
     /// Evaluates and returns the elements in row-major order, converted to `T`
     /// (NumPy `astype` semantics).
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1.5f32, -2.5, 3.0, 4.0], &[2, 2])?;
+    /// assert_eq!(a.to_vec::<f32>()?, vec![1.5, -2.5, 3.0, 4.0]);
+    /// assert_eq!(a.to_vec::<i32>()?, vec![1, -2, 3, 4]); // converted like astype
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
         let t = self.tensor()?;
         let n = t.size();

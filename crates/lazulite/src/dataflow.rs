@@ -75,6 +75,13 @@ impl Array {
     }
 
     /// Whether this array is a placeholder.
+    ///
+    /// ```
+    /// let x = lazulite::placeholder(&[2], lazulite::DType::Float32)?;
+    /// assert!(x.is_placeholder());
+    /// assert!(!lazulite::Array::scalar(1.0f32).is_placeholder());
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn is_placeholder(&self) -> bool {
         self.node.placeholder
     }

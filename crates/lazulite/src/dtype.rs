@@ -42,6 +42,13 @@ pub enum DType {
 }
 
 /// Abstract dtype categories, for [`issubdtype`] (MLX: `mx.floating`, `mx.integer`, ...).
+///
+/// ```
+/// use lazulite::{issubdtype, Category, DType};
+/// assert!(issubdtype(DType::Float16, Category::Floating));
+/// assert!(issubdtype(DType::Float16, Category::Inexact));
+/// assert!(!issubdtype(DType::Bool, Category::Number));
+/// ```
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub enum Category {
     /// Complex dtypes (`mx.complexfloating`).
@@ -105,6 +112,12 @@ impl DType {
     }
 
     /// Every dtype, in MLX's order of declaration.
+    ///
+    /// ```
+    /// use lazulite::DType;
+    /// assert_eq!(DType::ALL.len(), 14);
+    /// assert_eq!(DType::ALL.iter().filter(|d| d.is_floating()).count(), 4);
+    /// ```
     pub const ALL: [DType; 14] = [
         DType::Bool,
         DType::UInt8,
@@ -123,6 +136,13 @@ impl DType {
     ];
 
     /// Bytes per element.
+    ///
+    /// ```
+    /// use lazulite::DType;
+    /// assert_eq!(DType::Bool.size(), 1);
+    /// assert_eq!(DType::BFloat16.size(), 2);
+    /// assert_eq!(DType::Complex64.size(), 8);
+    /// ```
     pub fn size(self) -> usize {
         use DType::*;
         match self {
@@ -134,6 +154,11 @@ impl DType {
     }
 
     /// The lower-case name MLX prints (`float32`, `bool`, ...).
+    ///
+    /// ```
+    /// assert_eq!(lazulite::DType::BFloat16.name(), "bfloat16");
+    /// assert_eq!(lazulite::DType::Int32.to_string(), "int32");
+    /// ```
     pub fn name(self) -> &'static str {
         use DType::*;
         match self {
@@ -155,43 +180,89 @@ impl DType {
     }
 
     /// Parses a name as printed by [`DType::name`].
+    ///
+    /// ```
+    /// use lazulite::DType;
+    /// assert_eq!(DType::from_name("uint16"), Some(DType::UInt16));
+    /// assert_eq!(DType::from_name("float"), None);
+    /// ```
     pub fn from_name(name: &str) -> Option<DType> {
         DType::ALL.into_iter().find(|d| d.name() == name)
     }
 
     /// Whether this is `Bool`.
+    ///
+    /// ```
+    /// assert!(lazulite::DType::Bool.is_bool() && !lazulite::DType::UInt8.is_bool());
+    /// ```
     pub fn is_bool(self) -> bool {
         self == DType::Bool
     }
     /// Whether this is an unsigned integer dtype.
+    ///
+    /// ```
+    /// assert!(lazulite::DType::UInt32.is_unsigned() && !lazulite::DType::Int32.is_unsigned());
+    /// ```
     pub fn is_unsigned(self) -> bool {
         use DType::*;
         matches!(self, UInt8 | UInt16 | UInt32 | UInt64)
     }
     /// Whether this is a signed integer dtype.
+    ///
+    /// ```
+    /// assert!(lazulite::DType::Int8.is_signed_integer() && !lazulite::DType::Float32.is_signed_integer());
+    /// ```
     pub fn is_signed_integer(self) -> bool {
         use DType::*;
         matches!(self, Int8 | Int16 | Int32 | Int64)
     }
     /// Signed or unsigned integer (not bool).
+    ///
+    /// ```
+    /// use lazulite::DType;
+    /// assert!(DType::UInt8.is_integer() && DType::Int64.is_integer());
+    /// assert!(!DType::Bool.is_integer());
+    /// ```
     pub fn is_integer(self) -> bool {
         self.is_unsigned() || self.is_signed_integer()
     }
     /// Real floating point (float16, bfloat16, float32, float64).
+    ///
+    /// ```
+    /// use lazulite::DType;
+    /// assert!(DType::BFloat16.is_floating());
+    /// assert!(!DType::Complex64.is_floating());
+    /// ```
     pub fn is_floating(self) -> bool {
         use DType::*;
         matches!(self, Float16 | BFloat16 | Float32 | Float64)
     }
     /// Whether this is `Complex64`.
+    ///
+    /// ```
+    /// assert!(lazulite::DType::Complex64.is_complex() && !lazulite::DType::Float64.is_complex());
+    /// ```
     pub fn is_complex(self) -> bool {
         self == DType::Complex64
     }
     /// Floating or complex.
+    ///
+    /// ```
+    /// use lazulite::DType;
+    /// assert!(DType::Float16.is_inexact() && DType::Complex64.is_inexact());
+    /// assert!(!DType::Int32.is_inexact());
+    /// ```
     pub fn is_inexact(self) -> bool {
         self.is_floating() || self.is_complex()
     }
 
     /// Whether this dtype belongs to `category` (MLX's `issubdtype`).
+    ///
+    /// ```
+    /// use lazulite::{Category, DType};
+    /// assert!(DType::Int16.is_in(Category::SignedInteger));
+    /// assert!(DType::Bool.is_in(Category::Generic) && !DType::Bool.is_in(Category::Number));
+    /// ```
     pub fn is_in(self, category: Category) -> bool {
         use Category::*;
         match category {
@@ -207,6 +278,12 @@ impl DType {
     }
 
     /// The real dtype of the same precision (complex64 -> float32).
+    ///
+    /// ```
+    /// use lazulite::DType;
+    /// assert_eq!(DType::Complex64.real_part(), DType::Float32);
+    /// assert_eq!(DType::Float16.real_part(), DType::Float16);
+    /// ```
     pub fn real_part(self) -> DType {
         if self.is_complex() {
             DType::Float32
@@ -217,6 +294,12 @@ impl DType {
 
     /// The dtype inexact math (sqrt, exp, divide, ...) produces from this one:
     /// floats and complex stay, integers and bool become float32.
+    ///
+    /// ```
+    /// use lazulite::DType;
+    /// assert_eq!(DType::Int64.to_inexact(), DType::Float32);
+    /// assert_eq!(DType::Float64.to_inexact(), DType::Float64);
+    /// ```
     pub fn to_inexact(self) -> DType {
         if self.is_inexact() {
             self
@@ -305,6 +388,12 @@ pub fn promote_types(a: DType, b: DType) -> DType {
 }
 
 /// Whether `issubdtype(dtype, category)` holds.
+///
+/// ```
+/// use lazulite::{issubdtype, Category, DType};
+/// assert!(issubdtype(DType::UInt8, Category::Integer));
+/// assert!(!issubdtype(DType::UInt8, Category::SignedInteger));
+/// ```
 pub fn issubdtype(dtype: DType, category: Category) -> bool {
     dtype.is_in(category)
 }
@@ -323,6 +412,12 @@ pub fn can_cast(from: DType, to: DType) -> bool {
 }
 
 /// Machine limits of a floating dtype (MLX's `finfo`).
+///
+/// ```
+/// let info = lazulite::finfo(lazulite::DType::Float32).unwrap();
+/// assert_eq!(info.eps, f64::from(f32::EPSILON));
+/// assert_eq!(info.min, -info.max);
+/// ```
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct FInfo {
     /// The dtype described.
@@ -375,6 +470,11 @@ pub fn finfo(dtype: DType) -> Option<FInfo> {
 }
 
 /// Limits of an integer dtype (MLX's `iinfo`).
+///
+/// ```
+/// let info = lazulite::iinfo(lazulite::DType::UInt8).unwrap();
+/// assert_eq!((info.min, info.max), (0, 255));
+/// ```
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct IInfo {
     /// The dtype described.

@@ -5,6 +5,14 @@ use half::{bf16, f16};
 use std::fmt::Debug;
 
 /// A complex number of two `f32`, the element of `complex64` arrays.
+///
+/// ```
+/// use lazulite::{multiply, Array, Complex};
+/// let z = Array::from_slice(&[Complex::new(1.0, 1.0)], &[1])?;
+/// let squared = multiply(&z, &z)?.to_vec::<Complex>()?; // (1 + i)^2 = 2i
+/// assert_eq!(squared, vec![Complex { re: 0.0, im: 2.0 }]);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 #[repr(C)]
 #[derive(Copy, Clone, Default, PartialEq, Debug)]
 pub struct Complex {
@@ -20,6 +28,11 @@ unsafe impl bytemuck::Pod for Complex {}
 
 impl Complex {
     /// The complex number `re + im i`.
+    ///
+    /// ```
+    /// let z = lazulite::Complex::new(3.0, -4.0);
+    /// assert_eq!((z.re, z.im), (3.0, -4.0));
+    /// ```
     pub fn new(re: f32, im: f32) -> Complex {
         Complex { re, im }
     }
@@ -38,27 +51,95 @@ impl Complex {
 /// ```
 pub trait Element: Copy + Send + Sync + Default + PartialEq + Debug + 'static {
     /// The dtype of arrays of this element type.
+    ///
+    /// ```
+    /// use lazulite::{DType, Element};
+    /// assert_eq!(<f32 as Element>::DTYPE, DType::Float32);
+    /// assert_eq!(bool::DTYPE, DType::Bool);
+    /// ```
     const DTYPE: DType;
     /// How the element is laid out in a buffer.
+    ///
+    /// ```
+    /// use lazulite::Element;
+    /// // A bool takes one byte, and every byte pattern is a valid element.
+    /// assert_eq!(std::mem::size_of::<<bool as Element>::Storage>(), 1);
+    /// assert!(bool::load(255));
+    /// ```
     type Storage: bytemuck::Pod + Send + Sync;
     /// The element from its buffer representation.
+    ///
+    /// ```
+    /// use lazulite::Element;
+    /// assert!(bool::load(7u8)); // any nonzero byte is true
+    /// assert_eq!(f32::load(2.5), 2.5);
+    /// ```
     fn load(s: Self::Storage) -> Self;
     /// The buffer representation of the element.
+    ///
+    /// ```
+    /// use lazulite::Element;
+    /// assert_eq!(true.store(), 1u8);
+    /// assert_eq!(2.5f32.store(), 2.5);
+    /// ```
     fn store(self) -> Self::Storage;
     /// Real value as f64 (bool: 0 or 1; complex: the real part).
+    ///
+    /// ```
+    /// use lazulite::{Complex, Element};
+    /// assert_eq!(true.to_f64(), 1.0);
+    /// assert_eq!(Complex::new(2.0, 3.0).to_f64(), 2.0);
+    /// ```
     fn to_f64(self) -> f64;
     /// Integer value (floats truncate toward zero, saturating; complex: real part).
+    ///
+    /// ```
+    /// use lazulite::Element;
+    /// assert_eq!((-2.7f32).to_i64(), -2);
+    /// assert_eq!(1e30f32.to_i64(), i64::MAX);
+    /// ```
     fn to_i64(self) -> i64;
     /// Unsigned value, wrapping like a C cast for negative integers.
+    ///
+    /// ```
+    /// use lazulite::Element;
+    /// assert_eq!((-1i32).to_u64(), u64::MAX);
+    /// assert_eq!(7u8.to_u64(), 7);
+    /// ```
     fn to_u64(self) -> u64;
     /// Truth value: nonzero is true (complex: either part nonzero).
+    ///
+    /// ```
+    /// use lazulite::{Complex, Element};
+    /// assert!(Complex::new(0.0, 1.0).to_bool());
+    /// assert!(!0.0f32.to_bool());
+    /// ```
     fn to_bool(self) -> bool;
     /// The value as a complex number (imaginary part 0 for real types).
+    ///
+    /// ```
+    /// use lazulite::{Complex, Element};
+    /// assert_eq!(2i32.to_complex(), Complex::new(2.0, 0.0));
+    /// ```
     fn to_complex(self) -> Complex;
     /// The element for `v`: integer types truncate toward zero (then wrap to their
     /// width), floating types round to the nearest value, bool is `v != 0`.
+    ///
+    /// ```
+    /// use lazulite::Element;
+    /// assert_eq!(i8::from_f64(-2.7), -2);
+    /// assert_eq!(u8::from_f64(257.0), 1); // wraps to 8 bits
+    /// assert!(bool::from_f64(0.5));
+    /// ```
     fn from_f64(v: f64) -> Self;
     /// Converts any element to this type with NumPy's `astype` semantics.
+    ///
+    /// ```
+    /// use lazulite::{Complex, Element};
+    /// assert_eq!(i32::from_elem(3.9f32), 3);
+    /// assert_eq!(f32::from_elem(true), 1.0);
+    /// assert_eq!(f32::from_elem(Complex::new(1.5, 2.0)), 1.5); // the real part, as NumPy
+    /// ```
     fn from_elem<T: Element>(x: T) -> Self;
 }
 
@@ -435,6 +516,13 @@ pub enum Scalar {
 
 impl Scalar {
     /// The dtype this scalar takes on its own (MLX: bool, int32 or int64, float32, complex64).
+    ///
+    /// ```
+    /// use lazulite::{DType, Scalar};
+    /// assert_eq!(Scalar::from(1).default_dtype(), DType::Int32);
+    /// assert_eq!(Scalar::from(1i64 << 40).default_dtype(), DType::Int64);
+    /// assert_eq!(Scalar::from(0.5).default_dtype(), DType::Float32);
+    /// ```
     pub fn default_dtype(self) -> DType {
         match self {
             Scalar::Bool(_) => DType::Bool,
@@ -446,6 +534,12 @@ impl Scalar {
     }
 
     /// The dtype this scalar takes when combined with an array of `other` dtype.
+    ///
+    /// ```
+    /// use lazulite::{DType, Scalar};
+    /// assert_eq!(Scalar::from(3).dtype_next_to(DType::UInt8), DType::UInt8);
+    /// assert_eq!(Scalar::from(3).dtype_next_to(DType::Bool), DType::Int32);
+    /// ```
     pub fn dtype_next_to(self, other: DType) -> DType {
         let fits = match self {
             Scalar::Bool(_) => true,
@@ -461,6 +555,12 @@ impl Scalar {
     }
 
     /// The value as an `f64` (bool: 0 or 1; complex: the real part).
+    ///
+    /// ```
+    /// use lazulite::Scalar;
+    /// assert_eq!(Scalar::from(true).to_f64(), 1.0);
+    /// assert_eq!(Scalar::Complex(1.5, 2.0).to_f64(), 1.5);
+    /// ```
     pub fn to_f64(self) -> f64 {
         match self {
             Scalar::Bool(b) => b as u8 as f64,
@@ -470,6 +570,12 @@ impl Scalar {
     }
 
     /// The value converted to element type `T` (NumPy cast semantics).
+    ///
+    /// ```
+    /// use lazulite::Scalar;
+    /// assert_eq!(Scalar::from(2.9).to_elem::<i32>(), 2);
+    /// assert_eq!(Scalar::from(-1).to_elem::<u8>(), 255);
+    /// ```
     pub fn to_elem<T: Element>(self) -> T {
         match self {
             Scalar::Bool(b) => T::from_elem(b),

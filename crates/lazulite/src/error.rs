@@ -4,6 +4,14 @@ use std::fmt;
 
 /// What kind of mistake an [`Error`] reports. The Python binding maps each kind to the
 /// exception MLX raises for it.
+///
+/// ```
+/// use lazulite::{Array, ErrorKind};
+/// let a = Array::from_slice(&[1.0f32, 2.0], &[2])?;
+/// assert_eq!(a.reshape(&[3]).unwrap_err().kind(), ErrorKind::Value);
+/// assert_eq!(lazulite::sum(&a, 1, false).unwrap_err().kind(), ErrorKind::Axis);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
     /// A bad value: shapes that do not broadcast, repeated axes, a bad size.
@@ -61,6 +69,12 @@ pub(crate) fn vec_with_room<T>(len: usize, what: &str) -> Result<Vec<T>> {
 
 impl Error {
     /// An error of the given kind with its message.
+    ///
+    /// ```
+    /// use lazulite::{Error, ErrorKind};
+    /// let e = Error::new(ErrorKind::Index, "[take] Index 5 is out of bounds for axis 0 with size 3.");
+    /// assert_eq!(e.kind(), ErrorKind::Index);
+    /// ```
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
         Error {
             kind,
@@ -68,34 +82,76 @@ impl Error {
         }
     }
     /// A `ValueError`: a wrong shape, dtype or argument value.
+    ///
+    /// ```
+    /// let e = lazulite::Error::value("[my_op] Expected a 2-d array.");
+    /// assert_eq!(e.kind(), lazulite::ErrorKind::Value);
+    /// ```
     pub fn value(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Value, message)
     }
     /// An `IndexError`: an index out of bounds or too many indices.
+    ///
+    /// ```
+    /// let e = lazulite::Error::index("[my_op] Index 3 is out of bounds.");
+    /// assert_eq!(e.kind(), lazulite::ErrorKind::Index);
+    /// ```
     pub fn index(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Index, message)
     }
     /// An axis out of range for an array: both a `ValueError` and an `IndexError` in Python.
+    ///
+    /// ```
+    /// let e = lazulite::Error::axis("[my_op] Axis 2 is out of bounds for array with 2 dimensions.");
+    /// assert_eq!(e.kind(), lazulite::ErrorKind::Axis);
+    /// ```
     pub fn axis(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Axis, message)
     }
     /// A `TypeError`: an argument of the wrong type.
+    ///
+    /// ```
+    /// let e = lazulite::Error::type_error("[my_op] Expected an integer array.");
+    /// assert_eq!(e.kind(), lazulite::ErrorKind::Type);
+    /// ```
     pub fn type_error(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Type, message)
     }
     /// A failure found while evaluating that fits no other kind (Python: `RuntimeError`).
+    ///
+    /// ```
+    /// let e = lazulite::Error::runtime("[my_op] The kernel failed.");
+    /// assert_eq!(e.kind(), lazulite::ErrorKind::Runtime);
+    /// ```
     pub fn runtime(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Runtime, message)
     }
     /// A transform rule or feature that does not exist for an operation.
+    ///
+    /// ```
+    /// let e = lazulite::Error::not_implemented("[my_op] No vmap rule.");
+    /// assert_eq!(e.kind(), lazulite::ErrorKind::NotImplemented);
+    /// ```
     pub fn not_implemented(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::NotImplemented, message)
     }
     /// What kind of error this is (the exception type Python raises for it).
+    ///
+    /// ```
+    /// use lazulite::{Array, ErrorKind};
+    /// let err = Array::scalar(1.0f32).reshape(&[2]).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::Value);
+    /// ```
     pub fn kind(&self) -> ErrorKind {
         self.kind
     }
     /// The message, which names the operation and the values involved.
+    ///
+    /// ```
+    /// let err = lazulite::Array::scalar(1.0f32).reshape(&[2]).unwrap_err();
+    /// assert!(err.message().starts_with("[reshape]"));
+    /// assert_eq!(err.to_string(), err.message()); // Display prints the message
+    /// ```
     pub fn message(&self) -> &str {
         &self.message
     }
@@ -121,4 +177,12 @@ impl From<std::io::Error> for Error {
 }
 
 /// `Result` with lazulite's [`Error`].
+///
+/// ```
+/// fn double(a: &lazulite::Array) -> lazulite::Result<lazulite::Array> {
+///     lazulite::multiply(a, 2)
+/// }
+/// assert_eq!(double(&lazulite::Array::scalar(4i32))?.item::<i32>()?, 8);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;

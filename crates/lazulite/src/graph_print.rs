@@ -184,6 +184,16 @@ pub fn primitive_types(outputs: &[&Array]) -> Vec<&'static str> {
 }
 
 /// Writes [`to_dot`] of `outputs` to `path` (MLX's `export_to_dot`).
+///
+/// ```
+/// let x = lazulite::Array::from_slice(&[1.0f32, 2.0], &[2])?;
+/// let y = lazulite::exp(&x)?;
+/// let path = std::env::temp_dir().join("lazulite-export-to-dot-example.dot");
+/// lazulite::export_to_dot(&path, &[&y])?;
+/// assert!(std::fs::read_to_string(&path)?.starts_with("digraph"));
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub fn export_to_dot(path: impl AsRef<std::path::Path>, outputs: &[&Array]) -> Result<()> {
     std::fs::write(path, to_dot(outputs))?;
     Ok(())

@@ -20,7 +20,7 @@
 //! with MLX's namespaces as modules: [`fft`], [`linalg`], [`fast`], [`random`],
 //! [`distributed`] and [`export`].
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod dtype;
 pub mod element;

@@ -24,6 +24,13 @@ pub fn set_printoptions(precision: i32) {
 }
 
 /// The current print precision (see [`set_printoptions`]).
+///
+/// ```
+/// assert_eq!(lazulite::get_printoptions(), -1); // the default
+/// lazulite::set_printoptions(3);
+/// assert_eq!(lazulite::get_printoptions(), 3);
+/// lazulite::set_printoptions(-1);
+/// ```
 pub fn get_printoptions() -> i32 {
     PRECISION.load(Ordering::Relaxed)
 }

@@ -42,6 +42,15 @@ impl RawData {
 
     /// Address of the first element (dangling but aligned for an empty array). Elements
     /// are stored as MLX stores them: bool as one byte (0 or 1), complex64 as two f32.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[7u16, 8], &[2])?;
+    /// let raw = a.raw_data()?;
+    /// // SAFETY: the data holds two uint16 elements, contiguous from `ptr`.
+    /// let second = unsafe { *(raw.ptr() as *const u16).add(1) };
+    /// assert_eq!(second, 8);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn ptr(&self) -> *mut u8 {
         let offset = self.tensor.offset * self.tensor.dtype.size();
         // Shared memory is written only by external writers the user asked for, as in MLX.
@@ -49,22 +58,49 @@ impl RawData {
     }
 
     /// The element type of the data.
+    ///
+    /// ```
+    /// use lazulite::{Array, DType};
+    /// assert_eq!(Array::scalar(true).raw_data()?.dtype(), DType::Bool);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn dtype(&self) -> DType {
         self.tensor.dtype
     }
 
     /// The shape of the data.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1i32, 2, 3, 4, 5, 6], &[2, 3])?;
+    /// assert_eq!(a.raw_data()?.shape(), &[2, 3]);
+    /// assert_eq!(a.t()?.raw_data()?.shape(), &[3, 2]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn shape(&self) -> &[usize] {
         &self.tensor.shape
     }
 
     /// Bytes from one element to the next along each axis; may be zero (broadcast) or
     /// negative (reversed slices).
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1i32, 2, 3, 4, 5, 6], &[2, 3])?;
+    /// assert_eq!(a.raw_data()?.byte_strides(), &[12, 4]);
+    /// assert_eq!(a.t()?.raw_data()?.byte_strides(), &[4, 12]); // a view: strides swapped
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn byte_strides(&self) -> &[isize] {
         &self.byte_strides
     }
 
     /// Whether the elements sit in row-major order with no gaps.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1i32, 2, 3, 4], &[2, 2])?;
+    /// assert!(a.raw_data()?.is_contiguous());
+    /// assert!(!a.t()?.raw_data()?.is_contiguous());
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn is_contiguous(&self) -> bool {
         self.tensor.is_contiguous()
     }
@@ -73,6 +109,13 @@ impl RawData {
 impl Array {
     /// Evaluates the array and returns its memory as laid out now (views keep their
     /// strides: no copy is made).
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1.0f32, 2.0], &[2])?;
+    /// let raw = lazulite::exp(&a)?.raw_data()?; // evaluates
+    /// assert_eq!((raw.shape(), raw.byte_strides()), (&[2][..], &[4][..]));
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn raw_data(&self) -> Result<RawData> {
         Ok(RawData::new(self.tensor()?))
     }

@@ -13,6 +13,14 @@ pub fn shape_text(shape: &[usize]) -> String {
 }
 
 /// Number of elements of `shape`, or an error if it overflows.
+///
+/// ```
+/// use lazulite::shape::checked_size;
+/// assert_eq!(checked_size(&[2, 3, 4])?, 24);
+/// assert_eq!(checked_size(&[])?, 1); // a scalar
+/// assert!(checked_size(&[usize::MAX, 2]).is_err());
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub fn checked_size(shape: &[usize]) -> Result<usize> {
     shape
         .iter()
@@ -68,6 +76,12 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
 /// `axis` (negative counts from the end) as an index below `ndim`, or `None` when it is
 /// out of range. Operations report `None` as an [`ErrorKind::Axis`](crate::ErrorKind)
 /// error in their own words.
+///
+/// ```
+/// use lazulite::shape::axis_in_range;
+/// assert_eq!(axis_in_range(-1, 3), Some(2));
+/// assert_eq!(axis_in_range(3, 3), None);
+/// ```
 pub fn axis_in_range(axis: i32, ndim: usize) -> Option<usize> {
     let n = ndim as i64;
     let a = axis as i64;
@@ -78,6 +92,13 @@ pub fn axis_in_range(axis: i32, ndim: usize) -> Option<usize> {
 }
 
 /// Turns a possibly negative `axis` into an index below `ndim`; an axis error otherwise.
+///
+/// ```
+/// use lazulite::{shape::normalize_axis, ErrorKind};
+/// assert_eq!(normalize_axis("sum", -2, 3)?, 1);
+/// assert_eq!(normalize_axis("sum", 5, 3).unwrap_err().kind(), ErrorKind::Axis);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub fn normalize_axis(op: &str, axis: i32, ndim: usize) -> Result<usize> {
     axis_in_range(axis, ndim).ok_or_else(|| {
         Error::axis(format!(
@@ -87,6 +108,13 @@ pub fn normalize_axis(op: &str, axis: i32, ndim: usize) -> Result<usize> {
 }
 
 /// Normalises `axes`, rejecting duplicates; the result is sorted.
+///
+/// ```
+/// use lazulite::shape::normalize_axes;
+/// assert_eq!(normalize_axes("sum", &[-1, 0], 3)?, vec![0, 2]);
+/// assert!(normalize_axes("sum", &[1, -2], 3).is_err()); // the same axis twice
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub fn normalize_axes(op: &str, axes: &[i32], ndim: usize) -> Result<Vec<usize>> {
     let mut out = axes
         .iter()
@@ -120,6 +148,14 @@ pub enum Axes {
 
 impl Axes {
     /// The normalised, sorted axes for an array of `ndim` dimensions.
+    ///
+    /// ```
+    /// use lazulite::Axes;
+    /// assert_eq!(Axes::All.resolve("sum", 3)?, vec![0, 1, 2]);
+    /// assert_eq!(Axes::from([-1, 0]).resolve("sum", 3)?, vec![0, 2]);
+    /// assert!(Axes::from(3).resolve("sum", 3).is_err());
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn resolve(&self, op: &str, ndim: usize) -> Result<Vec<usize>> {
         match self {
             Axes::All => Ok((0..ndim).collect()),

@@ -218,23 +218,54 @@ pub fn get_active_memory() -> usize {
 }
 
 /// The largest [`get_active_memory`] seen since start or [`reset_peak_memory`].
+///
+/// ```
+/// let a = lazulite::Array::from_slice(&[0.5f32; 1024], &[1024])?;
+/// assert!(lazulite::get_peak_memory() >= lazulite::get_active_memory());
+/// assert!(lazulite::get_peak_memory() >= a.nbytes());
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub fn get_peak_memory() -> usize {
     pool().peak
 }
 
 /// Sets the peak counter to the current active memory.
+///
+/// ```
+/// let a = lazulite::Array::from_slice(&[0.5f32; 1024], &[1024])?;
+/// drop(a);
+/// lazulite::reset_peak_memory();
+/// assert_eq!(lazulite::get_peak_memory(), lazulite::get_active_memory());
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub fn reset_peak_memory() {
     let mut p = pool();
     p.peak = p.active;
 }
 
 /// Bytes held in the cache of freed blocks.
+///
+/// ```
+/// let before = lazulite::get_cache_memory();
+/// let a = lazulite::Array::from_slice(&[0.5f32; 1024], &[1024])?;
+/// drop(a); // its block is kept for the next array of that size
+/// assert!(lazulite::get_cache_memory() >= before + 4096);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub fn get_cache_memory() -> usize {
     pool().cached
 }
 
 /// Sets how many freed bytes may be cached; returns the previous limit.
 /// Shrinking below the current cache frees the cache.
+///
+/// ```
+/// let old = lazulite::set_cache_limit(0); // no caching: freed blocks go back at once
+/// drop(lazulite::Array::from_slice(&[0.5f32; 1024], &[1024])?);
+/// assert_eq!(lazulite::get_cache_memory(), 0);
+/// assert_eq!(lazulite::set_cache_limit(old), 0);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub fn set_cache_limit(limit: usize) -> usize {
     let mut p = pool();
     let old = std::mem::replace(&mut p.cache_limit, limit);
@@ -302,6 +333,13 @@ pub fn set_wired_limit(limit: usize) -> usize {
 }
 
 /// Frees every cached block.
+///
+/// ```
+/// drop(lazulite::Array::from_slice(&[0.5f32; 1024], &[1024])?);
+/// lazulite::clear_cache();
+/// assert_eq!(lazulite::get_cache_memory(), 0);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub fn clear_cache() {
     clear_locked(&mut pool());
 }

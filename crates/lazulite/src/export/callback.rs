@@ -83,6 +83,24 @@ pub enum ExportEvent {
 
 /// A receiver of export events; an error it returns stops the export and is the
 /// export's error.
+///
+/// ```
+/// use lazulite::export::{exporter_to_callback, ExportCallback, ExportEvent, Kwargs};
+/// use lazulite::{exp, Array};
+/// use std::sync::{Arc, Mutex};
+/// let names = Arc::new(Mutex::new(Vec::new()));
+/// let seen = names.clone();
+/// let callback: Box<ExportCallback> = Box::new(move |event: ExportEvent| -> lazulite::Result<()> {
+///     if let ExportEvent::Primitive { name, .. } = event {
+///         seen.lock().unwrap().push(name);
+///     }
+///     Ok(())
+/// });
+/// let f = |a: &[Array], _: &Kwargs| Ok(vec![exp(&a[0])?]);
+/// exporter_to_callback(callback, f, false).call(&[Array::scalar(1.0f32)], &Kwargs::new())?;
+/// assert_eq!(*names.lock().unwrap(), ["Exp"]);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub type ExportCallback = dyn FnMut(ExportEvent) -> Result<()> + Send;
 
 /// MLX's `NodeNamer`: `A`, ..., `Z`, `AA`, `AB`, ... in the order of first mention.

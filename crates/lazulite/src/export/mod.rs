@@ -38,9 +38,27 @@ use write::FileWriter;
 
 /// Keyword inputs of an exported or imported function, by name (kept in key order,
 /// which is the order MLX appends them after the positional inputs).
+///
+/// ```
+/// use lazulite::{export::Kwargs, Array};
+/// let mut kwargs = Kwargs::new();
+/// kwargs.insert("scale".into(), Array::scalar(2.0f32));
+/// kwargs.insert("bias".into(), Array::scalar(1.0f32));
+/// assert_eq!(kwargs.keys().collect::<Vec<_>>(), ["bias", "scale"]); // sorted by name
+/// ```
 pub type Kwargs = BTreeMap<String, Array>;
 
 /// A function that can be exported: positional and keyword arrays to arrays.
+///
+/// ```
+/// use lazulite::export::{ExportedFn, Kwargs};
+/// use lazulite::{add, Array};
+/// let f: Box<ExportedFn> = Box::new(|a: &[Array], _: &Kwargs| -> lazulite::Result<Vec<Array>> {
+///     Ok(vec![add(&a[0], 1.0)?])
+/// });
+/// assert_eq!(f(&[Array::scalar(1.0f32)], &Kwargs::new())?[0].item::<f32>()?, 2.0);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub type ExportedFn = dyn Fn(&[Array], &Kwargs) -> Result<Vec<Array>> + Send + Sync;
 
 /// Exports `fun` traced at `args` and `kwargs` to the file `path` (MLX's
@@ -186,6 +204,19 @@ enum Sink {
 
 /// Exports the traces of one function to one file or one callback; made by [`exporter`]
 /// or [`exporter_to_callback`].
+///
+/// ```
+/// use lazulite::export::{exporter, import_function, Kwargs};
+/// use lazulite::{square, Array};
+/// let path = std::env::temp_dir().join("lazulite_doc_exporter.mlxfn");
+/// let mut e = exporter(&path, |a: &[Array], _: &Kwargs| Ok(vec![square(&a[0])?]), false, "")?;
+/// e.call(&[Array::scalar(3.0f32)], &Kwargs::new())?; // a trace for 0-d inputs
+/// e.call(&[Array::from_slice(&[1.0f32, 2.0], &[2])?], &Kwargs::new())?; // and one for [2]
+/// let f = import_function(&path)?;
+/// let y = f.call(&[Array::from_slice(&[3.0f32, 4.0], &[2])?], &Kwargs::new())?;
+/// assert_eq!(y[0].to_vec::<f32>()?, vec![9.0, 16.0]);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub struct Exporter {
     shapeless: bool,
     sink: Sink,
@@ -318,6 +349,15 @@ impl Signature {
 
     /// Whether a call with `args` and `kwargs` runs this function: the same keyword
     /// names and, input by input, the same dtype and shape.
+    ///
+    /// ```
+    /// use lazulite::export::{Kwargs, Signature};
+    /// use lazulite::{Array, DType};
+    /// let s = Signature { kwarg_keys: vec![], inputs: vec![(vec![2], DType::Float32)] };
+    /// assert!(s.matches(&[Array::from_slice(&[1.0f32, 2.0], &[2])?], &Kwargs::new()));
+    /// assert!(!s.matches(&[Array::from_slice(&[1i32, 2], &[2])?], &Kwargs::new()));
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn matches(&self, args: &[Array], kwargs: &Kwargs) -> bool {
         self.accepts(args, kwargs, false)
     }

@@ -33,6 +33,18 @@ struct Function {
 
 /// The functions of an MLX function file, called like MLX's imported functions: the
 /// trace whose signature matches the inputs runs. Made by [`import_function`].
+///
+/// ```
+/// use lazulite::export::{export_function, import_function, Kwargs};
+/// use lazulite::{add, Array};
+/// let path = std::env::temp_dir().join("lazulite_doc_imported_function.mlxfn");
+/// let f = |a: &[Array], _: &Kwargs| Ok(vec![add(&a[0], &a[1])?]);
+/// export_function(&path, f, &[Array::scalar(1i32), Array::scalar(2i32)], &Kwargs::new())?;
+/// let imported = import_function(&path)?;
+/// let out = imported.call(&[Array::scalar(3i32), Array::scalar(4i32)], &Kwargs::new())?;
+/// assert_eq!(out[0].item::<i32>()?, 7);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub struct ImportedFunction {
     functions: Vec<Function>,
     metadata: String,

@@ -48,6 +48,20 @@ use std::sync::Arc;
 /// A metadata value of a `.safetensors` (always a string) or `.gguf` file, as MLX gives
 /// them: a string, a list of strings, or a 0-d / 1-d array for GGUF numbers and number
 /// lists (bool, the integer types, float32 and float64).
+///
+/// ```
+/// use lazulite::{load, save_gguf, Array, Loaded, MetadataValue};
+/// use std::collections::BTreeMap;
+/// let path = std::env::temp_dir().join("lazulite_doc_metadata_value.gguf");
+/// let metadata = BTreeMap::from([
+///     ("tags".to_string(), MetadataValue::Strings(vec!["a".into(), "b".into()])),
+///     ("eps".to_string(), MetadataValue::Array(Array::scalar(1e-5f32))),
+/// ]);
+/// save_gguf(&path, [("w", Array::scalar(1.0f32))], &metadata)?;
+/// let Loaded::WithMetadata(_, meta) = load(&path, None, true)? else { unreachable!() };
+/// assert!(matches!(&meta["tags"], MetadataValue::Strings(s) if s == &["a", "b"]));
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub enum MetadataValue {
     /// A string value.
@@ -60,6 +74,17 @@ pub enum MetadataValue {
 
 /// What [`load`] returns: one array for `.npy`, a map of names to arrays otherwise, and
 /// the file's metadata too when asked for.
+///
+/// ```
+/// use lazulite::{load, savez, Array, Loaded};
+/// let path = std::env::temp_dir().join("lazulite_doc_loaded.npz");
+/// savez(&path, &[], [("weights", Array::from_slice(&[1i32, 2], &[2])?)])?;
+/// match load(&path, None, false)? {
+///     Loaded::Arrays(arrays) => assert_eq!(arrays["weights"].to_vec::<i32>()?, vec![1, 2]),
+///     other => panic!("a map of arrays, not {other:?}"),
+/// }
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub enum Loaded {
     /// The one array of a `.npy` file.

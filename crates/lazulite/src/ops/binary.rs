@@ -114,12 +114,35 @@ binary_ops! {
     /// ```
     [add] Add, "add", Same, plain("Add"), |_, _, _, _, v| Ok(v.clone());
     /// Elementwise `a - b`.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[5i32, 7], &[2])?;
+    /// assert_eq!(lazulite::subtract(&a, 2)?.to_vec::<i32>()?, vec![3, 5]);
+    /// assert_eq!(lazulite::subtract(10, &a)?.to_vec::<i32>()?, vec![5, 3]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [subtract] Subtract, "subtract", Same, plain("Subtract"),
         |_, _, _, first, v| if first { Ok(v.clone()) } else { negative(v) };
     /// Elementwise `a * b`.
+    ///
+    /// ```
+    /// use lazulite::{multiply, Array};
+    /// let a = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+    /// let row = Array::from_slice(&[10.0f32, 100.0], &[2])?; // broadcast over the rows
+    /// assert_eq!(multiply(&a, &row)?.to_vec::<f32>()?, vec![10.0, 200.0, 30.0, 400.0]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [multiply] Multiply, "multiply", Same, plain("Multiply"),
         |a, b, _, first, v| multiply(v, if first { b } else { a });
     /// Elementwise true division; integers give float32.
+    ///
+    /// ```
+    /// use lazulite::{divide, Array, DType};
+    /// let q = divide(&Array::from_slice(&[1i32, 3], &[2])?, 2)?;
+    /// assert_eq!(q.dtype(), DType::Float32);
+    /// assert_eq!(q.to_vec::<f32>()?, vec![0.5, 1.5]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [divide] Divide, "divide", Float { complex: true }, plain("Divide"),
         |_, b, y, first, v| if first {
             divide(v, b)
@@ -127,9 +150,22 @@ binary_ops! {
             negative(&divide(&multiply(v, y)?, b)?)
         };
     /// Elementwise division rounded toward negative infinity.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[7i32, -7], &[2])?;
+    /// assert_eq!(lazulite::floor_divide(&a, 2)?.to_vec::<i32>()?, vec![3, -4]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [floor_divide] FloorDivide, "floor_divide", Same, plain("FloorDivide"),
         |_, _, _, _, v| zeros_like(v);
     /// Elementwise remainder with the sign of the divisor (Python's `%`).
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[7i32, -7], &[2])?;
+    /// assert_eq!(lazulite::remainder(&a, 3)?.to_vec::<i32>()?, vec![1, 2]);
+    /// assert_eq!(lazulite::remainder(&a, -3)?.to_vec::<i32>()?, vec![-2, -1]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [remainder] Remainder, "remainder", Real, plain("Remainder"),
         |a, b, _, first, v| if first {
             Ok(v.clone())
@@ -137,6 +173,12 @@ binary_ops! {
             negative(&multiply(v, &floor_divide(a, b)?)?)
         };
     /// Elementwise `a ** b`.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[2i32, 3], &[2])?;
+    /// assert_eq!(lazulite::power(&a, 3)?.to_vec::<i32>()?, vec![8, 27]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     // d/db a^b = a^b log(a), taken as 0 where a == 0 (as JAX does).
     [power] Power, "power", Same, plain("Power"),
         |a, b, y, first, v| if first {
@@ -145,6 +187,14 @@ binary_ops! {
             multiply(v, &multiply(y, &log(&add(a, &equal(a, 0.0)?)?)?)?)
         };
     /// Elementwise maximum (NaN propagates).
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1.0f32, 5.0, f32::NAN], &[3])?;
+    /// let m = lazulite::maximum(&a, 2.0)?.to_vec::<f32>()?;
+    /// assert_eq!(&m[..2], &[2.0, 5.0]);
+    /// assert!(m[2].is_nan());
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [maximum] Maximum, "maximum", Same, plain("Maximum"),
         |a, b, _, first, v| if first {
             multiply(v, &greater_equal(a, b)?)
@@ -152,6 +202,14 @@ binary_ops! {
             multiply(v, &less(a, b)?)
         };
     /// Elementwise minimum (NaN propagates).
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1.0f32, 5.0, f32::NAN], &[3])?;
+    /// let m = lazulite::minimum(&a, 2.0)?.to_vec::<f32>()?;
+    /// assert_eq!(&m[..2], &[1.0, 2.0]);
+    /// assert!(m[2].is_nan());
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [minimum] Minimum, "minimum", Same, plain("Minimum"),
         |a, b, _, first, v| if first {
             multiply(v, &less_equal(a, b)?)
@@ -159,6 +217,14 @@ binary_ops! {
             multiply(v, &greater(a, b)?)
         };
     /// Elementwise `arctan(a / b)` using the signs of both to pick the quadrant.
+    ///
+    /// ```
+    /// use lazulite::{arctan2, Array};
+    /// // (y, x) = (1, -1) lies in the second quadrant: 3π/4, where atan(y / x) gives -π/4.
+    /// let angle = arctan2(&Array::scalar(1.0f32), &Array::scalar(-1.0f32))?.item::<f32>()?;
+    /// assert!((angle - 3.0 * std::f32::consts::FRAC_PI_4).abs() < 1e-6);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [arctan2] Arctan2, "arctan2", Float { complex: false }, plain("ArcTan2"),
         |a, b, _, first, v| {
             let r2 = add(&square(a)?, &square(b)?)?;
@@ -169,42 +235,132 @@ binary_ops! {
             }
         };
     /// Elementwise `log(exp(a) + exp(b))`, computed stably.
+    ///
+    /// ```
+    /// // exp(1000) overflows float32; the sum of exponentials in log space does not.
+    /// let a = lazulite::Array::scalar(1000.0f32);
+    /// let y = lazulite::logaddexp(&a, &a)?.item::<f32>()?;
+    /// assert!((y - (1000.0 + std::f32::consts::LN_2)).abs() < 1e-3);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [logaddexp] LogAddExp, "logaddexp", Float { complex: true }, plain("LogAddExp"),
         |a, b, y, first, v| multiply(v, &exp(&subtract(if first { a } else { b }, y)?)?);
     /// Elementwise `a == b`.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1i32, 2, 3], &[3])?;
+    /// assert_eq!(lazulite::equal(&a, 2)?.to_vec::<bool>()?, vec![false, true, false]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [equal] Equal, "equal", Compare, ("Equal", Some(MlxState::Bool(false))),
         |_, _, _, _, v| zeros_like(v);
     /// Elementwise `a != b`.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1i32, 2, 3], &[3])?;
+    /// assert_eq!(lazulite::not_equal(&a, 2)?.to_vec::<bool>()?, vec![true, false, true]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [not_equal] NotEqual, "not_equal", Compare, plain("NotEqual"), |_, _, _, _, v| zeros_like(v);
     /// Elementwise `a < b`; complex numbers compare lexicographically (real part first).
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1i32, 2, 3], &[3])?;
+    /// assert_eq!(lazulite::less(&a, 2)?.to_vec::<bool>()?, vec![true, false, false]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [less] Less, "less", Compare, plain("Less"), |_, _, _, _, v| zeros_like(v);
     /// Elementwise `a <= b`.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1i32, 2, 3], &[3])?;
+    /// assert_eq!(lazulite::less_equal(&a, 2)?.to_vec::<bool>()?, vec![true, true, false]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [less_equal] LessEqual, "less_equal", Compare, plain("LessEqual"),
         |_, _, _, _, v| zeros_like(v);
     /// Elementwise `a > b`.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1i32, 2, 3], &[3])?;
+    /// assert_eq!(lazulite::greater(&a, 2)?.to_vec::<bool>()?, vec![false, false, true]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [greater] Greater, "greater", Compare, plain("Greater"), |_, _, _, _, v| zeros_like(v);
     /// Elementwise `a >= b`.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1i32, 2, 3], &[3])?;
+    /// assert_eq!(lazulite::greater_equal(&a, 2)?.to_vec::<bool>()?, vec![false, true, true]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [greater_equal] GreaterEqual, "greater_equal", Compare, plain("GreaterEqual"),
         |_, _, _, _, v| zeros_like(v);
     /// Elementwise boolean and (nonzero is true).
+    ///
+    /// ```
+    /// use lazulite::{logical_and, Array};
+    /// let a = Array::from_slice(&[true, true, false], &[3])?;
+    /// let b = Array::from_slice(&[2i32, 0, 1], &[3])?; // nonzero is true
+    /// assert_eq!(logical_and(&a, &b)?.to_vec::<bool>()?, vec![true, false, false]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [logical_and] LogicalAnd, "logical_and", Logical, plain("LogicalAnd"),
         |_, _, _, _, v| zeros_like(v);
     /// Elementwise boolean or (nonzero is true).
+    ///
+    /// ```
+    /// use lazulite::{logical_or, Array};
+    /// let a = Array::from_slice(&[true, false, false], &[3])?;
+    /// let b = Array::from_slice(&[0i32, 3, 0], &[3])?;
+    /// assert_eq!(logical_or(&a, &b)?.to_vec::<bool>()?, vec![true, true, false]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [logical_or] LogicalOr, "logical_or", Logical, plain("LogicalOr"),
         |_, _, _, _, v| zeros_like(v);
     /// Elementwise bitwise and of integer or bool arrays.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[0b1100u8, 0b1010], &[2])?;
+    /// assert_eq!(lazulite::bitwise_and(&a, 0b0110)?.to_vec::<u8>()?, vec![0b0100, 0b0010]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [bitwise_and] BitwiseAnd, "bitwise_and", Bitwise { shift: false }, bitwise(0),
         |_, _, _, _, v| zeros_like(v);
     /// Elementwise bitwise or of integer or bool arrays.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[0b1100u8, 0b1010], &[2])?;
+    /// assert_eq!(lazulite::bitwise_or(&a, 0b0110)?.to_vec::<u8>()?, vec![0b1110, 0b1110]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [bitwise_or] BitwiseOr, "bitwise_or", Bitwise { shift: false }, bitwise(1),
         |_, _, _, _, v| zeros_like(v);
     /// Elementwise bitwise xor of integer or bool arrays.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[0b1100u8, 0b1010], &[2])?;
+    /// assert_eq!(lazulite::bitwise_xor(&a, 0b0110)?.to_vec::<u8>()?, vec![0b1010, 0b1100]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [bitwise_xor] BitwiseXor, "bitwise_xor", Bitwise { shift: false }, bitwise(2),
         |_, _, _, _, v| zeros_like(v);
     /// Elementwise `a << b`.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1i32, 3], &[2])?;
+    /// assert_eq!(lazulite::left_shift(&a, 2)?.to_vec::<i32>()?, vec![4, 12]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [left_shift] LeftShift, "left_shift", Bitwise { shift: true }, bitwise(3),
         |_, _, _, _, v| zeros_like(v);
     /// Elementwise `a >> b` (arithmetic for signed integers).
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[16i32, -16], &[2])?;
+    /// assert_eq!(lazulite::right_shift(&a, 2)?.to_vec::<i32>()?, vec![4, -4]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [right_shift] RightShift, "right_shift", Bitwise { shift: true }, bitwise(4),
         |_, _, _, _, v| zeros_like(v);
 }

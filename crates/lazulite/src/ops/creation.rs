@@ -50,16 +50,38 @@ pub fn zeros(shape: &[usize], dtype: DType) -> Result<Array> {
 }
 
 /// An array of `shape` filled with ones.
+///
+/// ```
+/// let a = lazulite::ones(&[2, 2], lazulite::DType::Int32)?;
+/// assert_eq!(a.to_vec::<i32>()?, vec![1; 4]);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub fn ones(shape: &[usize], dtype: DType) -> Result<Array> {
     full(shape, Scalar::Int(1), Some(dtype))
 }
 
 /// Zeros with the shape and dtype of `a`.
+///
+/// ```
+/// use lazulite::{zeros_like, Array, DType};
+/// let z = zeros_like(&Array::from_slice(&[1u8, 2, 3], &[3])?)?;
+/// assert_eq!((z.shape(), z.dtype()), (&[3][..], DType::UInt8));
+/// assert_eq!(z.to_vec::<u8>()?, vec![0, 0, 0]);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub fn zeros_like(a: &Array) -> Result<Array> {
     full_like(a, Scalar::Int(0), None)
 }
 
 /// Ones with the shape and dtype of `a`.
+///
+/// ```
+/// use lazulite::{ones_like, Array, DType};
+/// let o = ones_like(&Array::from_slice(&[1.5f32, 2.5], &[1, 2])?)?;
+/// assert_eq!((o.shape(), o.dtype()), (&[1, 2][..], DType::Float32));
+/// assert_eq!(o.to_vec::<f32>()?, vec![1.0, 1.0]);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub fn ones_like(a: &Array) -> Result<Array> {
     full_like(a, Scalar::Int(1), None)
 }

@@ -159,6 +159,18 @@ pub fn layer_norm(
 }
 
 /// Where the rotation angles of [`rope`] come from.
+///
+/// ```
+/// use lazulite::fast::{rope, RopeFrequencies};
+/// use lazulite::{allclose, ones, Array, DType};
+/// let a = ones(&[1, 3, 2], DType::Float32)?;
+/// // With two features the one pair has frequency base^0 = 1 whatever the base.
+/// let by_base = rope(&a, 2, false, RopeFrequencies::Base(10000.0), 1.0, 0)?;
+/// let listed = RopeFrequencies::Freqs(Array::from_slice(&[1.0f32], &[1])?);
+/// let by_list = rope(&a, 2, false, listed, 1.0, 0)?;
+/// assert!(allclose(&by_base, &by_list, 1e-6, 1e-6, false)?.item::<bool>()?);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub enum RopeFrequencies {
     /// Angular frequency `base^(-2i/dims)` for pair `i`.
@@ -358,6 +370,20 @@ fn rope_composed(
 const HIDDEN: f32 = f32::MIN;
 
 /// The mask of [`scaled_dot_product_attention`].
+///
+/// ```
+/// use lazulite::fast::{scaled_dot_product_attention as attention, AttentionMask};
+/// use lazulite::{ones, Array, DType};
+/// let (q, k) = (ones(&[1, 1, 2, 4], DType::Float32)?, ones(&[1, 1, 2, 4], DType::Float32)?);
+/// let v = Array::from_slice(&[1.0f32, 3.0], &[1, 1, 2, 1])?;
+/// // Equal scores: query 0 sees key 0 only, query 1 averages both keys.
+/// let causal = attention(&q, &k, &v, 1.0, Some(&AttentionMask::Causal), None)?;
+/// assert_eq!(causal.to_vec::<f32>()?, vec![1.0, 2.0]);
+/// let first_key_only = AttentionMask::Array(Array::from_slice(&[true, false], &[2])?);
+/// let masked = attention(&q, &k, &v, 1.0, Some(&first_key_only), None)?;
+/// assert_eq!(masked.to_vec::<f32>()?, vec![1.0, 1.0]);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub enum AttentionMask {
     /// Query `i` sees keys up to `i + T_kv - T_q` (the last query aligns with the last key).

@@ -26,6 +26,17 @@ use std::sync::Arc;
 /// How the transforms are scaled, as NumPy's and MLX's `norm` argument: by `1/n` on the
 /// inverse (`Backward`, the default), by `1/sqrt(n)` both ways (`Ortho`), or by `1/n` on
 /// the forward transform (`Forward`).
+///
+/// ```
+/// use lazulite::fft::{fft, FftNorm};
+/// use lazulite::{Array, Complex};
+/// let x = Array::from_slice(&[1.0f32; 4], &[4])?;
+/// // The zero-frequency term of four ones under each scaling: 4, 4 / sqrt(4), 4 / 4.
+/// for (norm, dc) in [(FftNorm::Backward, 4.0), (FftNorm::Ortho, 2.0), (FftNorm::Forward, 1.0)] {
+///     assert_eq!(fft(&x, None, -1, norm)?.to_vec::<Complex>()?[0], Complex::new(dc, 0.0));
+/// }
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum FftNorm {
     #[default]

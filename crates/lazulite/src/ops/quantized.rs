@@ -54,6 +54,12 @@ pub struct Quantization {
 
 impl Quantization {
     /// `mode` with MLX's default group size and bits.
+    ///
+    /// ```
+    /// use lazulite::{Quantization, QuantizationMode};
+    /// let q = Quantization::new(QuantizationMode::Nvfp4);
+    /// assert_eq!((q.group_size, q.bits), (16, 4));
+    /// ```
     pub fn new(mode: QuantizationMode) -> Quantization {
         Quantization {
             mode,
@@ -64,6 +70,16 @@ impl Quantization {
 
     /// Affine quantization with `group_size` (32, 64 or 128) and `bits` (1, 2, 3, 4, 5, 6
     /// or 8).
+    ///
+    /// ```
+    /// use lazulite::{quantize, Array, Quantization};
+    /// let w = Array::from_slice(&[0.5f32; 64], &[1, 64])?;
+    /// let (words, scales, biases) = quantize(&w, Quantization::affine(32, 8), None)?;
+    /// assert_eq!(words.shape(), [1, 16]); // 64 levels of 8 bits in 32-bit words
+    /// assert_eq!(scales.shape(), [1, 2]); // one per group of 32
+    /// assert!(biases.is_some());
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn affine(group_size: i32, bits: i32) -> Quantization {
         Quantization {
             mode: QuantizationMode::Affine,
@@ -74,6 +90,12 @@ impl Quantization {
 
     /// `mode` with the given group size and bits, MLX's defaults for those not given (as
     /// MLX's Python functions take them).
+    ///
+    /// ```
+    /// use lazulite::{Quantization, QuantizationMode};
+    /// let q = Quantization::with(QuantizationMode::Affine, None, Some(8));
+    /// assert_eq!(q, Quantization::affine(64, 8));
+    /// ```
     pub fn with(mode: QuantizationMode, group_size: Option<i32>, bits: Option<i32>) -> Self {
         Quantization {
             mode,

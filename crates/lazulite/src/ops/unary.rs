@@ -108,6 +108,13 @@ macro_rules! unary_ops {
 
         impl Array {
             #[doc = concat!("Method form of [`", stringify!($fname), "`](crate::", stringify!($fname), ").")]
+            #[doc = ""]
+            #[doc = "```"]
+            #[doc = "let a = lazulite::Array::from_slice(&[1i32, 2], &[2])?;"]
+            #[doc = concat!("let (method, function) = (a.", stringify!($fname), "()?, lazulite::", stringify!($fname), "(&a)?);")]
+            #[doc = "assert!(lazulite::array_equal(&method, &function, true)?.item::<bool>()?);"]
+            #[doc = "# Ok::<(), lazulite::Error>(())"]
+            #[doc = "```"]
             pub fn $fname(&self) -> Result<Array> {
                 $fname(self)
             }
@@ -137,36 +144,116 @@ unary_ops! {
         multiply(v, &sign(x)?)
     };
     /// `-a`; an error for bool arrays.
+    ///
+    /// ```
+    /// use lazulite::{negative, Array};
+    /// let a = Array::from_slice(&[1i32, -2], &[2])?;
+    /// assert_eq!(negative(&a)?.to_vec::<i32>()?, vec![-1, 2]);
+    /// assert!(negative(&Array::scalar(true)).is_err());
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [negative] Negative, "negative", Signed, plain("Negative"), |_, _, v| negative(v);
     /// -1, 0 or 1 by sign (NaN stays NaN; complex: `z / |z|`).
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[-3.0f32, 0.0, 2.5], &[3])?;
+    /// assert_eq!(lazulite::sign(&a)?.to_vec::<f32>()?, vec![-1.0, 0.0, 1.0]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [sign] Sign, "sign", Same { complex: true }, plain("Sign"), |_, _, v| zeros_like(v);
     /// `a * a`.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[3i32, -4], &[2])?;
+    /// assert_eq!(lazulite::square(&a)?.to_vec::<i32>()?, vec![9, 16]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [square] Square, "square", Same { complex: true }, plain("Square"),
         |x, _, v| multiply(v, &multiply(x, 2.0)?);
     /// Square root; integers compute in float32.
+    ///
+    /// ```
+    /// use lazulite::{sqrt, Array, DType};
+    /// let r = sqrt(&Array::from_slice(&[4i32, 9], &[2])?)?;
+    /// assert_eq!(r.dtype(), DType::Float32);
+    /// assert_eq!(r.to_vec::<f32>()?, vec![2.0, 3.0]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [sqrt] Sqrt, "sqrt", Float { complex: true }, Mlx::Node("Sqrt", vec![MlxState::Bool(false)]),
         |_, y, v| divide(v, &multiply(y, 2.0)?);
     /// `1 / sqrt(a)`.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[4.0f32, 16.0], &[2])?;
+    /// let r = lazulite::rsqrt(&a)?.to_vec::<f32>()?;
+    /// assert!((r[0] - 0.5).abs() < 1e-6 && (r[1] - 0.25).abs() < 1e-6);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [rsqrt] Rsqrt, "rsqrt", Float { complex: true }, Mlx::Node("Sqrt", vec![MlxState::Bool(true)]),
         |_, y, v| multiply(v, &multiply(&multiply(y, &square(y)?)?, -0.5)?);
     /// `1 / a`.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[2.0f32, -4.0], &[2])?;
+    /// assert_eq!(lazulite::reciprocal(&a)?.to_vec::<f32>()?, vec![0.5, -0.25]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [reciprocal] Reciprocal, "reciprocal", Float { complex: true },
         Mlx::Composed(|x| divide(&ones_like(x)?, x)),
         |_, y, v| negative(&multiply(v, &square(y)?)?);
     /// Exponential.
+    ///
+    /// ```
+    /// let e = lazulite::exp(&lazulite::Array::scalar(1.0f32))?.item::<f32>()?;
+    /// assert!((e - std::f32::consts::E).abs() < 1e-6);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [exp] Exp, "exp", Float { complex: true }, plain("Exp"), |_, y, v| multiply(v, y);
     /// `exp(a) - 1`, accurate near 0.
+    ///
+    /// ```
+    /// // exp(1e-10) rounds to 1 in float32; expm1 keeps the small difference.
+    /// let y = lazulite::expm1(&lazulite::Array::scalar(1e-10f32))?.item::<f32>()?;
+    /// assert!((y - 1e-10).abs() < 1e-16);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [expm1] Expm1, "expm1", Float { complex: true }, plain("Expm1"),
         |_, y, v| multiply(v, &add(y, 1.0)?);
     /// Natural logarithm.
+    ///
+    /// ```
+    /// let y = lazulite::log(&lazulite::Array::scalar(std::f32::consts::E))?.item::<f32>()?;
+    /// assert!((y - 1.0).abs() < 1e-6);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [log] Log, "log", Float { complex: true }, log_base(2), |x, _, v| divide(v, x);
     /// `log(1 + a)`, accurate near 0.
+    ///
+    /// ```
+    /// let y = lazulite::log1p(&lazulite::Array::scalar(1e-10f32))?.item::<f32>()?;
+    /// assert!((y - 1e-10).abs() < 1e-16);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [log1p] Log1p, "log1p", Float { complex: true }, plain("Log1p"),
         |x, _, v| divide(v, &add(x, 1.0)?);
     /// Base-2 logarithm.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1.0f32, 8.0], &[2])?;
+    /// let y = lazulite::log2(&a)?.to_vec::<f32>()?;
+    /// assert!(y[0].abs() < 1e-6 && (y[1] - 3.0).abs() < 1e-6);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [log2] Log2, "log2", Float { complex: true }, log_base(0),
         |x, _, v| divide(v, &multiply(x, LN_2)?);
     /// Base-10 logarithm.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1.0f32, 1000.0], &[2])?;
+    /// let y = lazulite::log10(&a)?.to_vec::<f32>()?;
+    /// assert!(y[0].abs() < 1e-6 && (y[1] - 3.0).abs() < 1e-6);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [log10] Log10, "log10", Float { complex: true }, log_base(1),
         |x, _, v| divide(v, &multiply(x, LN_10)?);
     /// Sine.
@@ -177,39 +264,115 @@ unary_ops! {
     /// ```
     [sin] Sin, "sin", Float { complex: true }, plain("Sin"), |x, _, v| multiply(v, &cos(x)?);
     /// Cosine.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[0.0f32, std::f32::consts::PI], &[2])?;
+    /// let y = lazulite::cos(&a)?.to_vec::<f32>()?;
+    /// assert!((y[0] - 1.0).abs() < 1e-6 && (y[1] + 1.0).abs() < 1e-6);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [cos] Cos, "cos", Float { complex: true }, plain("Cos"),
         |x, _, v| negative(&multiply(v, &sin(x)?)?);
     /// Tangent.
+    ///
+    /// ```
+    /// let y = lazulite::tan(&lazulite::Array::scalar(std::f32::consts::FRAC_PI_4))?.item::<f32>()?;
+    /// assert!((y - 1.0).abs() < 1e-6);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [tan] Tan, "tan", Float { complex: true }, plain("Tan"),
         |_, y, v| multiply(v, &add(&square(y)?, 1.0)?);
     /// Inverse sine.
+    ///
+    /// ```
+    /// let y = lazulite::arcsin(&lazulite::Array::scalar(1.0f32))?.item::<f32>()?;
+    /// assert!((y - std::f32::consts::FRAC_PI_2).abs() < 1e-6);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [arcsin] Arcsin, "arcsin", Float { complex: true }, plain("ArcSin"),
         |x, _, v| multiply(v, &rsqrt(&one_minus_square(x)?)?);
     /// Inverse cosine.
+    ///
+    /// ```
+    /// let y = lazulite::arccos(&lazulite::Array::scalar(-1.0f32))?.item::<f32>()?;
+    /// assert!((y - std::f32::consts::PI).abs() < 1e-6);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [arccos] Arccos, "arccos", Float { complex: true }, plain("ArcCos"),
         |x, _, v| negative(&multiply(v, &rsqrt(&one_minus_square(x)?)?)?);
     /// Inverse tangent.
+    ///
+    /// ```
+    /// let y = lazulite::arctan(&lazulite::Array::scalar(1.0f32))?.item::<f32>()?;
+    /// assert!((y - std::f32::consts::FRAC_PI_4).abs() < 1e-6);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [arctan] Arctan, "arctan", Float { complex: true }, plain("ArcTan"),
         |x, _, v| divide(v, &add(&square(x)?, 1.0)?);
     /// Hyperbolic sine.
+    ///
+    /// ```
+    /// let y = lazulite::sinh(&lazulite::Array::scalar(1.0f32))?.item::<f32>()?;
+    /// assert!((y - 1.0f32.sinh()).abs() < 1e-6);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [sinh] Sinh, "sinh", Float { complex: true }, plain("Sinh"), |x, _, v| multiply(v, &cosh(x)?);
     /// Hyperbolic cosine.
+    ///
+    /// ```
+    /// let y = lazulite::cosh(&lazulite::Array::scalar(1.0f32))?.item::<f32>()?;
+    /// assert!((y - 1.0f32.cosh()).abs() < 1e-6);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [cosh] Cosh, "cosh", Float { complex: true }, plain("Cosh"), |x, _, v| multiply(v, &sinh(x)?);
     /// Hyperbolic tangent.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[0.0f32, 20.0], &[2])?;
+    /// let y = lazulite::tanh(&a)?.to_vec::<f32>()?;
+    /// assert!(y[0].abs() < 1e-6 && (y[1] - 1.0).abs() < 1e-6);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [tanh] Tanh, "tanh", Float { complex: true }, plain("Tanh"),
         |_, y, v| multiply(v, &subtract(1.0, &square(y)?)?);
     /// Inverse hyperbolic sine.
+    ///
+    /// ```
+    /// let y = lazulite::arcsinh(&lazulite::Array::scalar(1.0f32.sinh()))?.item::<f32>()?;
+    /// assert!((y - 1.0).abs() < 1e-6);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [arcsinh] Arcsinh, "arcsinh", Float { complex: true }, plain("ArcSinh"),
         |x, _, v| multiply(v, &rsqrt(&add(&square(x)?, 1.0)?)?);
     /// Inverse hyperbolic cosine.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1.0f32, 0.5], &[2])?;
+    /// let y = lazulite::arccosh(&a)?.to_vec::<f32>()?;
+    /// assert!(y[0].abs() < 1e-6 && y[1].is_nan()); // defined from 1 up
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     // 1 / (sqrt(x - 1) sqrt(x + 1)): equal to 1 / sqrt(x^2 - 1) for real x > 1, and the
     // derivative of the principal branch for complex x, where the latter is not.
     [arccosh] Arccosh, "arccosh", Float { complex: true }, plain("ArcCosh"),
         |x, _, v| multiply(v, &multiply(&rsqrt(&subtract(x, 1.0)?)?, &rsqrt(&add(x, 1.0)?)?)?);
     /// Inverse hyperbolic tangent.
+    ///
+    /// ```
+    /// let y = lazulite::arctanh(&lazulite::Array::scalar(0.5f32))?.item::<f32>()?;
+    /// assert!((y - 0.5f32.atanh()).abs() < 1e-6);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [arctanh] Arctanh, "arctanh", Float { complex: true }, plain("ArcTanh"),
         |x, _, v| divide(v, &one_minus_square(x)?);
     /// Logistic function `1 / (1 + exp(-a))`.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[0.0f32, 100.0], &[2])?;
+    /// let y = lazulite::sigmoid(&a)?.to_vec::<f32>()?;
+    /// assert!((y[0] - 0.5).abs() < 1e-6 && (y[1] - 1.0).abs() < 1e-6);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [sigmoid] Sigmoid, "sigmoid", Float { complex: false }, plain("Sigmoid"),
         |_, y, v| multiply(v, &multiply(y, &subtract(1.0, y)?)?);
     /// `log(1 + exp(a))`, the smooth ReLU, without overflow for large `a`.
@@ -222,54 +385,162 @@ unary_ops! {
     [softplus] Softplus, "softplus", Float { complex: true }, Mlx::Composed(|x| logaddexp(x, 0.0)),
         |x, _, v| divide(v, &add(&exp(&negative(x)?)?, 1.0)?);
     /// Error function.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[0.0f32, 1.0], &[2])?;
+    /// let y = lazulite::erf(&a)?.to_vec::<f32>()?;
+    /// assert!(y[0].abs() < 1e-6 && (y[1] - 0.842_700_8).abs() < 1e-6);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [erf] Erf, "erf", Float { complex: false }, plain("Erf"),
         |x, _, v| multiply(v, &multiply(&exp(&negative(&square(x)?)?)?, 2.0 / PI.sqrt())?);
     /// Inverse error function.
+    ///
+    /// ```
+    /// use lazulite::{erf, erfinv, Array};
+    /// let x = Array::from_slice(&[-0.5f32, 0.25], &[2])?;
+    /// let y = erfinv(&erf(&x)?)?.to_vec::<f32>()?;
+    /// assert!((y[0] + 0.5).abs() < 1e-5 && (y[1] - 0.25).abs() < 1e-5);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [erfinv] Erfinv, "erfinv", Float { complex: false }, plain("ErfInv"),
         |_, y, v| multiply(v, &multiply(&exp(&square(y)?)?, PI.sqrt() / 2.0)?);
     /// Largest integer not above `a` (integers unchanged).
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[-1.5f32, 2.7], &[2])?;
+    /// assert_eq!(lazulite::floor(&a)?.to_vec::<f32>()?, vec![-2.0, 2.0]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [floor] Floor, "floor", Same { complex: false }, plain("Floor"), |_, _, v| zeros_like(v);
     /// Smallest integer not below `a` (integers unchanged).
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[-1.5f32, 2.2], &[2])?;
+    /// assert_eq!(lazulite::ceil(&a)?.to_vec::<f32>()?, vec![-1.0, 3.0]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [ceil] Ceil, "ceil", Same { complex: false }, plain("Ceil"), |_, _, v| zeros_like(v);
     /// Rounds half to even (public as [`round`], which takes a number of decimals).
     [] Round, "round", Same { complex: true }, plain("Round"), |_, _, v| zeros_like(v);
     /// Integer part, rounding toward zero.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[-1.7f32, 1.7], &[2])?;
+    /// assert_eq!(lazulite::trunc(&a)?.to_vec::<f32>()?, vec![-1.0, 1.0]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [trunc] Trunc, "trunc", Same { complex: false },
         Mlx::Composed(|x| where_(&less(x, 0)?, &ceil(x)?, &floor(x)?)), |_, _, v| zeros_like(v);
     /// Whether each element is NaN.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1.0f32, f32::NAN], &[2])?;
+    /// assert_eq!(lazulite::isnan(&a)?.to_vec::<bool>()?, vec![false, true]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [isnan] IsNan, "isnan", Predicate, Mlx::Composed(|x| not_equal(x, x)), |_, _, v| zeros_like(v);
     /// Whether each element is +inf or -inf.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[f32::INFINITY, f32::NEG_INFINITY, 1.0, f32::NAN], &[4])?;
+    /// assert_eq!(lazulite::isinf(&a)?.to_vec::<bool>()?, vec![true, true, false, false]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [isinf] IsInf, "isinf", Predicate,
         Mlx::Composed(|x| for_floats(x, |x| logical_or(&isposinf(x)?, &isneginf(x)?), false)),
         |_, _, v| zeros_like(v);
     /// Whether each element is +inf (a complex element: `+inf + 0j`, as MLX compares).
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[f32::INFINITY, f32::NEG_INFINITY], &[2])?;
+    /// assert_eq!(lazulite::isposinf(&a)?.to_vec::<bool>()?, vec![true, false]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [isposinf] IsPosInf, "isposinf", Predicate,
         Mlx::Composed(|x| for_floats(x, |x| equal(x, &infinity(x, 1.0)?), false)),
         |_, _, v| zeros_like(v);
     /// Whether each element is -inf (a complex element: `-inf + 0j`, as MLX compares).
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[f32::INFINITY, f32::NEG_INFINITY], &[2])?;
+    /// assert_eq!(lazulite::isneginf(&a)?.to_vec::<bool>()?, vec![false, true]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [isneginf] IsNegInf, "isneginf", Predicate,
         Mlx::Composed(|x| for_floats(x, |x| equal(x, &infinity(x, -1.0)?), false)),
         |_, _, v| zeros_like(v);
     /// Whether each element is neither infinite nor NaN.
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[1.0f32, f32::INFINITY, f32::NAN], &[3])?;
+    /// assert_eq!(lazulite::isfinite(&a)?.to_vec::<bool>()?, vec![true, false, false]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [isfinite] IsFinite, "isfinite", Predicate,
         Mlx::Composed(|x| for_floats(x, |x| logical_not(&logical_or(&isinf(x)?, &isnan(x)?)?), true)),
         |_, _, v| zeros_like(v);
     /// Boolean not (any dtype; nonzero is true).
+    ///
+    /// ```
+    /// let a = lazulite::Array::from_slice(&[0i32, 3], &[2])?;
+    /// assert_eq!(lazulite::logical_not(&a)?.to_vec::<bool>()?, vec![true, false]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [logical_not] LogicalNot, "logical_not", Predicate, plain("LogicalNot"), |_, _, v| zeros_like(v);
     /// Bitwise not of integer or bool arrays.
+    ///
+    /// ```
+    /// use lazulite::{bitwise_invert, Array};
+    /// let a = Array::from_slice(&[0u8, 5], &[2])?;
+    /// assert_eq!(bitwise_invert(&a)?.to_vec::<u8>()?, vec![255, 250]);
+    /// assert!(bitwise_invert(&Array::scalar(1.0f32)).is_err());
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [bitwise_invert] BitwiseInvert, "bitwise_invert", Integer,
         Mlx::Refused("[export_function] MLX cannot export bitwise_invert (its BitwiseInvert \
                       primitive is not serializable)."),
         |_, _, v| zeros_like(v);
     /// Real part (float32 for complex input; the array itself otherwise).
+    ///
+    /// ```
+    /// use lazulite::{real, Array, Complex, DType};
+    /// let z = Array::from_slice(&[Complex::new(1.0, 2.0)], &[1])?;
+    /// assert_eq!(real(&z)?.dtype(), DType::Float32);
+    /// assert_eq!(real(&z)?.to_vec::<f32>()?, vec![1.0]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [real] Real, "real", ToReal, plain("Real"), |_, _, v| Ok(v.clone());
     /// Imaginary part (zeros for real input).
+    ///
+    /// ```
+    /// use lazulite::{imag, Array, Complex};
+    /// let z = Array::from_slice(&[Complex::new(1.0, 2.0)], &[1])?;
+    /// assert_eq!(imag(&z)?.to_vec::<f32>()?, vec![2.0]);
+    /// assert_eq!(imag(&Array::scalar(3.0f32))?.item::<f32>()?, 0.0);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [imag] Imag, "imag", ToReal, plain("Imag"),
         |_, _, v| multiply(v, Array::scalar(crate::element::Complex::new(0.0, -1.0)));
     /// Complex conjugate.
+    ///
+    /// ```
+    /// use lazulite::{conjugate, Array, Complex};
+    /// let z = Array::from_slice(&[Complex::new(1.0, 2.0)], &[1])?;
+    /// assert_eq!(conjugate(&z)?.to_vec::<Complex>()?, vec![Complex::new(1.0, -2.0)]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [conjugate] Conjugate, "conjugate", Same { complex: true }, plain("Conjugate"),
         |_, _, v| conjugate(v);
     /// The same values, with gradients stopped in the transforms.
+    ///
+    /// ```
+    /// use lazulite::{grad, multiply, stop_gradient, Array};
+    /// // d/dx (x * stop_gradient(x)) sees the second factor as a constant.
+    /// let d = grad(|x: &Array| multiply(x, &stop_gradient(x)?));
+    /// assert_eq!(d(&Array::scalar(3.0f32))?.item::<f32>()?, 3.0);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     [stop_gradient] StopGradient, "stop_gradient", Same { complex: true }, plain("StopGradient"),
         |_, _, v| zeros_like(v);
 }
@@ -423,6 +694,12 @@ pub(crate) fn unary(op: UnaryOp, a: &Array) -> Result<Array> {
 }
 
 /// `a` itself (NumPy's `positive`).
+///
+/// ```
+/// let a = lazulite::Array::from_slice(&[-1i32, 2], &[2])?;
+/// assert_eq!(lazulite::positive(&a)?.to_vec::<i32>()?, vec![-1, 2]);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub fn positive(a: &Array) -> Result<Array> {
     Ok(a.clone())
 }
@@ -464,11 +741,23 @@ pub fn round(a: &Array, decimals: i32) -> Result<Array> {
 }
 
 /// Radians to degrees.
+///
+/// ```
+/// let d = lazulite::degrees(&lazulite::Array::scalar(std::f32::consts::PI))?.item::<f32>()?;
+/// assert!((d - 180.0).abs() < 1e-4);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub fn degrees(a: &Array) -> Result<Array> {
     multiply(a, 180.0 / std::f64::consts::PI)
 }
 
 /// Degrees to radians.
+///
+/// ```
+/// let r = lazulite::radians(&lazulite::Array::scalar(90.0f32))?.item::<f32>()?;
+/// assert!((r - std::f32::consts::FRAC_PI_2).abs() < 1e-6);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub fn radians(a: &Array) -> Result<Array> {
     multiply(a, std::f64::consts::PI / 180.0)
 }

@@ -550,6 +550,14 @@ pub fn set_compile_enabled(enabled: bool) {
 type Traced = Box<dyn Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync>;
 
 /// A compiled function: see [`compile`] and [`compile_shapeless`].
+///
+/// ```
+/// use lazulite::{compile, multiply, Array, Compiled};
+/// let double: Compiled = compile(|x: &[Array]| Ok(vec![multiply(&x[0], 2)?]));
+/// let y = double.call(&[Array::from_slice(&[1i32, 2], &[2])?])?;
+/// assert_eq!(y[0].to_vec::<i32>()?, vec![2, 4]);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub struct Compiled {
     f: Traced,
     tapes: Mutex<HashMap<Signature, Arc<Tape>>>,
@@ -559,6 +567,14 @@ pub struct Compiled {
 impl Compiled {
     /// Calls the function: traces it on the first call with these input shapes and dtypes,
     /// replays the recorded (fused) steps afterwards. Outputs are lazy, as usual.
+    ///
+    /// ```
+    /// use lazulite::{add, compile, Array};
+    /// let f = compile(|x: &[Array]| Ok(vec![add(&x[0], &x[1])?]));
+    /// let out = f.call(&[Array::scalar(1.0f32), Array::scalar(2.0f32)])?;
+    /// assert_eq!(out[0].item::<f32>()?, 3.0);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn call(&self, inputs: &[Array]) -> Result<Vec<Array>> {
         if !COMPILE_ENABLED.load(Ordering::Relaxed) {
             return (self.f)(inputs);
@@ -605,6 +621,16 @@ impl Compiled {
 
     /// How many input signatures have been traced (each traces the function once; a
     /// shapeless function's signatures are its inputs' dimension counts and dtypes).
+    ///
+    /// ```
+    /// use lazulite::{compile, Array};
+    /// let f = compile(|x: &[Array]| Ok(vec![x[0].exp()?]));
+    /// f.call(&[Array::scalar(1.0f32)])?;
+    /// f.call(&[Array::scalar(2.0f32)])?; // same shape and dtype: replayed
+    /// f.call(&[Array::from_slice(&[1.0f32, 2.0], &[2])?])?; // a new shape: traced
+    /// assert_eq!(f.traces(), 2);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn traces(&self) -> usize {
         self.lock().len()
     }

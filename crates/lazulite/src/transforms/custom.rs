@@ -145,6 +145,14 @@ impl CustomFunction {
     }
 
     /// Applies the function to `inputs`.
+    ///
+    /// ```
+    /// use lazulite::{custom_function, multiply, Array};
+    /// let f = custom_function(|x: &[Array]| Ok(vec![multiply(&x[0], &x[1])?]));
+    /// let y = f.call(&[Array::scalar(3.0f32), Array::scalar(4.0f32)])?;
+    /// assert_eq!(y[0].item::<f32>()?, 12.0);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn call(&self, inputs: &[Array]) -> Result<Vec<Array>> {
         let outputs = (self.rules.forward)(inputs)?;
         let output_specs = specs(&outputs);

@@ -20,11 +20,40 @@ use std::collections::{BTreeMap, HashMap};
 /// ```
 pub trait Tree: Sized {
     /// Appends the leaves, in a fixed order.
+    ///
+    /// ```
+    /// use lazulite::{Array, Tree};
+    /// let layers = vec![Some(Array::scalar(1.0f32)), None, Some(Array::scalar(2.0f32))];
+    /// let mut out = Vec::new();
+    /// layers.leaves(&mut out);
+    /// assert_eq!(out.len(), 2);
+    /// ```
     fn leaves(&self, out: &mut Vec<Array>);
     /// The same structure with its leaves taken, in order, from `leaves`.
+    ///
+    /// ```
+    /// use lazulite::{multiply, Array, Tree};
+    /// let params = vec![Array::scalar(1.0f32), Array::scalar(2.0f32)];
+    /// let doubled = params.flatten().iter().map(|a| multiply(a, 2)).collect::<lazulite::Result<Vec<_>>>()?;
+    /// let rebuilt = params.rebuild(&mut doubled.into_iter())?;
+    /// assert_eq!(rebuilt[1].item::<f32>()?, 4.0);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     fn rebuild(&self, leaves: &mut dyn Iterator<Item = Array>) -> Result<Self>;
 
     /// The leaves as a vector.
+    ///
+    /// ```
+    /// use lazulite::{Array, Tree};
+    /// use std::collections::BTreeMap;
+    /// let params = BTreeMap::from([
+    ///     ("w".to_string(), Array::scalar(1.0f32)),
+    ///     ("b".to_string(), Array::scalar(0.0f32)),
+    /// ]);
+    /// let leaves = params.flatten(); // in key order: b, then w
+    /// assert_eq!(leaves[0].item::<f32>()?, 0.0);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     fn flatten(&self) -> Vec<Array> {
         let mut out = Vec::new();
         self.leaves(&mut out);

@@ -217,6 +217,12 @@ pub enum QuantizationMode {
 
 impl QuantizationMode {
     /// MLX's group size when none is given: 64, 32, 32, 16.
+    ///
+    /// ```
+    /// use lazulite::QuantizationMode;
+    /// assert_eq!(QuantizationMode::Affine.default_group_size(), 64);
+    /// assert_eq!(QuantizationMode::Nvfp4.default_group_size(), 16);
+    /// ```
     pub fn default_group_size(self) -> i32 {
         match self {
             QuantizationMode::Affine => 64,
@@ -226,6 +232,12 @@ impl QuantizationMode {
     }
 
     /// MLX's bits per element when none are given: 4, except 8 for mxfp8.
+    ///
+    /// ```
+    /// use lazulite::QuantizationMode;
+    /// assert_eq!(QuantizationMode::Mxfp8.default_bits(), 8);
+    /// assert_eq!(QuantizationMode::Mxfp4.default_bits(), 4);
+    /// ```
     pub fn default_bits(self) -> i32 {
         match self {
             QuantizationMode::Mxfp8 => 8,
@@ -234,11 +246,21 @@ impl QuantizationMode {
     }
 
     /// The mode's position in MLX's enumeration (its exported function files store it).
+    ///
+    /// ```
+    /// assert_eq!(lazulite::QuantizationMode::Mxfp8.index(), 2);
+    /// ```
     pub fn index(self) -> i32 {
         self as i32
     }
 
     /// The mode at position `index` of MLX's enumeration.
+    ///
+    /// ```
+    /// use lazulite::QuantizationMode;
+    /// assert_eq!(QuantizationMode::from_index(3), Some(QuantizationMode::Nvfp4));
+    /// assert_eq!(QuantizationMode::from_index(4), None);
+    /// ```
     pub fn from_index(index: i32) -> Option<QuantizationMode> {
         [
             QuantizationMode::Affine,

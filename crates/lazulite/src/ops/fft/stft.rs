@@ -19,6 +19,16 @@ use crate::ops::view::{broadcast_to, reshape, slice_axis};
 /// Settings of [`stft`] other than the transform length. The default is MLX's: a hop
 /// of `n_fft / 4`, a rectangular window of `n_fft` points, frames centred on their
 /// sample by reflect padding, the backward norm, and a one-sided spectrum for real input.
+///
+/// ```
+/// use lazulite::fft::{stft, StftOptions};
+/// let x = lazulite::zeros(&[16], lazulite::DType::Float32)?;
+/// // The default: a hop of 8 / 4 = 2 over the signal padded by 4 at each end.
+/// assert_eq!(stft(&x, 8, &StftOptions::default())?.shape(), [5, 9]);
+/// let options = StftOptions { hop_length: Some(4), center: false, ..Default::default() };
+/// assert_eq!(stft(&x, 8, &options)?.shape(), [5, 3]);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct StftOptions {
     /// Samples between the starts of consecutive frames (default `n_fft / 4`).
@@ -59,6 +69,18 @@ impl Default for StftOptions {
 /// Settings of [`istft`]. The default is MLX's: the transform length inferred from the
 /// number of frequencies of a one-sided spectrum, a hop of `n_fft / 4`, a rectangular
 /// window, centred frames, the backward norm, and the length the frames cover.
+///
+/// ```
+/// use lazulite::fft::{istft, stft, IstftOptions, StftOptions};
+/// let samples: Vec<f32> = (1..=10).map(|i| i as f32).collect();
+/// let x = lazulite::Array::from_slice(&samples, &[10])?;
+/// let spec = stft(&x, 4, &StftOptions::default())?;
+/// let options = IstftOptions { length: Some(8), ..Default::default() };
+/// let y = istft(&spec, &options)?.to_vec::<f32>()?;
+/// assert_eq!(y.len(), 8); // the first 8 samples
+/// assert!(y.iter().zip(&samples).all(|(a, b)| (a - b).abs() < 1e-4));
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct IstftOptions {
     /// The transform length (default `2 (n_freq - 1)` one-sided, `n_freq` otherwise;

@@ -89,6 +89,16 @@ pub fn unique(a: &Array) -> Result<Array> {
 /// The results of [`unique_all`]: the sorted distinct values, the index of each one's
 /// first occurrence in the flattened input (uint32), the position in `values` of every
 /// input element (uint32, the input's shape) and how often each value occurs (int32).
+///
+/// ```
+/// use lazulite::{take, unique_all, Array};
+/// let a = Array::from_slice(&[5i32, 7, 5], &[3])?;
+/// let u = unique_all(&a, None, None)?;
+/// assert_eq!(u.counts.to_vec::<i32>()?, vec![2, 1]);
+/// // The values taken at the inverse give the input back.
+/// assert_eq!(take(&u.values, &u.inverse, None)?.to_vec::<i32>()?, vec![5, 7, 5]);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub struct Unique {
     /// The sorted distinct values.
     pub values: Array,

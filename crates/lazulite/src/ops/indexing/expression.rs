@@ -661,6 +661,16 @@ pub fn index_put(a: &Array, indices: &[Index], value: impl Into<Operand>) -> Res
 }
 
 /// Accumulating updates at an index (MLX's `a.at[idx]`): see [`at`].
+///
+/// ```
+/// use lazulite::{idx, Array};
+/// let a = Array::from_slice(&[1.0f32, 1.0, 1.0], &[3])?;
+/// let i = Array::from_slice(&[0i32, 0, 2], &[3])?;
+/// let updates = a.at(&idx![&i]);
+/// assert_eq!(updates.add(1.0)?.to_vec::<f32>()?, vec![3.0, 1.0, 2.0]);
+/// assert_eq!(updates.multiply(2.0)?.to_vec::<f32>()?, vec![4.0, 1.0, 2.0]);
+/// # Ok::<(), lazulite::Error>(())
+/// ```
 pub struct At {
     array: Array,
     indices: Vec<Index>,
@@ -668,11 +678,28 @@ pub struct At {
 
 impl At {
     /// `a[idx] += value`, with duplicate indices adding up.
+    ///
+    /// ```
+    /// use lazulite::{at, idx, index_put, Array};
+    /// let a = Array::from_slice(&[0i32, 0, 0], &[3])?;
+    /// let i = Array::from_slice(&[0i32, 0, 2], &[3])?;
+    /// assert_eq!(at(&a, &idx![&i]).add(1)?.to_vec::<i32>()?, vec![2, 0, 1]);
+    /// assert_eq!(index_put(&a, &idx![&i], 1)?.to_vec::<i32>()?, vec![1, 0, 1]); // no sum
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn add(&self, value: impl Into<Operand>) -> Result<Array> {
         update(&self.array, &self.indices, value.into(), ScatterMode::Add)
     }
 
     /// `a[idx] -= value` (an add of the negated value), duplicates accumulating.
+    ///
+    /// ```
+    /// use lazulite::{at, idx, Array};
+    /// let a = Array::from_slice(&[10i32, 10, 10], &[3])?;
+    /// let i = Array::from_slice(&[0i32, 0, 2], &[3])?;
+    /// assert_eq!(at(&a, &idx![&i]).subtract(1)?.to_vec::<i32>()?, vec![8, 10, 9]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn subtract(&self, value: impl Into<Operand>) -> Result<Array> {
         let v = self.value(value.into())?;
         update(
@@ -684,6 +711,14 @@ impl At {
     }
 
     /// `a[idx] *= value`, duplicates accumulating.
+    ///
+    /// ```
+    /// use lazulite::{at, idx, Array};
+    /// let a = Array::from_slice(&[1.0f32, 1.0, 1.0], &[3])?;
+    /// let i = Array::from_slice(&[0i32, 0, 2], &[3])?;
+    /// assert_eq!(at(&a, &idx![&i]).multiply(3.0)?.to_vec::<f32>()?, vec![9.0, 1.0, 3.0]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn multiply(&self, value: impl Into<Operand>) -> Result<Array> {
         update(
             &self.array,
@@ -694,6 +729,14 @@ impl At {
     }
 
     /// `a[idx] /= value`: a multiply by the reciprocal (as MLX), duplicates accumulating.
+    ///
+    /// ```
+    /// use lazulite::{at, idx, Array};
+    /// let a = Array::from_slice(&[8.0f32, 8.0, 8.0], &[3])?;
+    /// let i = Array::from_slice(&[0i32, 0, 2], &[3])?;
+    /// assert_eq!(at(&a, &idx![&i]).divide(2.0)?.to_vec::<f32>()?, vec![2.0, 8.0, 4.0]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn divide(&self, value: impl Into<Operand>) -> Result<Array> {
         let v = self.value(value.into())?;
         update(
@@ -705,6 +748,14 @@ impl At {
     }
 
     /// `a[idx] = maximum(a[idx], value)`, over all duplicates.
+    ///
+    /// ```
+    /// use lazulite::{at, idx, Array};
+    /// let a = Array::from_slice(&[1i32, 5, 1], &[3])?;
+    /// let i = Array::from_slice(&[0i32, 1], &[2])?;
+    /// assert_eq!(at(&a, &idx![&i]).maximum(3)?.to_vec::<i32>()?, vec![3, 5, 1]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn maximum(&self, value: impl Into<Operand>) -> Result<Array> {
         update(
             &self.array,
@@ -715,6 +766,14 @@ impl At {
     }
 
     /// `a[idx] = minimum(a[idx], value)`, over all duplicates.
+    ///
+    /// ```
+    /// use lazulite::{at, idx, Array};
+    /// let a = Array::from_slice(&[1i32, 5, 1], &[3])?;
+    /// let i = Array::from_slice(&[0i32, 1], &[2])?;
+    /// assert_eq!(at(&a, &idx![&i]).minimum(3)?.to_vec::<i32>()?, vec![1, 3, 1]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn minimum(&self, value: impl Into<Operand>) -> Result<Array> {
         update(
             &self.array,
@@ -750,16 +809,40 @@ pub fn at(a: &Array, indices: &[Index]) -> At {
 
 impl Array {
     /// Method form of [`index`](crate::index).
+    ///
+    /// ```
+    /// use lazulite::{idx, Array};
+    /// let a = Array::from_slice(&[0i32, 1, 2, 3, 4, 5], &[2, 3])?;
+    /// assert_eq!(a.index(&idx![1])?.to_vec::<i32>()?, vec![3, 4, 5]);
+    /// assert_eq!(a.index(&idx![.., 2])?.to_vec::<i32>()?, vec![2, 5]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn index(&self, indices: &[Index]) -> Result<Array> {
         index(self, indices)
     }
 
     /// Method form of [`index_put`](crate::index_put).
+    ///
+    /// ```
+    /// use lazulite::{idx, Array};
+    /// let a = Array::from_slice(&[0i32, 1, 2, 3], &[4])?;
+    /// assert_eq!(a.index_put(&idx![1..3], 9)?.to_vec::<i32>()?, vec![0, 9, 9, 3]);
+    /// assert_eq!(a.to_vec::<i32>()?, vec![0, 1, 2, 3]); // a is unchanged
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn index_put(&self, indices: &[Index], value: impl Into<Operand>) -> Result<Array> {
         index_put(self, indices, value)
     }
 
     /// Method form of [`at`](crate::at).
+    ///
+    /// ```
+    /// use lazulite::{idx, Array};
+    /// let counts = lazulite::zeros(&[3], lazulite::DType::Int32)?;
+    /// let seen = Array::from_slice(&[2i32, 0, 2, 2], &[4])?;
+    /// assert_eq!(counts.at(&idx![&seen]).add(1)?.to_vec::<i32>()?, vec![1, 0, 3]);
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
     pub fn at(&self, indices: &[Index]) -> At {
         at(self, indices)
     }
