@@ -131,6 +131,7 @@ pub(crate) enum Export {
 
 /// One MLX primitive: its name as MLX's function files spell it (`"Add"`, `"Reduce"`), its
 /// `state()` tuple, its inputs and outputs.
+#[derive(Clone)]
 pub(crate) struct MlxNode {
     pub name: &'static str,
     pub state: Vec<MlxState>,

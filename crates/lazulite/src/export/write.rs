@@ -137,8 +137,8 @@ impl FileWriter {
     ) -> Result<Traced> {
         let next_id = self.next_id;
         let constants = self.constants.len();
-        let traced = crate::ops::shapeless::with_shapeless_trace(shapeless, || {
-            self.trace_unchecked(f, args, kwargs)
+        let traced = crate::ops::trace::with_shapeless_trace(shapeless, || {
+            crate::ops::trace::with_export_trace(|| self.trace_unchecked(f, args, kwargs))
         });
         if traced.is_err() {
             // Nothing of a failed function stays in the file.
