@@ -626,7 +626,8 @@ fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
                 Ok(vec![scaled_by_scalar(y, &p[1])?])
             };
             let primals = [input.clone(), weight.clone()];
-            let (_, grads) = crate::transforms::vjp(norm, &primals, &[cotangent.clone()])?;
+            let (_, grads) =
+                crate::transforms::vjp(norm, &primals, std::slice::from_ref(cotangent))?;
             norm_cotangents(grads, &primals)
         }),
         ("LayerNormVJP", &[N, F], |x, s, _| {
@@ -636,7 +637,8 @@ fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
             let eps = s.float(0)?;
             let norm = |p: &[Array]| Ok(vec![layer_norm_of(&p[0], &p[1], Some(&p[2]), eps)?]);
             let primals = [input.clone(), weight.clone(), bias.clone()];
-            let (_, grads) = crate::transforms::vjp(norm, &primals, &[cotangent.clone()])?;
+            let (_, grads) =
+                crate::transforms::vjp(norm, &primals, std::slice::from_ref(cotangent))?;
             norm_cotangents(grads, &primals)
         }),
         // State: dims, traditional, base, scale, forward (false: the inverse rotation of
