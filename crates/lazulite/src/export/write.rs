@@ -571,7 +571,11 @@ fn topological(outputs: &[Array], known: &HashMap<Key, u64>) -> Walk {
         if known.contains_key(&key(&a)) || !seen.insert(Arc::as_ptr(&a.node)) {
             continue;
         }
-        let Some(inputs) = a.node.lock().op.as_ref().map(|op| op.inputs.clone()) else {
+        let op_inputs = a.node.lock().op.as_ref().map(|op| {
+            let used = op.primitive.export_inputs(op.inputs.len());
+            op.inputs[..used.min(op.inputs.len())].to_vec()
+        });
+        let Some(inputs) = op_inputs else {
             order.push((a, None));
             continue;
         };

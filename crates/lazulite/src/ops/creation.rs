@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
 use crate::ops::binary::{equal, less_equal, subtract};
 use crate::ops::cast::astype;
+use crate::ops::exported::ExportedAs;
 use crate::ops::operand::{scalar_array, to_arrays, Operand};
 use crate::ops::shape::{broadcast_arrays, expand_dims, pad, sized};
 use crate::ops::ternary::where_;
@@ -16,7 +17,6 @@ use crate::ops::unary::logical_not;
 use crate::ops::view::{broadcast_to, reshape, transpose};
 use crate::primitive::{no_rule, Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{axis_in_range, broadcast_shapes, checked_size};
-use crate::transforms::ExportedAs;
 
 /// An array of `shape` filled with `value` (an array is broadcast). The dtype is `dtype`
 /// if given, else the value's.

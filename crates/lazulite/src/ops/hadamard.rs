@@ -7,11 +7,11 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::binary::{add, multiply, subtract};
 use crate::ops::cast::astype;
+use crate::ops::exported::ExportedAs;
 use crate::ops::linalg::matmul;
 use crate::ops::shape::stack;
 use crate::ops::view::slice_axis;
 use crate::primitive::MlxState;
-use crate::transforms::ExportedAs;
 
 /// The matrices for lengths `m * 2^k`, `m` in (12, 20, 28), as MLX uses them (read off
 /// real MLX by `tools/mlx_reference/hadamard.py`): rows of `+` and `-`.

@@ -18,12 +18,12 @@ use crate::ops::batching::batch_to_front;
 use crate::ops::binary::{add, multiply};
 use crate::ops::cast::astype;
 use crate::ops::creation::zeros_like;
+use crate::ops::exported::ExportedAs;
 use crate::ops::shape::swapaxes;
 use crate::ops::unary::conjugate;
 use crate::ops::view::{broadcast_to, broadcast_with, reshape_by, transpose, ReshapeRule};
 use crate::primitive::{mlx_shape, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{axis_in_range, broadcast_shapes, checked_size, shape_text};
-use crate::transforms::ExportedAs;
 
 /// Batched matrix product of `(batch..., M, K)` and `(batch..., K, N)` inputs of one
 /// inexact dtype and the same batch shape.

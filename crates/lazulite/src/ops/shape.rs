@@ -14,6 +14,7 @@ use crate::error::{vec_with_room, Error, Result};
 use crate::ops::batching::batch_to_front;
 use crate::ops::cast::astype;
 use crate::ops::creation::zeros_like;
+use crate::ops::exported::ExportedAs;
 use crate::ops::operand::{to_arrays, Operand};
 use crate::ops::view::{
     broadcast_to, make_contiguous, reshape, reshape_by, slice, slice_axis, transpose, ReshapeRule,
@@ -22,7 +23,6 @@ use crate::primitive::{
     mlx_chain, mlx_ints, mlx_shape, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive,
 };
 use crate::shape::{axis_in_range, broadcast_shapes, checked_size, normalize_axis, Axes};
-use crate::transforms::ExportedAs;
 
 /// The number of elements of `shape`; an error naming `op` if it is too large.
 pub(crate) fn sized(op: &str, shape: &[usize]) -> Result<usize> {

@@ -13,12 +13,12 @@ use crate::ops::binary::{
 };
 use crate::ops::cast::astype;
 use crate::ops::creation::zeros_like;
+use crate::ops::exported::ExportedAs;
 use crate::ops::operand::{to_arrays, Operand};
 use crate::ops::unary::{abs, imag, isnan, isneginf, isposinf, logical_not, real};
 use crate::ops::view::{broadcast_to, broadcast_with};
 use crate::primitive::{Export, MlxNode, OutputSpec, Primitive};
 use crate::shape::broadcast_shapes;
-use crate::transforms::ExportedAs;
 
 pub(crate) struct Select;
 

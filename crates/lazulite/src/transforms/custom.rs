@@ -25,7 +25,7 @@ use crate::array::Array;
 use crate::backend::Tensor;
 use crate::error::{Error, Result};
 use crate::ops::{conjugate_if_complex, zeros_like};
-use crate::primitive::{Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
+use crate::primitive::{Export, OutputSpec, Primitive};
 use std::sync::{Arc, Mutex};
 
 pub(crate) type Forward = dyn Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync;
@@ -413,114 +413,6 @@ fn composed_output_shapes(composed: &Forward, inputs: &[OutputSpec]) -> Result<V
         .collect::<Result<Vec<_>>>()?;
     let outputs = crate::ops::trace::with_shapeless_trace(true, || composed(&stand_ins))?;
     Ok(outputs.iter().map(|a| a.shape().to_vec()).collect())
-}
-
-/// A node that stands for `composed` and is written to MLX's files as the MLX primitives
-/// `nodes` (their `MlxInput::Input`s are the node's inputs, and the last one gives its
-/// outputs): what an op lazulite computes as a composition of others records while a
-/// function is traced for export, where MLX writes that op differently (`pad` as one
-/// `Pad`, ...), so that the file holds what MLX writes. Evaluating it evaluates the
-/// composition, and the transforms are the composition's.
-pub(crate) struct ExportedAs {
-    pub name: &'static str,
-    pub nodes: Vec<MlxNode>,
-    pub composed: Arc<Forward>,
-}
-
-impl ExportedAs {
-    /// `composed(inputs)`; while a function is traced for export, recorded as one node
-    /// that the file holds as the MLX primitive `mlx` with `state` (`name` is the op's).
-    pub fn apply<F>(
-        name: &'static str,
-        mlx: &'static str,
-        state: impl FnOnce() -> Result<Vec<MlxState>>,
-        inputs: Vec<Array>,
-        composed: F,
-    ) -> Result<Vec<Array>>
-    where
-        F: Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + 'static,
-    {
-        let nodes = |inputs: &[Array], outputs: &[Array]| {
-            Ok(vec![MlxNode {
-                name: mlx,
-                state: state()?,
-                inputs: (0..inputs.len()).map(MlxInput::Input).collect(),
-                outputs: specs(outputs),
-            }])
-        };
-        ExportedAs::apply_nodes(name, nodes, inputs, composed)
-    }
-
-    /// `composed(inputs)`; while a function is traced for export, recorded as one node
-    /// that the file holds as the MLX primitives `nodes(inputs, outputs)`.
-    pub fn apply_nodes<F>(
-        name: &'static str,
-        nodes: impl FnOnce(&[Array], &[Array]) -> Result<Vec<MlxNode>>,
-        inputs: Vec<Array>,
-        composed: F,
-    ) -> Result<Vec<Array>>
-    where
-        F: Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + 'static,
-    {
-        let outputs = composed(&inputs)?;
-        if !crate::ops::trace::in_export_trace() {
-            return Ok(outputs);
-        }
-        let node = ExportedAs {
-            name,
-            nodes: nodes(&inputs, &outputs)?,
-            composed: Arc::new(composed),
-        };
-        Ok(Array::from_op_multi(node, inputs, specs(&outputs)))
-    }
-}
-
-impl Primitive for ExportedAs {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn params(&self) -> String {
-        let names: Vec<&str> = self.nodes.iter().map(|n| n.name).collect();
-        format!("mlx={}", names.join("+"))
-    }
-
-    fn export(&self, _: &[OutputSpec], _: &[OutputSpec]) -> Result<Export> {
-        Ok(Export::Nodes(self.nodes.clone()))
-    }
-
-    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
-        composed_output_shapes(self.composed.as_ref(), inputs)
-    }
-
-    fn eval(&self, inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
-        let args: Vec<Array> = inputs.into_iter().map(Array::from_tensor).collect();
-        let outputs = (self.composed)(&args)?;
-        crate::eval::eval(&outputs.iter().collect::<Vec<_>>())?;
-        outputs.iter().map(|a| a.tensor()).collect()
-    }
-
-    fn vjp(
-        &self,
-        inputs: &[Array],
-        _: &[Array],
-        cotangents: &[Array],
-        argnums: &[usize],
-    ) -> Result<Vec<Array>> {
-        composed_vjp(&self.composed, inputs, cotangents, argnums)
-    }
-
-    fn jvp(&self, inputs: &[Array], tangents: &[Array], argnums: &[usize]) -> Result<Vec<Array>> {
-        composed_jvp(&self.composed, inputs, tangents, argnums)
-    }
-
-    fn vmap(
-        &self,
-        inputs: &[Array],
-        axes: &[Option<usize>],
-    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
-        composed_vmap(&self.composed, inputs, axes)
-    }
 }
 
 /// `f` with gradient checkpointing (MLX's `mx.checkpoint`): the forward pass computes

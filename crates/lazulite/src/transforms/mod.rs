@@ -12,8 +12,8 @@ mod vjp;
 mod vmap;
 
 pub use compile::{compile, compile_shapeless, set_compile_enabled, Compiled};
+pub(crate) use custom::Fused;
 pub use custom::{checkpoint, custom_function, CustomFunction};
-pub(crate) use custom::{ExportedAs, Fused};
 pub use jvp::jvp;
 pub use tree::Tree;
 pub use vjp::{value_and_grad_argnums, vjp};

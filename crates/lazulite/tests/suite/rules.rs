@@ -2355,14 +2355,14 @@ fn transform_rows() -> Vec<Row> {
         // Ops lazulite composes but MLX records as primitives of their own record one
         // node while exported; its transforms are the composition's.
         row(
-            "transforms::custom::ExportedAs",
+            "ops::exported::ExportedAs",
             "pad exported",
             vec![x.clone()],
             |p| lazulite::pad(&p[0], &[(1, 2), (0, 1)], "constant", 0.5),
         )
         .exported(),
         row(
-            "transforms::custom::ExportedAs",
+            "ops::exported::ExportedAs",
             "put_along_axis exported",
             vec![seeded(27, &[3, 4])],
             |p| {
@@ -2373,7 +2373,7 @@ fn transform_rows() -> Vec<Row> {
         )
         .exported(),
         row(
-            "transforms::custom::ExportedAs",
+            "ops::exported::ExportedAs",
             "divmod exported (two outputs)",
             vec![seeded(28, &[3, 4])],
             |p| {
@@ -2383,7 +2383,7 @@ fn transform_rows() -> Vec<Row> {
         )
         .exported(),
         row(
-            "transforms::custom::ExportedAs",
+            "ops::exported::ExportedAs",
             "take along a later axis exported (three MLX primitives)",
             vec![seeded(29, &[2, 3, 4])],
             |p| lazulite::take(&p[0], &ints(&[2, 0, -1], &[3]), Some(2)),

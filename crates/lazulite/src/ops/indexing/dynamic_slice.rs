@@ -8,13 +8,13 @@ use crate::error::{Error, Result};
 use crate::ops::binary::{add, less, subtract};
 use crate::ops::cast::astype;
 use crate::ops::creation::arange;
+use crate::ops::exported::ExportedAs;
 use crate::ops::indexing::expression::{index, Index};
 use crate::ops::indexing::gather_scatter::{gather, scatter};
 use crate::ops::ternary::where_;
 use crate::ops::view::{broadcast_to, reshape};
 use crate::primitive::{mlx_ints, mlx_shape};
 use crate::shape::{normalize_axes, normalize_axis};
-use crate::transforms::ExportedAs;
 
 /// Coordinates of a `slice_size` window of an array of `shape` whose corner is `start`
 /// (an integer array, one value per entry of `axes`; 0 on the other axes): one int64

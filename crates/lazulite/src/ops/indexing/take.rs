@@ -7,13 +7,13 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::cast::astype;
 use crate::ops::creation::arange;
+use crate::ops::exported::ExportedAs;
 use crate::ops::indexing::expression::{index, Index};
 use crate::ops::indexing::gather_scatter::{as_i64, gather, scatter};
 use crate::ops::shape::squeeze;
 use crate::ops::view::{broadcast_to, reshape};
 use crate::primitive::{mlx_ints, mlx_shape, MlxInput, MlxNode, MlxState, OutputSpec};
 use crate::shape::{broadcast_shapes, normalize_axis};
-use crate::transforms::ExportedAs;
 
 /// The axis `take`-like ops work on: `None` flattens `a` first.
 fn along(op: &str, a: &Array, axis: Option<i32>) -> Result<(Array, usize)> {
