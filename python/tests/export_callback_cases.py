@@ -54,6 +54,36 @@ def cases(mx):
     out["shapeless_mean"] = (lambda x: x.mean(-1), (mx.ones((2, 3)),), {}, True)
     out["shapeless_broadcast"] = (lambda x, y: x + y, (mx.ones((2, 3)), mx.ones((3,))), {}, True)
     out["shapeless_mlp"] = (mlp, (mx.ones((2, 4)),), {}, True)
+    # Operations MLX records as one primitive of its own.
+    x45 = mx.array(np.arange(20, dtype=np.float32).reshape(4, 5))
+    slots = mx.array(np.array([[2, 0], [1, 3], [0, 0], [1, 1]], dtype=np.int32))
+    column = mx.array(np.array([[1], [2], [0], [3]], dtype=np.int32))
+    out["pad"] = (lambda x, v: (mx.pad(x, [(1, 2), (0, 1)]), mx.pad(x, 1, constant_values=3),
+                                mx.pad(x, [(0, 0), (2, 0)], constant_values=v)),
+                  (x45, mx.array(0.5)), {}, False)
+    out["put_along_axis"] = (lambda x, u, row: (mx.put_along_axis(x, slots, u, axis=1),
+                                                mx.put_along_axis(x, slots, mx.array(2.0), axis=1),
+                                                mx.put_along_axis(x, column, row, axis=1)),
+                             (x45, mx.ones((4, 2)), mx.ones((5,))), {}, False)
+    out["dynamic_slices"] = (lambda x, s, u, v: (mx.slice(x, s, (0, 1), (2, 2)),
+                                                 mx.slice(x, s[::-1], (1, 0), (3, 2)),
+                                                 mx.slice_update(x, u, s, (0, 1)),
+                                                 mx.slice_update(x, v, s[:1], (1,))),
+                             (x45, mx.array([1, 2]), mx.ones((2, 2)), mx.ones((2,))), {}, False)
+    out["hadamard"] = (lambda x: (mx.hadamard_transform(x.reshape(5, 4)),
+                                  mx.hadamard_transform(x.reshape(5, 4).astype(mx.int32), scale=0.5)),
+                       (x45,), {}, False)
+    out["divmod"] = (lambda x, d: (*mx.divmod(x, d), *mx.divmod(x, 3)), (x45, mx.array(0.75)), {}, False)
+    # Compositions recorded in MLX's own forms.
+    x234 = mx.array(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    out["mean"] = (lambda x: (mx.mean(x, axis=1), mx.mean(x)), (x234,), {}, False)
+    out["take_later_axis"] = (lambda x: (mx.take(x, mx.array([2, 0]), axis=1), mx.take(x, mx.array(1), axis=2)),
+                              (x234,), {}, False)
+    out["batched_matmul_2d"] = (lambda x: x @ mx.ones((4, 5)), (x234,), {}, False)
+    out["topk"] = (lambda x: mx.topk(x, 2, axis=-1), (x234,), {}, False)
+    out["full"] = (lambda x: (x + mx.zeros((4,)), x * mx.ones((3, 4), dtype=mx.int32), x + mx.full((4,), 2.5)),
+                   (x234,), {}, False)
+    out["constant_order"] = (lambda x: (x * 2.0 + 1.0) * mx.array([1.0, 2.0, 3.0, 4.0]), (x234,), {}, False)
     return out
 
 

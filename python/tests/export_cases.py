@@ -296,4 +296,20 @@ def cases(mx):
                  a(_f32(r, 64, 32)), a(_f32(r, 10)), a(_f32(r, 5))), {})
 
     out["experts"] = (moe, [moe_inputs(r)], [moe_inputs(r)])
+
+    # Updates of windows picked by an index array and a slice (MLX records a scatter whose
+    # slices span part of the sliced axis), negative indices included.
+    r = _rng(16)
+    rows = a(np.array([2, -1, 0], dtype=np.int32))
+
+    def window_updates(x, v, w):
+        y = x + 0
+        y[rows[:2], 1:3] = w
+        return x.at[rows, 1:4].add(v), x.at[rows[1:], :2].maximum(v[:2, :2]), y
+
+    out["window_updates"] = (
+        window_updates,
+        [((a(_f32(r, 4, 5)), a(_f32(r, 3, 3)), a(_f32(r, 2, 2))), {})],
+        [((a(_f32(r, 4, 5)), a(_f32(r, 3, 3)), a(_f32(r, 2, 2))), {})],
+    )
     return out

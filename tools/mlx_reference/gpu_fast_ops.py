@@ -1,6 +1,7 @@
 """Writes python/tests/mlx_export/gpu_fast_ops.mlxfn, a function file holding the fused
 primitives MLX records when it exports on a GPU (RMSNorm, LayerNorm, RoPE and
-ScaledDotProductAttention: what a file exported on a Mac holds), and
+ScaledDotProductAttention, and the gradients RMSNormVJP and LayerNormVJP: what a file
+exported on a Mac holds), and
 gpu_fast_ops.npz, its inputs and what MLX's `mx.fast` functions compute from them
 (saved as export_functions.py saves a call).
 
@@ -89,8 +90,14 @@ class Tape:
         return i, value.shape, value.dtype
 
     def primitive(self, name, inputs, state, shape, dtype):
-        i = self.fresh()
-        self.u64(i)
+        [out] = self.primitive_outputs(name, inputs, state, [(shape, dtype)])
+        return out
+
+    def primitive_outputs(self, name, inputs, state, outputs):
+        """A primitive with one or several outputs, each given as (shape, dtype)."""
+        ids = [self.fresh()]
+        ids += [self.fresh_sibling() for _ in outputs[1:]]
+        self.u64(ids[0])
         self.flag(True)
         self.u64(len(inputs))
         for x in inputs:
@@ -101,10 +108,27 @@ class Tape:
         self.text(name)
         for kind, v in state:
             {"i": self.i32, "b": self.flag, "f": self.f32}[kind](v)
-        self.u64(0)  # no sibling outputs
-        self.shape(shape)
-        self.dtype(dtype)
-        return i, shape, dtype
+        if len(outputs) == 1:
+            self.u64(0)  # no sibling outputs
+            self.shape(outputs[0][0])
+            self.dtype(outputs[0][1])
+        else:
+            self.u64(len(outputs) - 1)  # the siblings of the first output
+            self.u64(len(ids))
+            for i in ids:
+                self.u64(i)
+            self.u64(len(outputs))
+            for shape, _ in outputs:
+                self.shape(shape)
+            self.u64(len(outputs))
+            for _, dtype in outputs:
+                self.dtype(dtype)
+        return [(i, shape, dtype) for i, (shape, dtype) in zip(ids, outputs)]
+
+    def fresh_sibling(self):
+        """An id for a further output of a primitive (no tape entry of its own)."""
+        self.next_id += 1
+        return self.next_id
 
 
 def write_file(path, tape, outputs):
@@ -146,10 +170,11 @@ def main():
         "sinks": f32(hq),
         "freqs": np.array([1.0, 4.0, 16.0], np.float32),
         "offsets": np.array([1, 5], np.int32),
+        "g": f32(b, h, t, d),
     }
 
     tape = Tape()
-    x, w, bias, q, k, v, additive, boolean, sinks, freqs, offsets = (
+    x, w, bias, q, k, v, additive, boolean, sinks, freqs, offsets, g = (
         tape.input(a) for a in values.values()
     )
     one, zero = tape.constant(np.float32(1)), tape.constant(np.float32(0))
@@ -169,6 +194,11 @@ def main():
             "ScaledDotProductAttention", inputs, state, (b, hq, tq, e), np.float32
         )
 
+    def norm_vjp(name, eps, inputs):
+        # The cotangents of the norm's inputs, from the inputs and the output's cotangent.
+        shapes = [(i[1], np.float32) for i in inputs]
+        return tape.primitive_outputs(name, [*inputs, g], [("f", eps)], shapes)
+
     outputs = [
         norm("RMSNorm", 1e-5, [x, w]),
         norm("RMSNorm", 1e-3, [x, one]),
@@ -181,6 +211,11 @@ def main():
         attention([q, k, v], True, False),
         attention([q, k, v, additive], False, False),
         attention([q, k, v, boolean, sinks], False, True),
+        # The gradients MLX records on a GPU: RMSNormVJP and LayerNormVJP.
+        *norm_vjp("RMSNormVJP", 1e-5, [x, w]),
+        *norm_vjp("RMSNormVJP", 1e-3, [x, one]),
+        *norm_vjp("LayerNormVJP", 1e-5, [x, w, bias]),
+        *norm_vjp("LayerNormVJP", 1e-4, [x, one, zero]),
     ]
 
     a = {name: mx.array(value) for name, value in values.items()}
@@ -191,6 +226,20 @@ def main():
         return fast.rope(y, d, traditional=False, base=500.0, scale=1.0, offset=2)
 
     inverse = mx.vjp(forward, [a["x"]], [a["x"]])[1][0]
+
+    def grads(f, *primals):
+        return mx.vjp(f, list(primals), [a["g"]])[1]
+
+    no_weight = mx.array(0, mx.float32)  # MLX's zero cotangent of a scalar stand-in
+    norm_grads = [
+        *grads(lambda y, w: fast.rms_norm(y, w, 1e-5), a["x"], a["w"]),
+        *grads(lambda y: fast.rms_norm(y, None, 1e-3), a["x"]),
+        no_weight,
+        *grads(lambda y, w, b: fast.layer_norm(y, w, b, 1e-5), a["x"], a["w"], a["bias"]),
+        *grads(lambda y: fast.layer_norm(y, None, None, 1e-4), a["x"]),
+        no_weight,
+        no_weight,
+    ]
     expected = [
         fast.rms_norm(a["x"], a["w"], 1e-5),
         fast.rms_norm(a["x"], None, 1e-3),
@@ -206,6 +255,7 @@ def main():
                                           mask=mask2(a["additive"])),
         fast.scaled_dot_product_attention(a["q"], a["k"], a["v"], scale=0.4,
                                           mask=mask2(a["boolean"]), sinks=a["sinks"]),
+        *norm_grads,
     ]
 
     path = OUT / "gpu_fast_ops.mlxfn"
@@ -216,7 +266,8 @@ def main():
         dot = Path(folder) / "graph.dot"
         mx.export_to_dot(str(dot), *imported)
         graph = dot.read_text()
-    for name in ("RMSNorm", "LayerNorm", "RoPE", "ScaledDotProductAttention"):
+    for name in ("RMSNorm", "LayerNorm", "RoPE", "ScaledDotProductAttention", "RMSNormVJP",
+                 "LayerNormVJP"):
         assert f'label ="{name}"' in graph, name
     # Saved as export_functions.py saves a call.
     saved = {f"call0_arg{i}": value for i, value in enumerate(values.values())}

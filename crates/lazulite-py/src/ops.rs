@@ -13,10 +13,8 @@ fn dtype_or(dtype: Option<Dt>, default: DType) -> DType {
 
 /// MLX's `divmod`: the floor quotient and the remainder.
 fn quotient_and_remainder(a: Operand, b: Operand) -> lz::Result<Vec<Array>> {
-    Ok(vec![
-        lz::floor_divide(a.clone(), b.clone())?,
-        lz::remainder(a, b)?,
-    ])
+    let (q, r) = lz::divmod(a, b)?;
+    Ok(vec![q, r])
 }
 
 /// The axes given, or all of them reversed.

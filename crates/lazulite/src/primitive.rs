@@ -69,6 +69,12 @@ pub(crate) trait Primitive: Send + Sync + Any {
         )))
     }
 
+    /// How many of the node's `inputs` (the first ones) an MLX file needs; the others only
+    /// compute the node's value, and an export neither walks nor writes them.
+    fn export_inputs(&self, inputs: usize) -> usize {
+        inputs
+    }
+
     /// The batched outputs and their batch axes, given inputs batched along `axes`
     /// (`None`: not batched).
     fn vmap(
@@ -131,6 +137,7 @@ pub(crate) enum Export {
 
 /// One MLX primitive: its name as MLX's function files spell it (`"Add"`, `"Reduce"`), its
 /// `state()` tuple, its inputs and outputs.
+#[derive(Clone)]
 pub(crate) struct MlxNode {
     pub name: &'static str,
     pub state: Vec<MlxState>,

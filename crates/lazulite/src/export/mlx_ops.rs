@@ -24,6 +24,33 @@ fn scaled_by_scalar(y: Array, weight: &Array) -> Result<Array> {
     }
 }
 
+/// MLX's `LayerNorm` of `x`: the weight and bias may be its scalar stand-ins.
+fn layer_norm_of(x: &Array, weight: &Array, bias: Option<&Array>, eps: f32) -> Result<Array> {
+    let y = fast::layer_norm(x, vector(weight), bias.and_then(vector), eps)?;
+    let y = scaled_by_scalar(y, weight)?;
+    match bias.filter(|b| b.ndim() == 0) {
+        Some(b) => add(&y, b),
+        None => Ok(y),
+    }
+}
+
+/// The cotangents of a norm's `primals`, with zeros for the scalar stand-ins of a missing
+/// weight or bias (MLX's), the input's always computed.
+fn norm_cotangents(grads: Vec<Array>, primals: &[Array]) -> Result<Vec<Array>> {
+    grads
+        .into_iter()
+        .zip(primals)
+        .enumerate()
+        .map(|(i, (g, p))| {
+            if i > 0 && p.ndim() == 0 {
+                zeros_like(p)
+            } else {
+                Ok(g)
+            }
+        })
+        .collect()
+}
+
 /// Records one MLX primitive: its inputs, its decoded state and its recorded outputs.
 pub(crate) type Interpret = fn(&[Array], &State, &[OutputSpec]) -> Result<Vec<Array>>;
 
@@ -389,8 +416,15 @@ fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
         }),
         ("Gather", &[V, V], |x, s, out| {
             let axes = axes_of(s, 0, x[0].ndim())?;
-            check_whole_slices(s, &x[0], &axes, &s.sizes(1)?)?;
-            let gathered = gather(&x[0], &x[1..], &axes)?;
+            let sizes = s.sizes(1)?;
+            check_slice_sizes(s, &x[0], &sizes)?;
+            let gathered = if whole_slices(&x[0], &axes, &sizes) {
+                gather(&x[0], &x[1..], &axes)?
+            } else {
+                let coords = window_coordinates(x[0].shape(), &x[1..], &axes, &sizes)?;
+                let all: Vec<usize> = (0..x[0].ndim()).collect();
+                gather(&x[0], &coords, &all)?
+            };
             one(reshape(&gathered, &dims(&out[0].shape))?)
         }),
         ("GatherAxis", &[I], |x, s, _| {
@@ -402,7 +436,22 @@ fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
             let updates = &x[n - 1];
             let batch = if n > 2 { x[1].ndim() } else { 0 };
             let slice_sizes = updates.shape().get(batch..).unwrap_or(&[]).to_vec();
-            check_whole_slices(s, &x[0], &axes, &slice_sizes)?;
+            check_slice_sizes(s, &x[0], &slice_sizes)?;
+            // `Scatter::ReduceType` is `{Max, Min, Sum, Prod, None}`.
+            let mode = match s.int(0)? {
+                0 => ScatterMode::Maximum,
+                1 => ScatterMode::Minimum,
+                2 => ScatterMode::Add,
+                3 => ScatterMode::Multiply,
+                4 => ScatterMode::Assign,
+                r => return Err(s.unsupported(format!("reduction {r}"))),
+            };
+            if !whole_slices(&x[0], &axes, &slice_sizes) {
+                let indices = &x[1..n - 1];
+                let coords = window_coordinates(x[0].shape(), indices, &axes, &slice_sizes)?;
+                let all: Vec<usize> = (0..x[0].ndim()).collect();
+                return one(scatter(&x[0], &coords, updates, &all, mode)?);
+            }
             // Drop the indexed axes' size-1 slice dimensions, as lazulite's scatter takes them.
             let kept: Vec<i64> = updates.shape()[..batch]
                 .iter()
@@ -414,15 +463,6 @@ fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
                 .map(|&d| d as i64)
                 .collect();
             let updates = reshape(updates, &kept)?;
-            // `Scatter::ReduceType` is `{Max, Min, Sum, Prod, None}`.
-            let mode = match s.int(0)? {
-                0 => ScatterMode::Maximum,
-                1 => ScatterMode::Minimum,
-                2 => ScatterMode::Add,
-                3 => ScatterMode::Multiply,
-                4 => ScatterMode::Assign,
-                r => return Err(s.unsupported(format!("reduction {r}"))),
-            };
             one(scatter(&x[0], &x[1..n - 1], &updates, &axes, mode)?)
         }),
         ("Sort", &[I], |x, s, _| one(sort(&x[0], Some(s.int(0)?))?)),
@@ -571,12 +611,35 @@ fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
         }),
         ("LayerNorm", &[N, F], |x, s, _| {
             let (weight, bias) = (x.get(1).ok_or_else(|| s.mismatch())?, x.get(2));
-            let y = fast::layer_norm(&x[0], vector(weight), bias.and_then(vector), s.float(0)?)?;
-            let y = scaled_by_scalar(y, weight)?;
-            one(match bias.filter(|b| b.ndim() == 0) {
-                Some(b) => add(&y, b)?,
-                None => y,
-            })
+            one(layer_norm_of(&x[0], weight, bias, s.float(0)?)?)
+        }),
+        // The gradients MLX records for the fused norms on a GPU. Inputs: the norm's inputs
+        // (scalar stand-ins included), then the cotangent; outputs: one cotangent per
+        // input but the last, zeros for a stand-in (as MLX gives them).
+        ("RMSNormVJP", &[N, F], |x, s, _| {
+            let [input, weight, cotangent] = x else {
+                return Err(s.mismatch());
+            };
+            let eps = s.float(0)?;
+            let norm = |p: &[Array]| {
+                let y = fast::rms_norm(&p[0], vector(&p[1]), eps)?;
+                Ok(vec![scaled_by_scalar(y, &p[1])?])
+            };
+            let primals = [input.clone(), weight.clone()];
+            let (_, grads) =
+                crate::transforms::vjp(norm, &primals, std::slice::from_ref(cotangent))?;
+            norm_cotangents(grads, &primals)
+        }),
+        ("LayerNormVJP", &[N, F], |x, s, _| {
+            let [input, weight, bias, cotangent] = x else {
+                return Err(s.mismatch());
+            };
+            let eps = s.float(0)?;
+            let norm = |p: &[Array]| Ok(vec![layer_norm_of(&p[0], &p[1], Some(&p[2]), eps)?]);
+            let primals = [input.clone(), weight.clone(), bias.clone()];
+            let (_, grads) =
+                crate::transforms::vjp(norm, &primals, std::slice::from_ref(cotangent))?;
+            norm_cotangents(grads, &primals)
         }),
         // State: dims, traditional, base, scale, forward (false: the inverse rotation of
         // the vjp). Inputs: the array, its offset and, optionally, the frequencies.
@@ -781,16 +844,55 @@ fn axes_of(s: &State, i: usize, ndim: usize) -> Result<Vec<usize>> {
         .ok_or_else(|| s.mismatch())
 }
 
-/// Gathers and scatters read whole slices of the other axes; MLX's partial slices are
-/// not supported yet.
-fn check_whole_slices(s: &State, a: &Array, axes: &[usize], sizes: &[usize]) -> Result<()> {
-    let whole = sizes.len() == a.ndim()
-        && (0..a.ndim()).all(|d| sizes[d] == if axes.contains(&d) { 1 } else { a.shape()[d] });
-    if whole {
+/// Checks that MLX's slice sizes of a gather or scatter name one size per axis of `a`,
+/// none larger than the axis.
+fn check_slice_sizes(s: &State, a: &Array, sizes: &[usize]) -> Result<()> {
+    if sizes.len() == a.ndim() && sizes.iter().zip(a.shape()).all(|(s, n)| s <= n) {
         Ok(())
     } else {
         Err(s.unsupported(format!("slice sizes {sizes:?}")))
     }
+}
+
+/// Whether a gather or scatter reads or writes whole slices of the axes it does not
+/// index (and one element of those it does), as lazulite's own gather and scatter do.
+fn whole_slices(a: &Array, axes: &[usize], sizes: &[usize]) -> bool {
+    (0..a.ndim()).all(|d| sizes[d] == if axes.contains(&d) { 1 } else { a.shape()[d] })
+}
+
+/// The coordinates of every element a gather or scatter of MLX with partial slices
+/// touches, one int64 array per axis of an array of `shape`, each of the shape of the
+/// indices followed by `sizes`: at batch position `b` and window position `w`, axis `d`
+/// is at `indices[k][b] + w[d]` if it is the `k`-th indexed axis (a negative index
+/// counting from the end), at `w[d]` otherwise.
+fn window_coordinates(
+    shape: &[usize],
+    indices: &[Array],
+    axes: &[usize],
+    sizes: &[usize],
+) -> Result<Vec<Array>> {
+    let mut batch: Vec<usize> = vec![];
+    for i in indices {
+        batch = crate::shape::broadcast_shapes(&batch, i.shape())?;
+    }
+    let (nb, nd) = (batch.len(), shape.len());
+    let full: Vec<usize> = batch.iter().chain(sizes).copied().collect();
+    (0..nd)
+        .map(|d| {
+            let mut along = vec![1i64; nb + nd];
+            along[nb + d] = sizes[d] as i64;
+            let mut c = reshape(&arange(0.0, sizes[d] as f64, 1.0, DType::Int64)?, &along)?;
+            if let Some(k) = axes.iter().position(|&a| a == d) {
+                let i = astype(&indices[k], DType::Int64)?;
+                let from_end = add(&i, Array::scalar(shape[d] as i64))?;
+                let i = where_(&less(&i, Array::scalar(0i64))?, &from_end, &i)?;
+                let i = broadcast_to(&i, &batch)?;
+                let lead: Vec<i64> = batch.iter().map(|&n| n as i64).chain(vec![1; nd]).collect();
+                c = add(&reshape(&i, &lead)?, &c)?;
+            }
+            broadcast_to(&c, &full)
+        })
+        .collect()
 }
 
 fn dims(shape: &[usize]) -> Vec<i64> {

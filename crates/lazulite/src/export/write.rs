@@ -137,8 +137,8 @@ impl FileWriter {
     ) -> Result<Traced> {
         let next_id = self.next_id;
         let constants = self.constants.len();
-        let traced = crate::ops::shapeless::with_shapeless_trace(shapeless, || {
-            self.trace_unchecked(f, args, kwargs)
+        let traced = crate::ops::trace::with_shapeless_trace(shapeless, || {
+            crate::ops::trace::with_export_trace(|| self.trace_unchecked(f, args, kwargs))
         });
         if traced.is_err() {
             // Nothing of a failed function stays in the file.
@@ -571,7 +571,11 @@ fn topological(outputs: &[Array], known: &HashMap<Key, u64>) -> Walk {
         if known.contains_key(&key(&a)) || !seen.insert(Arc::as_ptr(&a.node)) {
             continue;
         }
-        let Some(inputs) = a.node.lock().op.as_ref().map(|op| op.inputs.clone()) else {
+        let op_inputs = a.node.lock().op.as_ref().map(|op| {
+            let used = op.primitive.export_inputs(op.inputs.len());
+            op.inputs[..used.min(op.inputs.len())].to_vec()
+        });
+        let Some(inputs) = op_inputs else {
             order.push((a, None));
             continue;
         };

@@ -9,7 +9,8 @@ use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
 use crate::ops::binary::{equal, less_equal, subtract};
 use crate::ops::cast::astype;
-use crate::ops::operand::{to_arrays, Operand};
+use crate::ops::exported::ExportedAs;
+use crate::ops::operand::{scalar_array, to_arrays, Operand};
 use crate::ops::shape::{broadcast_arrays, expand_dims, pad, sized};
 use crate::ops::ternary::where_;
 use crate::ops::unary::logical_not;
@@ -29,14 +30,29 @@ use crate::shape::{axis_in_range, broadcast_shapes, checked_size};
 /// ```
 pub fn full(shape: &[usize], value: impl Into<Operand>, dtype: Option<DType>) -> Result<Array> {
     checked_size(shape)?;
-    let (values, value_dtype) = to_arrays("full", &[value.into()])?;
-    let v = astype(&values[0], dtype.unwrap_or(value_dtype))?;
-    broadcast_to(&v, shape).map_err(|_| {
+    let value = value.into();
+    let (values, value_dtype) = to_arrays("full", std::slice::from_ref(&value))?;
+    let dtype = dtype.unwrap_or(value_dtype);
+    let cannot = |v: &Array| {
         Error::value(format!(
             "[full] Cannot broadcast value of shape {:?} to shape {shape:?}.",
             v.shape()
         ))
-    })
+    };
+    if !crate::ops::trace::in_export_trace() {
+        let v = astype(&values[0], dtype)?;
+        return broadcast_to(&v, shape).map_err(|_| cannot(&v));
+    }
+    // As MLX records it: a scalar made in the dtype, broadcast, then a `Full` of it in
+    // the dtype.
+    let v = match value {
+        Operand::Scalar(s) => scalar_array("full", s, dtype)?,
+        Operand::Array(_) => values[0].clone(),
+    };
+    let filled = astype(&broadcast_to(&v, shape).map_err(|_| cannot(&v))?, dtype)?;
+    let copy = |x: &[Array]| Ok(vec![x[0].clone()]);
+    let out = ExportedAs::apply("full", "Full", || Ok(vec![]), vec![filled], copy)?;
+    Ok(out.into_iter().next().expect("one output"))
 }
 
 /// An array of `shape` filled with zeros.
@@ -186,7 +202,7 @@ pub fn empty(shape: &[usize], dtype: DType) -> Result<Array> {
 /// ```
 pub fn full_like(a: &Array, value: impl Into<Operand>, dtype: Option<DType>) -> Result<Array> {
     let dtype = dtype.unwrap_or(a.dtype());
-    if crate::ops::shapeless::in_shapeless_trace() {
+    if crate::ops::trace::in_shapeless_trace() {
         // Shaped like `a` at whatever size a shapeless replay gives it (MLX's Full): the
         // value broadcast against `a`.
         let (values, _) = to_arrays("full", &[value.into()])?;

@@ -467,7 +467,7 @@ pub fn scaled_dot_product_attention(
     // (B, N_kv, 1, T_kv, D) broadcasts without repeating keys or values.
     // In a shapeless trace without grouping, the group axis is inserted and removed by
     // shape-generic expand_dims and squeeze, so the sequence lengths may change.
-    let generic = group == 1 && crate::ops::shapeless::in_shapeless_trace();
+    let generic = group == 1 && crate::ops::trace::in_shapeless_trace();
     let scaled_q = multiply(&astype(q, dtype)?, scale)?;
     let grouped_q = if generic {
         expand_dims(&scaled_q, 2)?

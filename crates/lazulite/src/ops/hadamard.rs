@@ -7,9 +7,11 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::binary::{add, multiply, subtract};
 use crate::ops::cast::astype;
+use crate::ops::exported::ExportedAs;
 use crate::ops::linalg::matmul;
 use crate::ops::shape::stack;
 use crate::ops::view::slice_axis;
+use crate::primitive::MlxState;
 
 /// The matrices for lengths `m * 2^k`, `m` in (12, 20, 28), as MLX uses them (read off
 /// real MLX by `tools/mlx_reference/hadamard.py`): rows of `+` and `-`.
@@ -98,27 +100,43 @@ pub fn hadamard_transform(a: &Array, scale: Option<f32>) -> Result<Array> {
         DType::Float32
     };
     let x = astype(a, dtype)?;
-    let scaled = |y: Array| {
-        if scale == 1.0 {
-            Ok(y)
-        } else {
-            multiply(&y, &astype(&Array::scalar(scale), dtype)?)
-        }
-    };
     if n == 1 {
-        return scaled(x);
+        return scaled_by(x, scale);
     }
+    // MLX's `Hadamard` of the input in its float dtype: the scale.
+    let state = || Ok(vec![MlxState::Float(scale)]);
+    let composed = move |x: &[Array]| Ok(vec![transform(&x[0], scale)?]);
+    let y = ExportedAs::apply("hadamard_transform", "Hadamard", state, vec![x], composed)?;
+    Ok(y.into_iter().next().expect("one output"))
+}
+
+/// `y` times `scale` (in `y`'s dtype) unless the scale is 1.
+fn scaled_by(y: Array, scale: f32) -> Result<Array> {
+    if scale == 1.0 {
+        Ok(y)
+    } else {
+        let dtype = y.dtype();
+        multiply(&y, &astype(&Array::scalar(scale), dtype)?)
+    }
+}
+
+/// The transform of `x` (floating, last axis longer than 1 and of a supported length)
+/// times `scale`.
+fn transform(x: &Array, scale: f32) -> Result<Array> {
+    let n = x.shape().last().copied().unwrap_or(1);
+    let dtype = x.dtype();
+    let scaled = |y: Array| scaled_by(y, scale);
     let (m, pow2) = factor_length(n)?;
     if m == 1 {
-        return scaled(butterflies(&x)?);
+        return scaled(butterflies(x)?);
     }
     // x as (..., m, 2^k): Hadamard(m) ⊗ Hadamard(2^k) is the butterflies along the last
     // axis and the small matrix along the one before.
-    let lead = &a.shape()[..a.ndim() - 1];
+    let lead = &x.shape()[..x.ndim() - 1];
     let mut split = lead.to_vec();
     split.extend([m, pow2]);
     let z = butterflies(&x.reshape(&split)?)?;
     let small = small_matrix(m).expect("the matrices of 12, 20 and 28 are present");
     let y = matmul(&astype(&small, dtype)?, &z)?;
-    scaled(y.reshape(a.shape())?)
+    scaled(y.reshape(x.shape())?)
 }

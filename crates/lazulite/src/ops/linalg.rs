@@ -18,10 +18,11 @@ use crate::ops::batching::batch_to_front;
 use crate::ops::binary::{add, multiply};
 use crate::ops::cast::astype;
 use crate::ops::creation::zeros_like;
+use crate::ops::exported::ExportedAs;
 use crate::ops::shape::swapaxes;
 use crate::ops::unary::conjugate;
 use crate::ops::view::{broadcast_to, broadcast_with, reshape_by, transpose, ReshapeRule};
-use crate::primitive::{Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
+use crate::primitive::{mlx_shape, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{axis_in_range, broadcast_shapes, checked_size, shape_text};
 
 /// Batched matrix product of `(batch..., M, K)` and `(batch..., K, N)` inputs of one
@@ -339,9 +340,28 @@ pub fn matmul(a: &Array, b: &Array) -> Result<Array> {
             b.dtype()
         )));
     }
+    let in_trace = crate::ops::trace::in_export_trace();
+    if in_trace && a.ndim() > 2 && b.ndim() == 2 && !crate::ops::trace::in_shapeless_trace() {
+        return flattened_matmul(a, b, dtype);
+    }
     let ops = matrix_operands("matmul", a, b, dtype)?;
     let out = Array::from_op(Matmul, vec![ops.a, ops.b], ops.shape, dtype);
     reshape_by(&out, &ops.result_shape, ReshapeRule::Squeeze(ops.squeezed))
+}
+
+/// `a @ b` for a batch of matrices `a` and one matrix `b`, as MLX records it at fixed
+/// shapes: the batch flattened into the rows of one product, then unflattened.
+fn flattened_matmul(a: &Array, b: &Array, dtype: DType) -> Result<Array> {
+    let a = astype(a, dtype)?;
+    let rows = crate::ops::shape::flatten(&a, 0, a.ndim() as i32 - 2)?;
+    let product = matmul(&rows, b)?;
+    let lead = a.shape()[..a.ndim() - 1].to_vec();
+    let mut shape: Vec<i64> = lead.iter().map(|&d| d as i64).collect();
+    shape.push(product.shape()[1] as i64);
+    let state = || Ok(vec![MlxState::Int(0), mlx_shape("matmul", &lead)?]);
+    let unflatten = move |x: &[Array]| Ok(vec![crate::ops::view::reshape(&x[0], &shape)?]);
+    let out = ExportedAs::apply("unflatten", "Unflatten", state, vec![product], unflatten)?;
+    Ok(out.into_iter().next().expect("one output"))
 }
 
 /// `alpha * (a @ b) + beta * c`, with `a @ b` as in [`matmul`] and `c` broadcast to its

@@ -32,7 +32,7 @@ pub mod random;
 pub(crate) mod batching;
 pub(crate) mod indexing;
 pub(crate) mod operand;
-pub(crate) mod shapeless;
+pub(crate) mod trace;
 pub(crate) mod view;
 
 mod binary;
@@ -41,6 +41,7 @@ mod composite;
 mod conv;
 mod creation;
 mod depends;
+mod exported;
 mod fp8;
 mod hadamard;
 mod methods;

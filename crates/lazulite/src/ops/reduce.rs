@@ -18,11 +18,13 @@ use crate::backend::cpu::reduce::{
 };
 use crate::backend::{contiguous_strides, Tensor};
 use crate::dtype::DType;
+use crate::element::Scalar;
 use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
 use crate::ops::binary::{divide, equal, multiply, subtract};
 use crate::ops::cast::astype;
 use crate::ops::creation::{arange, zeros, zeros_like};
+use crate::ops::operand::scalar_array;
 use crate::ops::scan::cumprod;
 use crate::ops::sort::argsort;
 use crate::ops::unary::{abs, sqrt, square};
@@ -605,11 +607,16 @@ pub fn mean(a: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
     let axes = resolve_axes("mean", &axes.into(), a.ndim())?;
     let out = a.dtype().to_inexact();
     let total = record(ReduceOp::Sum, a, &axes, keepdims, accumulation_dtype(out));
-    if crate::ops::shapeless::in_shapeless_trace() {
+    if crate::ops::trace::in_shapeless_trace() {
         let inverse = number_of_elements(a, &axes, true, total.dtype());
         return astype(&multiply(&total, &inverse)?, out);
     }
     let count = reduced_count(a.shape(), &axes) as f64;
+    if crate::ops::trace::in_export_trace() {
+        // As MLX records a mean: the sum times the inverse count.
+        let inverse = scalar_array("mean", Scalar::Float(1.0 / count), total.dtype())?;
+        return astype(&multiply(&total, &inverse)?, out);
+    }
     astype(&divide(&total, count)?, out)
 }
 
@@ -716,7 +723,7 @@ fn variance(op: &str, a: &Array, axes: Axes, keepdims: bool, ddof: i32) -> Resul
     };
     let x = astype(a, compute)?;
     let count = reduced_count(a.shape(), &axes);
-    let shapeless = crate::ops::shapeless::in_shapeless_trace();
+    let shapeless = crate::ops::trace::in_shapeless_trace();
     let summed = record(ReduceOp::Sum, &x, &axes, true, compute);
     let mu = if shapeless {
         multiply(&summed, number_of_elements(a, &axes, true, compute))?

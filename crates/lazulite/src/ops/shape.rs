@@ -14,12 +14,13 @@ use crate::error::{vec_with_room, Error, Result};
 use crate::ops::batching::batch_to_front;
 use crate::ops::cast::astype;
 use crate::ops::creation::zeros_like;
+use crate::ops::exported::ExportedAs;
 use crate::ops::operand::{to_arrays, Operand};
 use crate::ops::view::{
     broadcast_to, make_contiguous, reshape, reshape_by, slice, slice_axis, transpose, ReshapeRule,
 };
 use crate::primitive::{
-    mlx_chain, mlx_shape, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive,
+    mlx_chain, mlx_ints, mlx_shape, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive,
 };
 use crate::shape::{axis_in_range, broadcast_shapes, checked_size, normalize_axis, Axes};
 
@@ -681,19 +682,21 @@ pub fn pad(
             as usize;
     }
     sized("pad", &out_shape)?;
-    if crate::ops::shapeless::in_shapeless_trace() && widths.iter().any(|&(lo, hi)| lo + hi > 0) {
+    if crate::ops::trace::in_shapeless_trace() && widths.iter().any(|&(lo, hi)| lo + hi > 0) {
         // MLX's Pad has no shape rule: a shapeless replay of it fails on every call.
         return Err(crate::primitive::cannot_infer("pad"));
     }
     let value = {
-        let (values, _) = to_arrays("pad", &[constant_values.into()])?;
-        if values[0].size() != 1 {
+        // A scalar is made in `a`'s dtype where its kind allows, as MLX makes it.
+        let operands = [Operand::Array(a.clone()), constant_values.into()];
+        let (values, _) = to_arrays("pad", &operands)?;
+        if values[1].size() != 1 {
             return Err(Error::value(format!(
                 "[pad] constant_values must hold one value, got shape {:?}.",
-                values[0].shape()
+                values[1].shape()
             )));
         }
-        reshape(&astype(&values[0], a.dtype())?, &[])?
+        reshape(&astype(&values[1], a.dtype())?, &[])?
     };
     if mode != "constant" {
         if let Some((axis, _)) = widths
@@ -706,20 +709,28 @@ pub fn pad(
             )));
         }
     }
+    if mode == "constant" {
+        // MLX's `Pad`: every axis with its low and high widths, and the fill value.
+        let state = || {
+            let axes: Vec<i32> = (0..ndim as i32).collect();
+            let (lo, hi): (Vec<i64>, Vec<i64>) = widths.iter().copied().unzip();
+            Ok(vec![
+                mlx_ints("pad", &axes)?,
+                mlx_shape("pad", &lo)?,
+                mlx_shape("pad", &hi)?,
+            ])
+        };
+        let padding = widths.clone();
+        let composed = move |x: &[Array]| Ok(vec![constant_pad(&x[0], &padding, &x[1])?]);
+        let padded = ExportedAs::apply("pad", "Pad", state, vec![a.clone(), value], composed)?;
+        return Ok(padded.into_iter().next().expect("one output"));
+    }
     let mut x = a.clone();
     for (axis, &(lo, hi)) in widths.iter().enumerate() {
         if lo == 0 && hi == 0 {
             continue;
         }
         x = match mode {
-            "constant" => {
-                let block = |w: i64| {
-                    let mut shape = x.shape().to_vec();
-                    shape[axis] = w as usize;
-                    broadcast_to(&value, &shape)
-                };
-                concatenate(&[block(lo)?, x.clone(), block(hi)?], axis as i32)?
-            }
             "edge" => {
                 let n = x.shape()[axis] as i64;
                 let block = |w: i64, at: i64| {
@@ -731,6 +742,23 @@ pub fn pad(
             }
             _ => mirror_pad(&x, axis, lo, hi, mode == "symmetric")?,
         };
+    }
+    Ok(x)
+}
+
+/// `x` padded by `widths` with the 0-d `value` of its dtype.
+fn constant_pad(x: &Array, widths: &[(i64, i64)], value: &Array) -> Result<Array> {
+    let mut x = x.clone();
+    for (axis, &(lo, hi)) in widths.iter().enumerate() {
+        if lo == 0 && hi == 0 {
+            continue;
+        }
+        let block = |w: i64| {
+            let mut shape = x.shape().to_vec();
+            shape[axis] = w as usize;
+            broadcast_to(value, &shape)
+        };
+        x = concatenate(&[block(lo)?, x.clone(), block(hi)?], axis as i32)?;
     }
     Ok(x)
 }

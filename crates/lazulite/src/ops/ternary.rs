@@ -13,9 +13,10 @@ use crate::ops::binary::{
 };
 use crate::ops::cast::astype;
 use crate::ops::creation::zeros_like;
+use crate::ops::exported::ExportedAs;
 use crate::ops::operand::{to_arrays, Operand};
 use crate::ops::unary::{abs, imag, isnan, isneginf, isposinf, logical_not, real};
-use crate::ops::view::broadcast_with;
+use crate::ops::view::{broadcast_to, broadcast_with};
 use crate::primitive::{Export, MlxNode, OutputSpec, Primitive};
 use crate::shape::broadcast_shapes;
 
@@ -261,9 +262,21 @@ pub fn array_equal(a: impl Into<Operand>, b: impl Into<Operand>, equal_nan: bool
 /// ```
 pub fn divmod(a: impl Into<Operand>, b: impl Into<Operand>) -> Result<(Array, Array)> {
     let (a, b) = (a.into(), b.into());
-    let (_, dtype) = to_arrays("divmod", &[a.clone(), b.clone()])?;
+    let (arrays, dtype) = to_arrays("divmod", &[a.clone(), b.clone()])?;
     if dtype.is_complex() {
         return Err(Error::value("[divmod] Complex type not supported."));
     }
-    Ok((floor_divide(a.clone(), b.clone())?, remainder(a, b)?))
+    if !crate::ops::trace::in_export_trace() {
+        return Ok((floor_divide(a.clone(), b.clone())?, remainder(a, b)?));
+    }
+    // MLX's `DivMod` of both operands in their common dtype, broadcast together.
+    let shape = broadcast_shapes(arrays[0].shape(), arrays[1].shape())?;
+    let inputs = arrays
+        .iter()
+        .map(|x| broadcast_to(&astype(x, dtype)?, &shape))
+        .collect::<Result<Vec<_>>>()?;
+    let composed = |x: &[Array]| Ok(vec![floor_divide(&x[0], &x[1])?, remainder(&x[0], &x[1])?]);
+    let mut out = ExportedAs::apply("divmod", "DivMod", || Ok(vec![]), inputs, composed)?;
+    let r = out.pop().expect("two outputs");
+    Ok((out.pop().expect("two outputs"), r))
 }

@@ -307,7 +307,7 @@ pub fn reshape(a: &Array, shape: &[i64]) -> Result<Array> {
     }
     // In a shapeless trace an inferred dimension stays inferred at other input sizes
     // (then even a reshape to the same shape is recorded: it may not be one at others).
-    let rule = if inferred.is_some() && crate::ops::shapeless::in_shapeless_trace() {
+    let rule = if inferred.is_some() && crate::ops::trace::in_shapeless_trace() {
         ReshapeRule::Infer(shape.to_vec())
     } else {
         ReshapeRule::Fixed
@@ -675,7 +675,7 @@ pub(crate) fn broadcast_with(
     peers: &[&Array],
     keep: usize,
 ) -> Result<Array> {
-    if !crate::ops::shapeless::in_shapeless_trace() || peers.is_empty() {
+    if !crate::ops::trace::in_shapeless_trace() || peers.is_empty() {
         return broadcast_to(a, shape);
     }
     let mut inputs = vec![a.clone()];

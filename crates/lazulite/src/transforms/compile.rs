@@ -12,7 +12,7 @@ use crate::array::{Array, Node};
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::shapeless::{in_shapeless_trace, with_shapeless_trace};
+use crate::ops::trace::{in_shapeless_trace, with_shapeless_trace};
 use crate::ops::view::make_contiguous;
 use crate::primitive::{no_rule, OutputSpec, Primitive};
 use rayon::prelude::*;

@@ -382,14 +382,7 @@ impl Primitive for Fused {
     }
 
     fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
-        // The composition's own shape rules decide, recorded on value-less stand-ins.
-        let stand_ins = inputs
-            .iter()
-            .map(|s| crate::ops::zeros(&s.shape, s.dtype))
-            .collect::<Result<Vec<_>>>()?;
-        let outputs =
-            crate::ops::shapeless::with_shapeless_trace(true, || (self.composed)(&stand_ins))?;
-        Ok(outputs.iter().map(|a| a.shape().to_vec()).collect())
+        composed_output_shapes(self.composed.as_ref(), inputs)
     }
 
     fn eval(&self, inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
@@ -417,6 +410,17 @@ impl Primitive for Fused {
     ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
         composed_vmap(&self.composed, inputs, axes)
     }
+}
+
+/// The output shapes of `composed` at inputs of shapes `inputs`: the composition's own
+/// shape rules decide, recorded on value-less stand-ins.
+fn composed_output_shapes(composed: &Forward, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+    let stand_ins = inputs
+        .iter()
+        .map(|s| crate::ops::zeros(&s.shape, s.dtype))
+        .collect::<Result<Vec<_>>>()?;
+    let outputs = crate::ops::trace::with_shapeless_trace(true, || composed(&stand_ins))?;
+    Ok(outputs.iter().map(|a| a.shape().to_vec()).collect())
 }
 
 /// `f` with gradient checkpointing (MLX's `mx.checkpoint`): the forward pass computes

@@ -92,10 +92,12 @@ fn mlx_files_run_with_mlx_outputs() {
         "factorizations",
         "searches",
         "experts",
+        "window_updates",
         // Shapeless files, called at other sizes than they were exported at.
         "shapeless_mlp",
         "shapeless_attention",
-        // The fused primitives MLX records on a GPU (tools/mlx_reference/gpu_fast_ops.py).
+        // The fused primitives MLX records on a GPU and the gradients of its norms there
+        // (tools/mlx_reference/gpu_fast_ops.py).
         "gpu_fast_ops",
     ] {
         check_mlx_file(name);

@@ -545,7 +545,7 @@ fn dynamic_slice_and_update() {
         dynamic_slice(&a, &start, &[0, 2], &[1, 1]).err(),
         dynamic_slice_update(
             &a,
-            &lazulite::zeros(&[2], DType::Float32).unwrap(),
+            &lazulite::zeros(&[1, 2, 2], DType::Float32).unwrap(),
             &start,
             &[0, 1],
         )
@@ -553,6 +553,18 @@ fn dynamic_slice_and_update() {
     ] {
         assert!(bad.is_some());
     }
+    // The start positions follow the order of the axes given.
+    let swapped = Array::from_slice(&[2i32, 1], &[2]).unwrap();
+    let s = dynamic_slice(&a, &swapped, &[1, 0], &[2, 2]).unwrap();
+    assert_eq!(s.to_vec::<f32>().unwrap(), vec![6., 7., 10., 11.]);
+    // An update with fewer dimensions spans the leading axes, as in MLX.
+    let column = Array::from_slice(&[1i32], &[1]).unwrap();
+    let zeros = lazulite::zeros(&[2], DType::Float32).unwrap();
+    let u = dynamic_slice_update(&a, &zeros, &column, &[1]).unwrap();
+    assert_eq!(
+        u.to_vec::<f32>().unwrap(),
+        vec![0., 0., 0., 3., 4., 0., 0., 7., 8., 0., 0., 11.]
+    );
 }
 
 /// Every entry point, with index arrays computed lazily (so the kernel finds them out of

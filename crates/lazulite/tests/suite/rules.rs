@@ -2352,6 +2352,43 @@ fn transform_rows() -> Vec<Row> {
             move |p| Ok(sin_exp_tanh(p)?.remove(0)),
         )
         .exported(),
+        // Ops lazulite composes but MLX records as primitives of their own record one
+        // node while exported; its transforms are the composition's.
+        row(
+            "ops::exported::ExportedAs",
+            "pad exported",
+            vec![x.clone()],
+            |p| lazulite::pad(&p[0], &[(1, 2), (0, 1)], "constant", 0.5),
+        )
+        .exported(),
+        row(
+            "ops::exported::ExportedAs",
+            "put_along_axis exported",
+            vec![seeded(27, &[3, 4])],
+            |p| {
+                let slots = ints(&[2, 0, 1, 3, 0, 0], &[3, 2]);
+                let values = lazulite::slice(&p[0], &[0, 1], &[3, 3], &[1, 1])?.sin()?;
+                lazulite::put_along_axis(&p[0], &slots, &values, Some(1))
+            },
+        )
+        .exported(),
+        row(
+            "ops::exported::ExportedAs",
+            "divmod exported (two outputs)",
+            vec![seeded(28, &[3, 4])],
+            |p| {
+                let (q, r) = lazulite::divmod(&p[0], 0.25)?;
+                lazulite::add(&q, &r)
+            },
+        )
+        .exported(),
+        row(
+            "ops::exported::ExportedAs",
+            "take along a later axis exported (three MLX primitives)",
+            vec![seeded(29, &[2, 3, 4])],
+            |p| lazulite::take(&p[0], &ints(&[2, 0, -1], &[3]), Some(2)),
+        )
+        .exported(),
         // A compiled function's fused chain: transforms replay its steps.
         row(
             "transforms::compile::Fused",

@@ -8,11 +8,13 @@ use crate::error::{Error, Result};
 use crate::ops::binary::{add, less, subtract};
 use crate::ops::cast::astype;
 use crate::ops::creation::arange;
+use crate::ops::exported::ExportedAs;
 use crate::ops::indexing::expression::{index, Index};
 use crate::ops::indexing::gather_scatter::{gather, scatter};
 use crate::ops::ternary::where_;
 use crate::ops::view::{broadcast_to, reshape};
-use crate::shape::normalize_axes;
+use crate::primitive::{mlx_ints, mlx_shape};
+use crate::shape::{normalize_axes, normalize_axis};
 
 /// Coordinates of a `slice_size` window of an array of `shape` whose corner is `start`
 /// (an integer array, one value per entry of `axes`; 0 on the other axes): one int64
@@ -49,7 +51,7 @@ fn window(
             slice_size[d], shape[d]
         )));
     }
-    let axes = normalize_axes(op, axes, shape.len())?;
+    let axes = ordered_axes(op, axes, shape.len())?;
     let start = astype(&reshape(start, &[-1])?, DType::Int64)?;
     let rank = shape.len();
     (0..rank)
@@ -93,14 +95,30 @@ pub fn dynamic_slice(
     axes: &[i32],
     slice_size: &[usize],
 ) -> Result<Array> {
-    let coords = window("slice", a.shape(), start, axes, slice_size)?;
-    let all: Vec<usize> = (0..a.ndim()).collect();
-    gather(a, &coords, &all)
+    window("slice", a.shape(), start, axes, slice_size)?;
+    // MLX's `DynamicSlice`: the axes (from 0) and the slice sizes.
+    let axes = ordered_axes("slice", axes, a.ndim())?;
+    let state = || {
+        Ok(vec![
+            mlx_ints("slice", &axes)?,
+            mlx_shape("slice", slice_size)?,
+        ])
+    };
+    let (at, size) = (axes.clone(), slice_size.to_vec());
+    let composed = move |x: &[Array]| {
+        let coords = window("slice", x[0].shape(), &x[1], &as_i32(&at), &size)?;
+        let all: Vec<usize> = (0..x[0].ndim()).collect();
+        Ok(vec![gather(&x[0], &coords, &all)?])
+    };
+    let inputs = vec![a.clone(), start.clone()];
+    let sliced = ExportedAs::apply("dynamic_slice", "DynamicSlice", state, inputs, composed)?;
+    Ok(sliced.into_iter().next().expect("one output"))
 }
 
 /// `a` with the window of `update`'s shape starting at the positions in `start` along
 /// `axes` (at 0 along the others) replaced by `update`: MLX's `slice_update` with array
-/// start indices. A negative start counts from the end of its axis; a window reaching
+/// start indices. An update with fewer dimensions than `a` spans its leading axes (one
+/// element along those in `axes`), as in MLX. A negative start counts from the end of its axis; a window reaching
 /// outside the array is an `IndexError` from eval.
 ///
 /// ```
@@ -116,15 +134,72 @@ pub fn dynamic_slice_update(
     start: &Array,
     axes: &[i32],
 ) -> Result<Array> {
-    if update.ndim() != a.ndim() {
+    if update.ndim() > a.ndim() {
         return Err(Error::value(format!(
-            "[slice_update] The update of shape {:?} must have as many dimensions as the \
-             array of shape {:?}.",
+            "[slice_update] The update of shape {:?} has more dimensions than the array of \
+             shape {:?}.",
             update.shape(),
             a.shape()
         )));
     }
-    let coords = window("slice_update", a.shape(), start, axes, update.shape())?;
-    let all: Vec<usize> = (0..a.ndim()).collect();
-    scatter(a, &coords, update, &all, ScatterMode::Assign)
+    let axes = ordered_axes("slice_update", axes, a.ndim())?;
+    // As in MLX, an update with fewer dimensions spans the array's leading axes (one
+    // element along those given a start), and the update is in the array's dtype.
+    let missing = a.ndim() - update.ndim();
+    let mut shape: Vec<usize> = a.shape()[..missing].to_vec();
+    shape.extend(
+        update
+            .shape()
+            .iter()
+            .zip(&a.shape()[missing..])
+            .map(|(&u, &n)| u.min(n)),
+    );
+    for &ax in &axes {
+        if ax < missing {
+            shape[ax] = 1;
+        }
+    }
+    let update = broadcast_to(&astype(update, a.dtype())?, &shape)?;
+    window(
+        "slice_update",
+        a.shape(),
+        start,
+        &as_i32(&axes),
+        update.shape(),
+    )?;
+    // MLX's `DynamicSliceUpdate` of the array, the update and the start: the axes.
+    let state = || Ok(vec![mlx_ints("slice_update", &axes)?]);
+    let at = axes.clone();
+    let composed = move |x: &[Array]| {
+        let coords = window(
+            "slice_update",
+            x[0].shape(),
+            &x[2],
+            &as_i32(&at),
+            x[1].shape(),
+        )?;
+        let all: Vec<usize> = (0..x[0].ndim()).collect();
+        Ok(vec![scatter(
+            &x[0],
+            &coords,
+            &x[1],
+            &all,
+            ScatterMode::Assign,
+        )?])
+    };
+    let inputs = vec![a.clone(), update, start.clone()];
+    let op = "dynamic_slice_update";
+    let written = ExportedAs::apply(op, "DynamicSliceUpdate", state, inputs, composed)?;
+    Ok(written.into_iter().next().expect("one output"))
+}
+
+/// `axes` counted from 0, in their order (the start positions follow it), without
+/// duplicates.
+fn ordered_axes(op: &str, axes: &[i32], ndim: usize) -> Result<Vec<usize>> {
+    normalize_axes(op, axes, ndim)?;
+    axes.iter().map(|&a| normalize_axis(op, a, ndim)).collect()
+}
+
+fn as_i32(axes: &[usize]) -> Vec<i32> {
+    axes.iter().map(|&a| a as i32).collect()
 }

@@ -365,7 +365,7 @@ fn basic_view(a: &Array, entries: &[Entry]) -> Result<(Array, Vec<usize>)> {
         .filter(|e| e.consumes_axis())
         .zip(a.shape())
         .all(|(e, &n)| matches!(e, Entry::Slice(0, len, 1) if *len == n));
-    if whole && crate::ops::shapeless::in_shapeless_trace() {
+    if whole && crate::ops::trace::in_shapeless_trace() {
         // Only new axes: recorded as expand_dims, so that a shapeless replay keeps the
         // other axes' new sizes (as MLX does).
         let new_axes: Vec<usize> = entries

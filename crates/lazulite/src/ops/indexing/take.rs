@@ -5,10 +5,14 @@ use crate::array::Array;
 use crate::backend::cpu::indexing::{gather as gather_kernel, ScatterMode};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::ops::cast::astype;
 use crate::ops::creation::arange;
+use crate::ops::exported::ExportedAs;
 use crate::ops::indexing::expression::{index, Index};
 use crate::ops::indexing::gather_scatter::{as_i64, gather, scatter};
+use crate::ops::shape::squeeze;
 use crate::ops::view::{broadcast_to, reshape};
+use crate::primitive::{mlx_ints, mlx_shape, MlxInput, MlxNode, MlxState, OutputSpec};
 use crate::shape::{broadcast_shapes, normalize_axis};
 
 /// The axis `take`-like ops work on: `None` flattens `a` first.
@@ -37,9 +41,62 @@ pub fn take(a: &Array, indices: &Array, axis: Option<i32>) -> Result<Array> {
             "[take] Got indices with invalid dtype bool. Indices must be integral.",
         ));
     }
+    if ax == 0 || crate::ops::trace::in_shapeless_trace() {
+        return take_along(&a, indices, ax);
+    }
+    // MLX's `take` along a later axis: a `Gather` keeping the axis (size 1) after the
+    // indices' axes, a `Transpose` that moves the indices' axes to it, a `Squeeze` of it.
+    let nodes = |x: &[Array], out: &[Array]| {
+        let (a, indices) = (&x[0], &x[1]);
+        let k = indices.ndim();
+        let mut slice_sizes = a.shape().to_vec();
+        slice_sizes[ax] = 1;
+        let gathered: Vec<usize> = indices
+            .shape()
+            .iter()
+            .chain(&slice_sizes)
+            .copied()
+            .collect();
+        let order: Vec<usize> = (k..k + ax)
+            .chain(0..k)
+            .chain(k + ax..gathered.len())
+            .collect();
+        let moved: Vec<usize> = order.iter().map(|&d| gathered[d]).collect();
+        let spec = |shape: Vec<usize>| OutputSpec {
+            shape,
+            dtype: a.dtype(),
+        };
+        let state = vec![mlx_ints("take", &[ax])?, mlx_shape("take", &slice_sizes)?];
+        let gather = MlxNode::new(
+            "Gather",
+            state,
+            vec![MlxInput::Input(0), MlxInput::Input(1)],
+            spec(gathered),
+        );
+        let transpose = MlxNode::new(
+            "Transpose",
+            vec![mlx_ints("take", &order)?],
+            vec![MlxInput::Node(0)],
+            spec(moved),
+        );
+        let squeeze = MlxNode::new(
+            "Squeeze",
+            vec![mlx_ints("take", &[k + ax])?],
+            vec![MlxInput::Node(1)],
+            spec(out[0].shape().to_vec()),
+        );
+        Ok(vec![gather, transpose, squeeze])
+    };
+    let composed = move |x: &[Array]| Ok(vec![take_along(&x[0], &x[1], ax)?]);
+    let taken = ExportedAs::apply_nodes("take", nodes, vec![a, indices.clone()], composed)?;
+    Ok(taken.into_iter().next().expect("one output"))
+}
+
+/// [`take`] along the axis `ax` of `a`, as an index expression.
+fn take_along(a: &Array, indices: &Array, ax: usize) -> Result<Array> {
     let mut entries = vec![Index::slice(None, None, None); ax];
     entries.push(Index::Array(indices.clone()));
-    index(&a, &entries)
+    index(a, &entries)
 }
 
 /// Runs the gather kernel under `take(a, indices, Some(0))` once on `a` and `indices`
@@ -179,6 +236,15 @@ pub fn put_along_axis(
     } else {
         indices.clone()
     };
+    // As in MLX, the indices and the values (in the array's dtype) broadcast together
+    // first, then with the array outside the axis.
+    let mut values = astype(values, a.dtype())?;
+    if values.ndim() > indices.ndim() {
+        let leading: Vec<i32> = (0..(values.ndim() - indices.ndim()) as i32).collect();
+        values = squeeze(&values, leading)?;
+    }
+    let together = broadcast_shapes(indices.shape(), values.shape())?;
+    let indices = broadcast_to(&indices, &together)?;
     let (_, shape) = along_shapes("put_along_axis", &flat, &indices, ax)?;
     if shape
         .iter()
@@ -193,8 +259,26 @@ pub fn put_along_axis(
             a.shape()
         )));
     }
-    let coords = along_coordinates(&indices, ax, &shape)?;
-    let axes: Vec<usize> = (0..shape.len()).collect();
-    let out = scatter(&flat, &coords, values, &axes, ScatterMode::Assign)?;
-    reshape(&out, &as_i64(a.shape()))
+    if flat.size() == 0 {
+        return Ok(a.clone());
+    }
+    // MLX's `ScatterAxis` (reduction `None`, 1) of the array, the indices and the values
+    // in the array's dtype, both broadcast to the shape written.
+    let indices = broadcast_to(&indices, &shape)?;
+    let values = broadcast_to(&values, &shape)?;
+    let state = || Ok(vec![MlxState::Int(1), MlxState::Int(ax as i32)]);
+    let composed = move |x: &[Array]| {
+        let coords = along_coordinates(&x[1], ax, x[1].shape())?;
+        let axes: Vec<usize> = (0..x[0].ndim()).collect();
+        Ok(vec![scatter(
+            &x[0],
+            &coords,
+            &x[2],
+            &axes,
+            ScatterMode::Assign,
+        )?])
+    };
+    let inputs = vec![flat, indices, values];
+    let out = ExportedAs::apply("put_along_axis", "ScatterAxis", state, inputs, composed)?;
+    reshape(&out[0], &as_i64(a.shape()))
 }
