@@ -161,7 +161,8 @@ pub(super) fn widened_product<E: Widen>(
         // SAFETY: the offset addresses matrix `batch_b` inside b's buffer.
         let w = SendPtr(unsafe { base.0.offset(rhs.batch_offset(batch_b)) });
         let decode = |rows: Range<usize>, cols: Range<usize>, tile: &mut [f32]| {
-            let w = w;
+            // The whole wrapper, borrowed (not its pointer field), so the closure is Sync.
+            let w = &w;
             let width = cols.len();
             for (r, tile_row) in rows.zip(tile.chunks_exact_mut(width)) {
                 // SAFETY: row r of the stored matrix holds its columns contiguously from
