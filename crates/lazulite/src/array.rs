@@ -392,8 +392,13 @@ impl Array {
         Array::from_tensor(Tensor::from_slice(&[value], &[]).expect("a scalar always fits"))
     }
 
-    fn spec(&self) -> &OutputSpec {
+    pub(crate) fn spec(&self) -> &OutputSpec {
         &self.node.outputs()[self.index]
+    }
+
+    /// The shapes and dtypes of `arrays`, as a node declares its outputs.
+    pub(crate) fn specs(arrays: &[Array]) -> Vec<OutputSpec> {
+        arrays.iter().map(|a| a.spec().clone()).collect()
     }
 
     /// The array's shape (dimensions, outermost first).

@@ -76,13 +76,7 @@ pub fn depends(inputs: &[Array], dependencies: &[Array]) -> Result<Vec<Array>> {
     if inputs.is_empty() {
         return Err(Error::value("[depends] At least one input is required."));
     }
-    let outputs = inputs
-        .iter()
-        .map(|a| OutputSpec {
-            shape: a.shape().to_vec(),
-            dtype: a.dtype(),
-        })
-        .collect();
+    let outputs = Array::specs(inputs);
     let all = inputs.iter().chain(dependencies).cloned().collect();
     Ok(Array::from_op_multi(
         Depends {

@@ -35,7 +35,7 @@ impl ExportedAs {
                 name: mlx,
                 state: state()?,
                 inputs: (0..inputs.len()).map(MlxInput::Input).collect(),
-                outputs: specs(outputs),
+                outputs: Array::specs(outputs),
             }])
         };
         ExportedAs::apply_nodes(name, nodes, inputs, composed)
@@ -58,21 +58,11 @@ impl ExportedAs {
             nodes: nodes(&inputs, &outputs)?,
             given: inputs.len(),
         };
-        let out_specs = specs(&outputs);
+        let out_specs = Array::specs(&outputs);
         let mut all = inputs;
         all.extend(outputs);
         Ok(Array::from_op_multi(node, all, out_specs))
     }
-}
-
-fn specs(arrays: &[Array]) -> Vec<OutputSpec> {
-    arrays
-        .iter()
-        .map(|a| OutputSpec {
-            shape: a.shape().to_vec(),
-            dtype: a.dtype(),
-        })
-        .collect()
 }
 
 impl Primitive for ExportedAs {

@@ -155,7 +155,7 @@ impl CustomFunction {
     /// ```
     pub fn call(&self, inputs: &[Array]) -> Result<Vec<Array>> {
         let outputs = (self.rules.forward)(inputs)?;
-        let output_specs = specs(&outputs);
+        let output_specs = Array::specs(&outputs);
         let node = Custom {
             rules: self.rules.clone(),
             outputs: output_specs.clone(),
@@ -195,16 +195,6 @@ impl Custom {
         }
         Ok(())
     }
-}
-
-fn specs(arrays: &[Array]) -> Vec<OutputSpec> {
-    arrays
-        .iter()
-        .map(|a| OutputSpec {
-            shape: a.shape().to_vec(),
-            dtype: a.dtype(),
-        })
-        .collect()
 }
 
 impl Primitive for Custom {
@@ -262,7 +252,7 @@ impl Primitive for Custom {
                 .map(conjugate_if_complex)
                 .collect::<Result<Vec<_>>>()?;
             let grads = rule(inputs, &cotangents, outputs)?;
-            Custom::check("vjp", &grads, &specs(inputs))?;
+            Custom::check("vjp", &grads, &Array::specs(inputs))?;
             return argnums
                 .iter()
                 .map(|&i| conjugate_if_complex(&grads[i].astype(inputs[i].dtype())?))
