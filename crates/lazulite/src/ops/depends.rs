@@ -6,6 +6,7 @@ use crate::backend::Tensor;
 use crate::error::{Error, Result};
 use crate::ops::creation::zeros_like;
 use crate::primitive::{Export, MlxNode, OutputSpec, Primitive};
+use std::ops::Range;
 
 /// Passes its first `passed` inputs through; the remaining inputs are the dependencies,
 /// evaluated before it but not read.
@@ -33,22 +34,11 @@ impl Primitive for Depends {
         cotangents: &[Array],
         argnums: &[usize],
     ) -> Result<Vec<Array>> {
-        argnums
-            .iter()
-            .map(|&i| match cotangents.get(i) {
-                Some(g) if i < self.passed => Ok(g.clone()),
-                _ => zeros_like(&inputs[i]),
-            })
-            .collect()
+        passed_through_vjp(inputs, 0..self.passed, cotangents, argnums)
     }
 
     fn jvp(&self, inputs: &[Array], tangents: &[Array], argnums: &[usize]) -> Result<Vec<Array>> {
-        (0..self.passed)
-            .map(|out| match argnums.iter().position(|&i| i == out) {
-                Some(k) => Ok(tangents[k].clone()),
-                None => zeros_like(&inputs[out]),
-            })
-            .collect()
+        passed_through_jvp(inputs, 0..self.passed, tangents, argnums)
     }
 
     fn vmap(
@@ -85,4 +75,37 @@ pub fn depends(inputs: &[Array], dependencies: &[Array]) -> Result<Vec<Array>> {
         all,
         outputs,
     ))
+}
+
+/// The vjp of a node whose outputs are its inputs `passed`, unchanged: their cotangents
+/// flow to those inputs, and the other inputs get zeros.
+pub(crate) fn passed_through_vjp(
+    inputs: &[Array],
+    passed: Range<usize>,
+    cotangents: &[Array],
+    argnums: &[usize],
+) -> Result<Vec<Array>> {
+    argnums
+        .iter()
+        .map(|&i| match i.checked_sub(passed.start) {
+            Some(j) if passed.contains(&i) => Ok(cotangents[j].clone()),
+            _ => zeros_like(&inputs[i]),
+        })
+        .collect()
+}
+
+/// The jvp of a node whose outputs are its inputs `passed`, unchanged: their tangents
+/// (zeros for inputs not in `argnums`).
+pub(crate) fn passed_through_jvp(
+    inputs: &[Array],
+    passed: Range<usize>,
+    tangents: &[Array],
+    argnums: &[usize],
+) -> Result<Vec<Array>> {
+    passed
+        .map(|i| match argnums.iter().position(|&a| a == i) {
+            Some(k) => Ok(tangents[k].clone()),
+            None => zeros_like(&inputs[i]),
+        })
+        .collect()
 }

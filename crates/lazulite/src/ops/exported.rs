@@ -5,7 +5,7 @@
 use crate::array::Array;
 use crate::backend::Tensor;
 use crate::error::Result;
-use crate::ops::creation::zeros_like;
+use crate::ops::depends::{passed_through_jvp, passed_through_vjp};
 use crate::primitive::{Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
 
 /// Stands for the outputs of an op's composition, written to MLX's files as the MLX
@@ -103,22 +103,11 @@ impl Primitive for ExportedAs {
         cotangents: &[Array],
         argnums: &[usize],
     ) -> Result<Vec<Array>> {
-        argnums
-            .iter()
-            .map(|&i| match i.checked_sub(self.given) {
-                Some(j) => Ok(cotangents[j].clone()),
-                None => zeros_like(&inputs[i]),
-            })
-            .collect()
+        passed_through_vjp(inputs, self.given..inputs.len(), cotangents, argnums)
     }
 
     fn jvp(&self, inputs: &[Array], tangents: &[Array], argnums: &[usize]) -> Result<Vec<Array>> {
-        (self.given..inputs.len())
-            .map(|i| match argnums.iter().position(|&a| a == i) {
-                Some(k) => Ok(tangents[k].clone()),
-                None => zeros_like(&inputs[i]),
-            })
-            .collect()
+        passed_through_jvp(inputs, self.given..inputs.len(), tangents, argnums)
     }
 
     /// The composition's outputs, batched as they come (their MLX form is for the
