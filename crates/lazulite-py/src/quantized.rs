@@ -1,6 +1,7 @@
 //! Quantization with MLX's signatures: `quantize`, `dequantize`, `quantized_matmul`,
-//! `gather_qmm` in the modes `"affine"`, `"mxfp4"`, `"mxfp8"` and `"nvfp4"`, and the
-//! 8-bit float conversions `to_fp8`/`from_fp8`.
+//! `gather_qmm` in the modes `"affine"`, `"mxfp4"`, `"mxfp8"` and `"nvfp4"`, the products
+//! with quantized inputs `qqmm`/`gather_qqmm`, and the 8-bit float conversions
+//! `to_fp8`/`from_fp8`.
 
 use crate::bind;
 use crate::convert::{Arr, Dt};
@@ -132,6 +133,48 @@ fn gather_qmm_with(
     )))
 }
 
+#[allow(clippy::too_many_arguments)]
+fn qqmm_with(
+    x: &Array,
+    w: &Array,
+    scales: Option<&Array>,
+    group_size: Option<i32>,
+    bits: Option<i32>,
+    mode: &str,
+    global_scale_x: Option<&Array>,
+    global_scale_w: Option<&Array>,
+) -> PyResult<Array> {
+    let q = quantization("qqmm", mode, group_size, bits)?;
+    lz::qqmm(x, w, scales, q, global_scale_x, global_scale_w).map_err(py)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn gather_qqmm_with(
+    x: &Array,
+    w: &Array,
+    scales: Option<&Array>,
+    lhs_indices: Option<&Array>,
+    rhs_indices: Option<&Array>,
+    group_size: Option<i32>,
+    bits: Option<i32>,
+    mode: &str,
+    global_scale_x: Option<&Array>,
+    global_scale_w: Option<&Array>,
+) -> PyResult<Array> {
+    let q = quantization("gather_qqmm", mode, group_size, bits)?;
+    lz::gather_qqmm(
+        x,
+        w,
+        scales,
+        lhs_indices,
+        rhs_indices,
+        q,
+        global_scale_x,
+        global_scale_w,
+    )
+    .map_err(py)
+}
+
 bind! {
     functions {
         /// Quantize the array ``w``: every ``group_size`` elements of a row share a scale
@@ -225,6 +268,57 @@ bind! {
         gather_qmm(x: Arr, w: Arr, /, scales: Arr, biases: Option<Arr> = None, lhs_indices: Option<Arr> = None, rhs_indices: Option<Arr> = None, transpose: bool = true, group_size: Option<i32> = None, bits: Option<i32> = None, mode: &str = "affine", global_scale: Option<Arr> = None, *, sorted_indices: bool = false, stream) => {
             let _hint_only = sorted_indices;
             gather_qmm_with(&x.0, &w.0, &scales.0, inner(&biases), inner(&lhs_indices), inner(&rhs_indices), transpose, group_size, bits, mode, inner(&global_scale))
+        };
+        /// Multiply ``x`` by the transpose of ``w`` after rounding both through a
+        /// floating-point quantization mode: ``x`` is quantized on the fly along its last
+        /// axis; ``w`` is quantized on the fly when given as floats, or used as stored when
+        /// packed (with its ``scales``).
+        ///
+        /// Gradients pass straight through the rounding; the backward products are
+        /// quantized products too. A packed ``w`` gets no gradient: give it as floats to
+        /// train it.
+        ///
+        /// Args:
+        ///     x (array): Input array ``(..., K)`` of float32, float16 or bfloat16.
+        ///     w (array): Weight matrix ``(N, K)``, floats or packed in uint32.
+        ///     scales (array, optional): The scales of a packed ``w``. Default: ``None``.
+        ///     group_size (int, optional): Elements of ``x`` and ``w`` sharing a scale.
+        ///         Default: the mode's.
+        ///     bits (int, optional): Bits per element. Default: the mode's.
+        ///     mode (str, optional): ``"nvfp4"``, ``"mxfp8"`` or ``"mxfp4"``. Default:
+        ///         ``"nvfp4"``.
+        ///     global_scale_x (array, optional): ``"nvfp4"`` only: the float32 global scale
+        ///         of ``x``. Default: ``None``.
+        ///     global_scale_w (array, optional): ``"nvfp4"`` only: the float32 global scale
+        ///         of ``w`` (both or neither). Default: ``None``.
+        ///
+        /// Returns:
+        ///     array: ``(..., N)`` in ``x``'s dtype.
+        qqmm(x: Arr, w: Arr, scales: Option<Arr> = None, group_size: Option<i32> = None, bits: Option<i32> = None, mode: &str = "nvfp4", global_scale_x: Option<Arr> = None, global_scale_w: Option<Arr> = None, *, stream) =>
+            qqmm_with(&x.0, &w.0, inner(&scales), group_size, bits, mode, inner(&global_scale_x), inner(&global_scale_w));
+        /// ``qqmm`` of matrices picked by index, as ``gather_mm`` picks them.
+        ///
+        /// Args:
+        ///     x (array): Input matrices ``(..., M, K)``.
+        ///     w (array): Weight matrices ``(..., N, K)``, floats or packed in uint32.
+        ///     scales (array, optional): The scales of a packed ``w``. Default: ``None``.
+        ///     lhs_indices (array, optional): Integer indices of matrices of ``x``.
+        ///     rhs_indices (array, optional): Integer indices of matrices of ``w``.
+        ///     group_size (int, optional): Default: the mode's.
+        ///     bits (int, optional): Default: the mode's.
+        ///     mode (str, optional): ``"nvfp4"``, ``"mxfp8"`` or ``"mxfp4"``. Default:
+        ///         ``"nvfp4"``.
+        ///     global_scale_x (array, optional): ``"nvfp4"`` only. Default: ``None``.
+        ///     global_scale_w (array, optional): ``"nvfp4"`` only. Default: ``None``.
+        ///     sorted_indices (bool, optional): Whether the indices are sorted, a hint
+        ///         that does not change the result. Default: ``False``.
+        ///
+        /// Returns:
+        ///     array: The products, shaped as the broadcast indices followed by
+        ///     ``(M, N)``.
+        gather_qqmm(x: Arr, w: Arr, /, scales: Option<Arr> = None, lhs_indices: Option<Arr> = None, rhs_indices: Option<Arr> = None, group_size: Option<i32> = None, bits: Option<i32> = None, mode: &str = "nvfp4", global_scale_x: Option<Arr> = None, global_scale_w: Option<Arr> = None, *, sorted_indices: bool = false, stream) => {
+            let _hint_only = sorted_indices;
+            gather_qqmm_with(&x.0, &w.0, inner(&scales), inner(&lhs_indices), inner(&rhs_indices), group_size, bits, mode, inner(&global_scale_x), inner(&global_scale_w))
         };
         /// Encode a floating-point array as 8-bit E4M3 floats stored in uint8 (rounded to
         /// nearest even; magnitudes above 448 saturate).

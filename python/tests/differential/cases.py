@@ -744,7 +744,13 @@ for fn, label, args, kw in PRODUCTS:
 for label, args in (("matmul", ("ij,jk->ik", (2, 3), (3, 4))), ("three", ("ij,jk,kl->il", (2, 3), (3, 40), (40, 2))),
                     ("bad", ("ij,jk->ik", (2, 3), (2, 4)))):
     add("einsum_path", label, args[0], *[arr(f"einsum_path/{label}", s, salt=str(i)) for i, s in enumerate(args[1:])])
-add("qqmm", "default", arr("qqmm/d", (2, 64)), arr("qqmm/d", (8, 64), salt="w"))
+add("qqmm", "several-rows", arr("qqmm/d", (2, 64)), arr("qqmm/d", (8, 64), salt="w"))
+add("qqmm", "float-weight", arr("qqmm/f", (1, 64)), arr("qqmm/f", (8, 64), salt="w"))
+for m in ("nvfp4", "mxfp8", "mxfp4"):
+    for dt in ("float32", "bfloat16", "float16"):
+        cid = f"snippet.qqmm_packed/{m}-{dt}"
+        add("snippet.qqmm_packed", f"{m}-{dt}", arr(cid, (1, 64), dt), arr(cid, (8, 64), dt, salt="w"),
+            check="loose", mode=m)
 add("gather_qqmm", "default", arr("gqqmm/d", (2, 64)), arr("gqqmm/d", (8, 64), salt="w"))
 for fmt in ("npy", "npz", "npz_compressed", "safetensors", "gguf"):
     SNIPPET_NS[f"save_load_{fmt}"] = "core"
@@ -1079,7 +1085,7 @@ for i, (fn, args, kw) in enumerate(NN_LOSS):
     mk = lambda v: v(cid) if callable(v) else v  # noqa: E731
     add(f"nn.losses.{fn}", str(i), *[mk(a) for a in args], check="loose", **{k: mk(v) for k, v in kw.items()})
 NN_LAYERS = ["MaxPool3d", "AvgPool3d", "ConvTranspose3d", "Dropout2d_eval", "Dropout2d_train", "Dropout3d_train",
-             "QuantizedEmbedding", "QQLinear", "Transformer", "TransformerEncoder", "TransformerDecoderLayer",
+             "QuantizedEmbedding", "Transformer", "TransformerEncoder", "TransformerDecoderLayer",
              "TransformerDecoder", "CELU", "ELU", "HardShrink", "HardTanh", "LeakyReLU", "LogSigmoid", "ReLU2", "ReLU6",
              "SELU", "Sigmoid", "Softmin", "Softplus", "Softshrink", "Softsign", "Linear", "Linear_no_bias", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "Embedding",
              "Embedding_as_linear", "LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm_train", "BatchNorm_eval", "InstanceNorm",
@@ -1092,6 +1098,9 @@ NN_LAYERS = ["MaxPool3d", "AvgPool3d", "ConvTranspose3d", "Dropout2d_eval", "Dro
 for name in NN_LAYERS:
     SNIPPET_NS["nn_" + name] = "nn"
     add(f"snippet.nn_{name}", "f32", check="loose")
+SNIPPET_NS["nn_QQLinear"] = "nn"
+add("snippet.nn_QQLinear", "training", True, check="loose")
+add("snippet.nn_QQLinear", "eval", False, check="loose")
 
 # ---------------------------------------------------------------- optimizers
 OPTIMIZERS = ["SGD", "SGD_momentum", "SGD_nesterov", "SGD_weight_decay", "RMSprop", "Adagrad", "AdaDelta", "Adam",
@@ -1110,7 +1119,7 @@ for name in UTILS:
     add(f"snippet.utils_{name}", "tree")
 SNIPPET_NS.update(printoptions_state="core", setitem="array", iterate="array", property="array", issubdtype="core", dtype_attrs="core",
                   printing="array", quantize_roundtrip="core", quantized_matmul="core", gather_qmm="core",
-                  quantize_roundtrip_fp="core", quantized_matmul_fp="core", gather_qmm_fp="core",
+                  quantize_roundtrip_fp="core", quantized_matmul_fp="core", gather_qmm_fp="core", qqmm_packed="core",
                   stft_roundtrip="fft")
 for fn in ("add", "subtract", "multiply", "divide", "maximum", "minimum"):
     SNIPPET_NS[f"at_{fn}"] = "array"

@@ -1,6 +1,6 @@
 """Known gaps, not yet fixed: cases where lazulite differs from MLX 0.32.4 and should
-not. The test marks each entry xfail(strict=True): it fails as soon as every case of the
-entry agrees with MLX, so an entry must be removed when its fix lands, and an entry
+not. `test_known_gaps_are_still_open` fails as soon as every case of an entry agrees with
+MLX, so an entry must be removed when its fix lands, and an entry
 covers only the cases and kinds of difference it names. Same fields as the allow-list,
 with the reason; `group` sorts them for the report.
 """
@@ -24,9 +24,5 @@ MISSING = "missing function"
 
 GAPS = [
     # Missing functions.
-    Gap("qqmm", ("*",), ("missing",), MISSING + " (MLX's CPU build raises NYI for it)"),
-    Gap("gather_qqmm", ("*",), ("missing",), MISSING + " (MLX's CPU build raises NYI for it)"),
-    Gap("snippet.nn_QQLinear", ("*",), ("exception-class",),
-        MISSING + ": nn.QQLinear (MLX's CPU build raises NYI for its product)"),
     # Values.
 ]

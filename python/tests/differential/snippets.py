@@ -89,6 +89,12 @@ def gather_qmm_fp(lib, x, w, mode):
     return mx.gather_qmm(x, q, s, rhs_indices=mx.array([1, 0, 1], dtype=mx.uint32), mode=mode)
 
 
+def qqmm_packed(lib, x, w, mode):
+    mx = lib.core
+    q, s = mx.quantize(w, mode=mode)
+    return mx.qqmm(x, q, s, mode=mode)
+
+
 def stft_roundtrip(lib, x):
     mx = lib.core
     w = mx.hanning(16)
@@ -428,9 +434,11 @@ def nn_QuantizedEmbedding(lib):
     return m(lib.core.array([1, 7])), m.as_linear(data(lib, (1, 64)))
 
 
-def nn_QQLinear(lib):
+def nn_QQLinear(lib, training):
     lib.core.random.seed(0)
-    return lib.nn.QQLinear(64, 8)(data(lib, (1, 64)))
+    layer = lib.nn.QQLinear(64, 8)
+    layer.train(training)
+    return layer(data(lib, (1, 64)))
 
 
 def nn_Transformer(lib):

@@ -46,6 +46,7 @@ mod fp8;
 mod hadamard;
 mod methods;
 mod operators;
+mod qqmm;
 mod quantized;
 mod reduce;
 mod scan;
@@ -76,6 +77,7 @@ pub use linalg::{
     segmented_mm, tensordot, vecdot, TensordotAxes,
 };
 pub use operand::Operand;
+pub use qqmm::{gather_qqmm, qqmm};
 pub use quantized::{
     dequantize, gather_qmm, quantize, quantized_matmul, Quantization, QuantizationMode,
 };

@@ -118,7 +118,7 @@ const GROUP_SIZES: [i32; 3] = [32, 64, 128];
 const BITS: [i32; 7] = [1, 2, 3, 4, 5, 6, 8];
 
 /// Checks `q`'s group size and bits against those its mode supports.
-fn packing(op: &str, q: Quantization) -> Result<Packing> {
+pub(crate) fn packing(op: &str, q: Quantization) -> Result<Packing> {
     let Quantization {
         mode,
         group_size,
@@ -159,7 +159,11 @@ fn packing(op: &str, q: Quantization) -> Result<Packing> {
 }
 
 /// MLX's checks of a global scale: nvfp4 only, one float32 element.
-fn check_global_scale(op: &str, mode: QuantizationMode, global: Option<&Array>) -> Result<()> {
+pub(crate) fn check_global_scale(
+    op: &str,
+    mode: QuantizationMode,
+    global: Option<&Array>,
+) -> Result<()> {
     let Some(g) = global else { return Ok(()) };
     if mode != QuantizationMode::Nvfp4 {
         return Err(Error::value(format!(
@@ -991,7 +995,7 @@ impl Primitive for QuantizedMatmul {
 
 /// MLX's checks of a quantized product's operands (`op` names the function); returns
 /// the packing, the depth `k` and the result's dtype.
-fn check_product(
+pub(crate) fn check_product(
     op: &str,
     x: &Array,
     w: &Array,

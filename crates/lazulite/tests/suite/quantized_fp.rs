@@ -1,13 +1,14 @@
 //! MLX's floating-point quantization modes against real MLX (tools/fixtures/quantize_fp.py):
 //! packed words, uint8 scales and dequantized values bit for bit, products against
-//! float64 and errors (the derivative and batching rules are in the rule table,
-//! `rules.rs`).
+//! float64 and errors, and the rounding of the quantized-input product `qqmm`
+//! (tools/fixtures/qqmm.py) bit for bit (the derivative and batching rules are in the rule
+//! table, `rules.rs`).
 use crate::common;
 
 use common::{array_from_json, assert_matches, load_fixture};
 use lazulite::{
-    dequantize, gather_qmm, matmul, matrix_transpose, quantize, quantized_matmul, random, Array,
-    DType, ErrorKind, Quantization, QuantizationMode,
+    dequantize, eye, gather_qmm, matmul, matrix_transpose, multiply, qqmm, quantize,
+    quantized_matmul, random, Array, DType, ErrorKind, Quantization, QuantizationMode,
 };
 use serde_json::Value;
 
@@ -219,4 +220,36 @@ fn errors_name_the_mode() {
         QuantizationMode::from_index(3),
         Some(QuantizationMode::Nvfp4)
     );
+}
+
+#[test]
+fn qqmm_rounds_x_as_mlx_bit_for_bit() {
+    // MLX multiplied one row by a packed `c * I`, which every mode stores exactly, so its
+    // result is `c` times its rounding of the row.
+    let fixture = load_fixture("qqmm");
+    for case in fixture["rounding"].as_array().unwrap() {
+        let q = mode_of(case);
+        let x = array_from_json(&case["x"]);
+        let k = x.shape()[1];
+        let c = case["c"].as_f64().unwrap();
+        let scaled = multiply(eye(k, None, 0, DType::Float32).unwrap(), c).unwrap();
+        let (eye_q, eye_s, _) = quantize(&scaled.astype(x.dtype()).unwrap(), q, None).unwrap();
+        let out = qqmm(&x, &eye_q, Some(&eye_s), q, None, None).unwrap();
+        let context = format!("{:?} {}", q.mode, x.dtype());
+        assert_eq!(out.dtype(), x.dtype(), "{context}");
+        assert_matches(&out, &case["mlx"], 0.0, 0.0, &context);
+    }
+    for case in fixture["products"].as_array().unwrap() {
+        let q = mode_of(case);
+        let x = array_from_json(&case["x"]);
+        if x.ndim() != 2 || x.dtype() != DType::Float32 {
+            continue;
+        }
+        let (w_q, s) = (
+            array_from_json(&case["w_q"]),
+            array_from_json(&case["scales"]),
+        );
+        let out = qqmm(&x, &w_q, Some(&s), q, None, None).unwrap();
+        assert_matches(&out, &case["mlx"], 1e-5, 1e-5, &format!("{:?}", q.mode));
+    }
 }

@@ -2272,6 +2272,25 @@ fn quantized_fp_rows() -> Vec<Row> {
             )
             .vmap(vec![qs, ss], vec![Some(0), Some(0)], 0),
         );
+        if mode == QuantizationMode::Mxfp4 {
+            continue;
+        }
+        // The rounding of quantized-input products passes derivatives straight through
+        // (MLX's rule, tested against NumPy in the Python suite); batching is checked here.
+        let experts = seeded(35, &[3, 8, 64]).astype(DType::Float32).unwrap();
+        rows.push(
+            row(
+                "ops::qqmm::QuantizeDequantize",
+                format!("{mode:?} gather_qqmm over x"),
+                vec![],
+                move |a| lazulite::gather_qqmm(&a[0], &experts, None, None, None, q, None, None),
+            )
+            .vmap(
+                vec![seeded(36, &[3, 2, 4, 64]).astype(DType::Float32).unwrap()],
+                vec![Some(1)],
+                0,
+            ),
+        );
     }
     rows
 }

@@ -6,7 +6,7 @@ from typing import Any, Optional
 import lazulite.core as mx
 
 from .base import Module
-from .quantized import QuantizedLinear
+from .quantized import QQLinear, QuantizedLinear
 
 
 class Identity(Module):
@@ -47,10 +47,15 @@ class Linear(Module):
         mode: str = "affine",
         quantize_input: bool = False,
     ):
-        """A :obj:`QuantizedLinear` approximating this layer (``quantize_input``, MLX's
-        ``QQLinear`` for the floating-point modes, is not supported)."""
+        """A quantized version of this layer: a :obj:`QuantizedLinear` (the weight
+        quantized), or with ``quantize_input`` a :obj:`QQLinear` (the input too; modes
+        ``"nvfp4"`` and ``"mxfp8"``)."""
         if quantize_input:
-            raise ValueError("Quantized input is not supported.")
+            if mode not in ("nvfp4", "mxfp8"):
+                raise ValueError(
+                    f"Quantized activations are only supported for 'nvfp4' and 'mxfp8' modes, got {mode}."
+                )
+            return QQLinear.from_linear(self, group_size, bits, mode)
         return QuantizedLinear.from_linear(self, group_size, bits, mode)
 
 

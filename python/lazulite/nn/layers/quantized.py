@@ -216,3 +216,93 @@ class QuantizedLinear(Module):
         if "bias" in linear_layer:
             ql.bias = linear_layer.bias
         return ql
+
+
+class QQLinear(Module):
+    """A linear layer without bias whose input and weight are both rounded through a
+    floating-point quantization mode before they are multiplied (:func:`lazulite.core.qqmm`).
+
+    In training mode (the default) the weight is kept as floats, rounded on the fly, and
+    receives gradients. In evaluation mode (``eval()``) it is stored quantized, with its
+    ``scales``; ``train()`` turns it back into floats.
+
+    Args:
+        input_dims (int): The size of the input features.
+        output_dims (int): The size of the output features.
+        group_size (int, optional): See :func:`lazulite.core.quantize`. Default: ``None``
+            (the mode's).
+        bits (int, optional): See :func:`lazulite.core.quantize`. Default: ``None``.
+        mode (str): ``"nvfp4"`` or ``"mxfp8"``. Default: ``"nvfp4"``.
+    """
+
+    def __init__(
+        self,
+        input_dims: int,
+        output_dims: int,
+        group_size: int = None,
+        bits: int = None,
+        mode: str = "nvfp4",
+    ):
+        super().__init__()
+        self.group_size, self.bits = _defaults_for_mode(mode, group_size, bits)
+        self.mode = mode
+        scale = math.sqrt(1 / input_dims)
+        self.weight = mx.random.uniform(low=-scale, high=scale, shape=(output_dims, input_dims))
+        self._quantized = False
+
+    def _extra_repr(self):
+        out_dims, in_dims = self.weight.shape
+        if self.weight.dtype == mx.uint32:
+            in_dims = (in_dims * 32) // self.bits
+        return (
+            f"input_dims={in_dims}, output_dims={out_dims}, "
+            f"group_size={self.group_size}, bits={self.bits}, mode={self.mode}"
+        )
+
+    def quantize(self):
+        """Store the weight quantized (what evaluation mode does)."""
+        if not self._quantized:
+            self.weight, self.scales = mx.quantize(self.weight, self.group_size, self.bits, mode=self.mode)
+            self._quantized = True
+
+    def dequantize(self):
+        """Store the weight as floats again (what training mode does)."""
+        if self._quantized:
+            self.weight = mx.dequantize(
+                self.weight,
+                scales=self.scales,
+                group_size=self.group_size,
+                bits=self.bits,
+                mode=self.mode,
+            )
+            del self.scales
+            self._quantized = False
+
+    def _set_training_mode(self, mode: bool):
+        super()._set_training_mode(mode)
+        if mode:
+            self.dequantize()
+        else:
+            self.quantize()
+
+    def __call__(self, x):
+        return mx.qqmm(
+            x,
+            self["weight"],
+            scales=self.get("scales"),
+            group_size=self.group_size,
+            bits=self.bits,
+            mode=self.mode,
+        )
+
+    @classmethod
+    def from_linear(cls, linear_layer: Module, group_size: int = None, bits: int = None, mode: str = "nvfp4"):
+        """A :obj:`QQLinear` from a :obj:`Linear` layer without bias, in the same training
+        mode."""
+        output_dims, input_dims = linear_layer.weight.shape
+        if linear_layer.get("bias") is not None:
+            raise NotImplementedError("QQLinear does not support bias yet.")
+        ql = cls(input_dims, output_dims, group_size, bits, mode=mode)
+        ql.weight = linear_layer.weight
+        ql.train(linear_layer.training)
+        return ql

@@ -371,3 +371,111 @@ fn dequantize_typed<T: Real>(
         });
     Ok(out)
 }
+
+/// Rounds every group of `x` (along its last axis) through `format` and back, in place of
+/// a quantize then dequantize: the operand rounding of MLX's quantized-input product
+/// (`qqmm`). Unlike [`quantize`], which replays MLX's elementwise ops in `x`'s dtype, this
+/// is MLX's fused CPU kernel: the arithmetic is float32 whatever the dtype, E2M1 ties go
+/// to the even code (3.5 becomes 4, 2.5 becomes 2), and only the result is rounded to
+/// `x`'s dtype. `global_scale` (nvfp4 only) is a one-element float32 tensor dividing the
+/// scales as in [`quantize`].
+pub(crate) fn quantize_dequantize(
+    x: Tensor,
+    global_scale: Option<Tensor>,
+    format: Format,
+    group_size: usize,
+) -> Result<Tensor> {
+    let global = match global_scale {
+        Some(g) => Some(contiguous::<f32>(g)?.slice::<f32>()[0]),
+        None => None,
+    };
+    match x.dtype {
+        DType::Float32 => round_trip_typed::<f32>(x, global, format, group_size),
+        DType::Float16 => round_trip_typed::<half::f16>(x, global, format, group_size),
+        DType::BFloat16 => round_trip_typed::<half::bf16>(x, global, format, group_size),
+        other => Err(Error::type_error(format!(
+            "[qqmm] No quantization kernel for {other}."
+        ))),
+    }
+}
+
+fn round_trip_typed<T: Real>(
+    x: Tensor,
+    global: Option<f32>,
+    format: Format,
+    group_size: usize,
+) -> Result<Tensor> {
+    let x = contiguous::<T>(x)?;
+    let mut out = Tensor::uninit(T::DTYPE, &x.shape)?;
+    if x.size() == 0 {
+        return Ok(out);
+    }
+    let per_task = (super::TASK_ELEMENTS / group_size).max(1);
+    x.slice::<T>()
+        .par_chunks(group_size * per_task)
+        .zip(out.slice_mut::<T>().par_chunks_mut(group_size * per_task))
+        .for_each(|(src, dst)| {
+            for (group, out) in src
+                .chunks_exact(group_size)
+                .zip(dst.chunks_exact_mut(group_size))
+            {
+                round_trip_group(group, out, format, global);
+            }
+        });
+    Ok(out)
+}
+
+/// One group of [`quantize_dequantize`].
+fn round_trip_group<T: Real>(group: &[T], out: &mut [T], format: Format, global: Option<f32>) {
+    let value = |v: &T| v.widen().to_f32();
+    // C++'s `std::max(m, |v|)`: a NaN element leaves the running maximum as it is.
+    let amax =
+        group.iter().map(value).fold(
+            f32::NEG_INFINITY,
+            |m, v| {
+                if m < v.abs() {
+                    v.abs()
+                } else {
+                    m
+                }
+            },
+        );
+    let raw = amax / format.max_value();
+    let scale = match format {
+        Format::Nvfp4 => {
+            let (encode, decode) = global.map_or((1.0, 1.0), |g| (NV_RANGE / g, g / NV_RANGE));
+            from_e4m3(to_e4m3(raw * encode)) * decode
+        }
+        // The power of two at or above the raw scale, as `quantize` picks it.
+        _ if raw > 0.0 => raw.log2().ceil().exp2(),
+        _ => 0.0,
+    };
+    for (o, v) in out.iter_mut().zip(group) {
+        let q = if scale == 0.0 { 0.0 } else { value(v) / scale };
+        let rounded = match format {
+            Format::Mxfp8 => from_e4m3(to_e4m3(q)),
+            _ => FP4_VALUES[nearest_fp4_even(q) as usize],
+        };
+        *o = T::narrow(T::Acc::from_f32(scale * rounded));
+    }
+}
+
+/// The E2M1 code nearest `q`, ties to the even code (NaN becomes 6, as in MLX's kernel).
+fn nearest_fp4_even(q: f32) -> u8 {
+    if q.is_nan() {
+        return 7;
+    }
+    let sign = if q.is_sign_negative() { 8 } else { 0 };
+    let a = q.abs();
+    let code = match a {
+        a if a > 5.0 => 7,
+        a if a >= 3.5 => 6,
+        a if a > 2.5 => 5,
+        a if a >= 1.75 => 4,
+        a if a > 1.25 => 3,
+        a if a >= 0.75 => 2,
+        a if a > 0.25 => 1,
+        _ => 0,
+    };
+    code | sign
+}
