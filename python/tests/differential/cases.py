@@ -592,7 +592,8 @@ METHODS = [
     ("__lshift__", (1,), {}), ("__rshift__", (1,), {}), ("__radd__", (1,), {}), ("__rsub__", (1,), {}),
     ("__add__", ([1, 2, 3],), {}), ("__iter__", (), {}), ("__hash__", (), {}), ("__array__", (), {}),
     ("__copy__", (), {}), ("__deepcopy__", ({},), {}), ("__round__", (), {}), ("__repr__", (), {}), ("__str__", (), {}),
-    ("__format__", ("",), {}), ("__index__", (), {}),
+    ("__format__", ("",), {}), ("__index__", (), {}), ("__div__", (2,), {}), ("__rdiv__", (3,), {}),
+    ("__bytes__", (), {}),
 ]
 for i, (name, margs, mkw) in enumerate(METHODS):
     for dt in ("float32", "int32", "bool_"):
@@ -604,7 +605,7 @@ for i, (name, margs, mkw) in enumerate(METHODS):
                 continue
             check = "shape" if name in ("__hash__",) else "value"
             add(f"array.{name}", f"{i}-{dt}-{len(shape)}d", arr(cid, shape, dt), *[mk(a) for a in margs], check=check, **mkw)
-for prop in ("shape", "dtype", "ndim", "size", "itemsize", "nbytes", "T", "real", "imag"):
+for prop in ("shape", "dtype", "ndim", "size", "itemsize", "nbytes", "T", "mT", "real", "imag"):
     for dt in ("float32", "complex64", "int8"):
         add("snippet.property", f"{prop}-{dt}", arr(f"prop/{prop}{dt}", (2, 3), dt), prop)
 
