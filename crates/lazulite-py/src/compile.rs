@@ -151,12 +151,21 @@ impl CompiledFunction {
     /// A Rust compiled function that calls the Python function on stand-in arrays when it
     /// traces: the arguments are rebuilt around them and the `inputs` state arrays are
     /// swapped for them during the call.
-    fn entry(&self, py: Python<'_>, template: &Bound<'_, PyTuple>, n_args: usize) -> Entry {
+    fn entry(
+        &self,
+        py: Python<'_>,
+        template: &Bound<'_, PyTuple>,
+        n_args: usize,
+    ) -> PyResult<Entry> {
         let traced = Arc::new(Mutex::new(None));
         let fun = self.fun.clone_ref(py);
         let inputs = self.inputs.as_ref().map(|s| s.clone_ref(py));
         let outputs = self.outputs.as_ref().map(|s| s.clone_ref(py));
-        let template: Py<PyTuple> = template.clone().unbind();
+        // The argument structure, without the first call's arrays: holding those would keep
+        // them alive as long as the function, and stop later calls from donating them.
+        let blank = Array::scalar(0.0f32);
+        let template = rebuild(template.as_any(), &mut std::iter::repeat(blank))
+            .and_then(|t| Ok(t.cast_into::<PyTuple>()?.unbind()))?;
         let traced_in = traced.clone();
         let run = move |flat: &[Array]| {
             Python::attach(|py| {
@@ -198,7 +207,7 @@ impl CompiledFunction {
         } else {
             lz::compile(run)
         };
-        Entry { compiled, traced }
+        Ok(Entry { compiled, traced })
     }
 }
 
@@ -225,10 +234,14 @@ impl CompiledFunction {
         key.push_str(&format!("|{}", flat.len() - n_args));
         let entry = {
             let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-            entries
-                .entry(key)
-                .or_insert_with(|| Arc::new(self.entry(py, &template, n_args)))
-                .clone()
+            match entries.get(&key) {
+                Some(entry) => entry.clone(),
+                None => {
+                    let entry = Arc::new(self.entry(py, &template, n_args)?);
+                    entries.insert(key, entry.clone());
+                    entry
+                }
+            }
         };
         let outputs = entry.compiled.call(&flat).map_err(to_py_err)?;
         let traced = entry.traced.lock().unwrap_or_else(|e| e.into_inner());

@@ -468,13 +468,37 @@ impl Primitive for Fused {
         }
         let rows_per_block = (BLOCK_ELEMENTS / row).max(1);
         let n_rows = spec.shape[0];
-        let mut out = Tensor::uninit(spec.dtype, &spec.shape)?;
+        let mut inputs = inputs;
+        // An input nobody else holds, of the output's shape and item size, is donated: its
+        // buffer becomes the output's. Each block reads all of its rows before it writes
+        // them, and blocks own disjoint rows, so the results land where their inputs were.
+        let donor = inputs
+            .iter()
+            .position(|t| t.shape == spec.shape && t.is_donatable(spec.dtype));
+        let (base, out) = match donor {
+            Some(k) => {
+                let base = OutPtr(
+                    Arc::get_mut(&mut inputs[k].buf)
+                        .expect("a donatable buffer is ours alone")
+                        .as_mut_ptr(),
+                );
+                let out = Tensor {
+                    dtype: spec.dtype,
+                    ..inputs[k].clone()
+                };
+                (base, out)
+            }
+            None => {
+                let mut out = Tensor::uninit(spec.dtype, &spec.shape)?;
+                let base = OutPtr(
+                    Arc::get_mut(&mut out.buf)
+                        .expect("a new buffer is ours alone")
+                        .as_mut_ptr(),
+                );
+                (base, out)
+            }
+        };
         let width = spec.dtype.size();
-        let base = OutPtr(
-            Arc::get_mut(&mut out.buf)
-                .expect("a new buffer is ours alone")
-                .as_mut_ptr(),
-        );
         (0..n_rows.div_ceil(rows_per_block))
             .into_par_iter()
             .try_for_each(|b| -> Result<()> {
@@ -482,13 +506,12 @@ impl Primitive for Fused {
                 let block: Vec<Tensor> = inputs.iter().map(|t| rows(t, start, end)).collect();
                 let result = make_contiguous(self.run_block(&block)?)?;
                 let bytes = &result.buf.bytes()[result.offset * width..][..result.size() * width];
-                // SAFETY: rows start..end of the contiguous output are this block's own.
+                // SAFETY: rows start..end of the contiguous output are this block's own; no
+                // other block reads or writes them. A donated buffer may hand back this
+                // block's own rows as the result (an identity step), hence `copy`, which
+                // allows the overlap.
                 unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        bytes.as_ptr(),
-                        base.add(start * row * width),
-                        bytes.len(),
-                    )
+                    std::ptr::copy(bytes.as_ptr(), base.add(start * row * width), bytes.len())
                 };
                 Ok(())
             })?;
