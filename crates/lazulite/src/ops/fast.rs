@@ -10,7 +10,7 @@
 
 use crate::array::Array;
 use crate::backend::cpu::elementwise::converted;
-use crate::backend::cpu::fast::{self as kernels, Rotation};
+use crate::backend::cpu::fast::{self as kernels, DeltaShape, Rotation};
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
 use crate::ops::binary::{add, greater_equal, multiply, subtract};
@@ -24,6 +24,7 @@ use crate::ops::softmax::softmax;
 use crate::ops::ternary::where_;
 use crate::ops::unary::{cos, rsqrt, sin, square};
 use crate::ops::view::{broadcast_to, reshape, slice_axis};
+use crate::primitive::OutputSpec;
 use crate::shape::shape_text;
 use crate::transforms::Fused;
 use std::sync::Arc;
@@ -102,7 +103,7 @@ pub fn rms_norm(x: &Array, weight: Option<&Array>, eps: f32) -> Result<Array> {
         kernel: Box::new(move |mut inputs| {
             let weight = (inputs.len() == 2).then(|| inputs.pop()).flatten();
             let x = inputs.pop().expect("rms_norm has an input");
-            kernels::rms_norm(x, weight, eps, out)
+            Ok(vec![kernels::rms_norm(x, weight, eps, out)?])
         }),
         composed,
     };
@@ -299,7 +300,11 @@ pub fn rope(
                 rows_per_batch,
                 steps,
             };
-            kernels::rope(inputs.pop().expect("rope input"), &rotation, dtype)
+            Ok(vec![kernels::rope(
+                inputs.pop().expect("rope input"),
+                &rotation,
+                dtype,
+            )?])
         }),
         composed: Arc::new(move |inputs: &[Array]| Ok(vec![composed(inputs)?])),
     };
@@ -558,9 +563,11 @@ pub fn scaled_dot_product_attention(
 /// Returns `(output, state)`: the output `(B, T, Hv, Dv)` in the dtype `q` and `k` promote
 /// to (float32 when that is not floating point), and the final state, which is float32
 /// unless the inputs are wider (float64, complex64). As MLX does, every input except the
-/// state is first cast to the output dtype, the state to float32, and the recurrence is
-/// an ordinary composition of ops (one step after another), so gradients and `vmap`
-/// follow from theirs; arguments that do not fit raise the errors of the ops they reach.
+/// state is first cast to the output dtype, the state to float32. For float32, float16
+/// and bfloat16 inputs of exactly these shapes one fused kernel runs the recurrence, each
+/// head's state updated in place; its gradients and `vmap` are those of the composition
+/// of ops (one step after another) that it stands for, which also computes every other
+/// case, so arguments that do not fit raise the errors of the ops they reach.
 /// Queries and keys without heads next to values with some (a division by zero that
 /// crashes MLX) are a value error here.
 ///
@@ -578,6 +585,135 @@ pub fn scaled_dot_product_attention(
 /// assert_eq!(state.to_vec::<f32>().unwrap(), vec![1.0, 3.0]);
 /// ```
 pub fn gated_delta_update(
+    q: &Array,
+    k: &Array,
+    v: &Array,
+    gamma: &Array,
+    beta: &Array,
+    initial_state: Option<&Array>,
+    mask: Option<&Array>,
+) -> Result<(Array, Array)> {
+    let promoted = promote_types(q.dtype(), k.dtype());
+    let dtype = if promoted.is_floating() {
+        promoted
+    } else {
+        promote_types(promoted, DType::Float32)
+    };
+    let Some(shape) = delta_shape(q, k, v, gamma, beta, initial_state, mask, dtype) else {
+        return gated_delta_composed(q, k, v, gamma, beta, initial_state, mask);
+    };
+    // The kernel reads the inputs cast as the composition casts them, so both round alike.
+    let state = match initial_state {
+        Some(h) => astype(h, DType::Float32)?,
+        None => zeros(
+            &[
+                shape.batch,
+                shape.value_heads,
+                shape.value_dim,
+                shape.key_dim,
+            ],
+            DType::Float32,
+        )?,
+    };
+    let mut inputs = [q, k, v, gamma, beta]
+        .into_iter()
+        .map(|x| astype(x, dtype))
+        .collect::<Result<Vec<_>>>()?;
+    inputs.push(state.clone());
+    inputs.extend(mask.cloned());
+    let composed = Arc::new(|x: &[Array]| {
+        let (out, state) =
+            gated_delta_composed(&x[0], &x[1], &x[2], &x[3], &x[4], Some(&x[5]), x.get(6))?;
+        Ok(vec![out, state])
+    });
+    let fused = Fused {
+        name: "gated_delta_update",
+        params: String::new(),
+        kernel: Box::new(move |inputs| {
+            let mut inputs = inputs.into_iter();
+            let mut next = || inputs.next().expect("gated_delta_update has six inputs");
+            let (q, k, v, gamma, beta, state) = (next(), next(), next(), next(), next(), next());
+            let mask = inputs.next();
+            Ok(kernels::gated_delta(q, k, v, gamma, beta, state, mask, shape, dtype)?.into())
+        }),
+        composed,
+    };
+    let specs = vec![
+        OutputSpec {
+            shape: vec![shape.batch, shape.steps, shape.value_heads, shape.value_dim],
+            dtype,
+        },
+        OutputSpec {
+            shape: state.shape().to_vec(),
+            dtype: DType::Float32,
+        },
+    ];
+    let mut outputs = fused.record_multi(inputs, specs).into_iter();
+    let out = outputs.next().expect("gated_delta_update has two outputs");
+    let state = outputs.next().expect("gated_delta_update has two outputs");
+    Ok((out, state))
+}
+
+/// The sizes of a gated delta recurrence the fused kernel runs: real float inputs of
+/// exactly the documented shapes (anything else takes the composition, which broadcasts
+/// what its ops broadcast and raises their errors).
+#[allow(clippy::too_many_arguments)]
+fn delta_shape(
+    q: &Array,
+    k: &Array,
+    v: &Array,
+    gamma: &Array,
+    beta: &Array,
+    initial_state: Option<&Array>,
+    mask: Option<&Array>,
+    dtype: DType,
+) -> Option<DeltaShape> {
+    if compute_dtype(dtype) != DType::Float32 {
+        return None;
+    }
+    let (&[batch, steps, key_heads, key_dim], &[vb, vt, value_heads, value_dim]) =
+        (q.shape(), v.shape())
+    else {
+        return None;
+    };
+    let heads = [batch, steps, value_heads];
+    let decay_per_key = gamma.shape() == [batch, steps, value_heads, key_dim];
+    let fits = k.shape() == q.shape()
+        && (vb, vt) == (batch, steps)
+        && steps > 0
+        && key_heads > 0
+        && key_dim > 0
+        && value_dim > 0
+        && value_heads % key_heads == 0
+        && (decay_per_key || gamma.shape() == heads)
+        && beta.shape() == heads
+        && initial_state.is_none_or(|h| h.shape() == [batch, value_heads, value_dim, key_dim])
+        && mask.is_none_or(|m| m.shape() == [batch, steps])
+        && [
+            Some(q),
+            Some(k),
+            Some(v),
+            Some(gamma),
+            Some(beta),
+            initial_state,
+            mask,
+        ]
+        .into_iter()
+        .flatten()
+        .all(|x| !x.dtype().is_complex());
+    fits.then_some(DeltaShape {
+        batch,
+        steps,
+        key_heads,
+        value_heads,
+        key_dim,
+        value_dim,
+        decay_per_key,
+    })
+}
+
+/// [`gated_delta_update`] as a composition of ops, one step after another.
+fn gated_delta_composed(
     q: &Array,
     k: &Array,
     v: &Array,

@@ -337,8 +337,8 @@ fn composed_vmap(
     Ok((outs, out_axes))
 }
 
-/// The kernel of a [`Fused`] node: its evaluated inputs to its one output.
-pub(crate) type FusedKernel = dyn Fn(Vec<Tensor>) -> Result<Tensor> + Send + Sync;
+/// The kernel of a [`Fused`] node: its evaluated inputs to its outputs.
+pub(crate) type FusedKernel = dyn Fn(Vec<Tensor>) -> Result<Vec<Tensor>> + Send + Sync;
 
 /// A node computed by one fused kernel that stands for `composed`, a function of ordinary
 /// ops with the same inputs and output: evaluation runs the kernel, and the transforms
@@ -355,6 +355,11 @@ impl Fused {
     /// Records the node on `inputs` with the output of `composed`'s shape and dtype.
     pub fn record(self, inputs: Vec<Array>, shape: Vec<usize>, dtype: crate::DType) -> Array {
         Array::from_op(self, inputs, shape, dtype)
+    }
+
+    /// Records the node on `inputs` with the outputs of `composed`'s shapes and dtypes.
+    pub fn record_multi(self, inputs: Vec<Array>, outputs: Vec<OutputSpec>) -> Vec<Array> {
+        Array::from_op_multi(self, inputs, outputs)
     }
 }
 
@@ -376,7 +381,7 @@ impl Primitive for Fused {
     }
 
     fn eval(&self, inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
-        Ok(vec![(self.kernel)(inputs)?])
+        (self.kernel)(inputs)
     }
 
     fn vjp(
