@@ -312,4 +312,60 @@ def cases(mx):
         [((a(_f32(r, 4, 5)), a(_f32(r, 3, 3)), a(_f32(r, 2, 2))), {})],
         [((a(_f32(r, 4, 5)), a(_f32(r, 3, 3)), a(_f32(r, 2, 2))), {})],
     )
+    # The loss of a small perceptron and its gradients with respect to the weights
+    # (value_and_grad over a list of parameters): the backward pass is written as ordinary
+    # primitives, the labels' gather as a scatter.
+    r = _rng(17)
+
+    def mlp_loss(params, x, labels):
+        w1, b1, w2, b2 = params
+        h = mx.maximum(x @ w1 + b1, 0.0)
+        logits = h @ w2 + b2
+        picked = mx.take_along_axis(logits, labels[:, None], axis=-1).squeeze(-1)
+        return mx.mean(mx.logsumexp(logits, axis=-1) - picked)
+
+    def grad_mlp(w1, b1, w2, b2, x, labels):
+        loss, grads = mx.value_and_grad(mlp_loss)([w1, b1, w2, b2], x, labels)
+        return (loss, *grads)
+
+    def mlp_inputs(r):
+        labels = a(r.integers(0, 3, size=5).astype(np.int32))
+        return ((a(_f32(r, 4, 6) * 0.5), a(_f32(r, 6) * 0.1), a(_f32(r, 6, 3) * 0.5),
+                 a(_f32(r, 3) * 0.1), a(_f32(r, 5, 4)), labels), {})
+
+    out["grad_mlp"] = (grad_mlp, [mlp_inputs(r)], [mlp_inputs(r)])
+
+    # Per-example gradients: vmap of grad, with a term whose gradient is stopped.
+    r = _rng(18)
+
+    def example_loss(w, x, y):
+        fit = mx.square(mx.tanh(x @ w) - y).sum()
+        return fit + 0.1 * (mx.stop_gradient(w) * w).sum()
+
+    def vmap_grad(w, xs, ys):
+        return mx.vmap(mx.grad(example_loss), in_axes=(None, 0, 0))(w, xs, ys)
+
+    def per_example_inputs(r):
+        return ((a(_f32(r, 3, 2)), a(_f32(r, 4, 3)), a(_f32(r, 4, 2))), {})
+
+    out["vmap_grad"] = (vmap_grad, [per_example_inputs(r)], [per_example_inputs(r)])
+
+    # Forward and reverse mode together: jvp and vjp of a function of two inputs, and a
+    # Hessian-vector product (jvp of grad).
+    r = _rng(19)
+
+    def pair(p, q):
+        return mx.sin(p) * mx.exp(q), mx.cumsum(p * q)
+
+    def jvp_vjp(p, q, tp, tq, c):
+        _, tangents = mx.jvp(pair, [p, q], [tp, tq])
+        _, cotangents = mx.vjp(pair, [p, q], [c, c])
+        energy = lambda z: (mx.sin(z) * z * z).sum()  # noqa: E731
+        _, hvp = mx.jvp(mx.grad(energy), [p], [tp])
+        return (*tangents, *cotangents, *hvp)
+
+    def pair_inputs(r):
+        return (tuple(a(_f32(r, 5)) for _ in range(5)), {})
+
+    out["jvp_vjp"] = (jvp_vjp, [pair_inputs(r)], [pair_inputs(r)])
     return out
