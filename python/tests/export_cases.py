@@ -12,6 +12,10 @@ import numpy as np
 # examples.
 SHAPELESS = {"shapeless_mlp", "shapeless_attention"}
 
+# Cases MLX cannot export (it has no file form for a `custom_function`): only lazulite
+# exports them, and real MLX runs lazulite's file.
+LAZULITE_ONLY = {"custom_vjp"}
+
 
 def _rng(seed):
     return np.random.default_rng(seed)
@@ -368,4 +372,25 @@ def cases(mx):
         return (tuple(a(_f32(r, 5)) for _ in range(5)), {})
 
     out["jvp_vjp"] = (jvp_vjp, [pair_inputs(r)], [pair_inputs(r)])
+    # A custom gradient (mx.custom_function with a vjp rule), differentiated: the file
+    # holds the function's computation and the rule's.
+    r = _rng(20)
+
+    @mx.custom_function
+    def clipped_exp(x):
+        return mx.exp(x)
+
+    @clipped_exp.vjp
+    def clipped_exp_vjp(primals, cotangent, output):
+        return mx.clip(cotangent * output, -1.0, 1.0)
+
+    def custom_vjp(x, y):
+        value, g = mx.value_and_grad(lambda z: (clipped_exp(z) * y).sum())(x)
+        return value, g, clipped_exp(y)
+
+    out["custom_vjp"] = (
+        custom_vjp,
+        [((a(_f32(r, 6)), a(_f32(r, 6))), {})],
+        [((a(_f32(r, 6)), a(_f32(r, 6))), {})],
+    )
     return out
