@@ -492,6 +492,56 @@ fn shapeless_vmap_of_grad_broadcasts_per_example() {
 }
 
 #[test]
+fn slices_record_the_stop_given() {
+    use lazulite::export::{export_to_callback, ExportEvent, MlxState};
+    // (start, stop, step) given, and what MLX 0.32.4 records for them on 10 elements: the
+    // start wrapped and clamped, the stop as given, a single element one step past it.
+    let cases: [([i64; 3], [i32; 3]); 5] = [
+        ([1, 100, 1], [1, 100, 1]),
+        ([0, -1, 1], [0, -1, 1]),
+        ([8, 6, -5], [8, 7, -1]),
+        ([0, -11, -1], [0, 1, 1]),
+        ([-20, -11, -1], [-10, -11, -1]),
+    ];
+    let f = move |a: &[Array], _: &Kwargs| {
+        cases
+            .iter()
+            .map(|([b, e, k], _)| multiply(&slice(&a[0], &[*b], &[*e], &[*k])?, 2.0))
+            .collect()
+    };
+    let mut recorded = vec![];
+    let record = |event| {
+        if let ExportEvent::Primitive { name, arguments, .. } = event {
+            if name == "Slice" {
+                recorded.push(arguments);
+            }
+        }
+        Ok(())
+    };
+    let x = Array::from_slice(&[0.0f32, 1., 2., 3., 4., 5., 6., 7., 8., 9.], &[10]).unwrap();
+    export_to_callback(record, f, std::slice::from_ref(&x), &Kwargs::new(), false).unwrap();
+    let expected: Vec<Vec<MlxState>> = cases
+        .iter()
+        .map(|(_, m)| m.iter().map(|&v| MlxState::Shape(vec![v])).collect())
+        .collect();
+    assert_eq!(recorded, expected);
+    // Read back, each slice takes the elements it took: the empty one's start, left of
+    // the front, does not wrap.
+    let path = temp("slice_stops");
+    export_function(&path, f, std::slice::from_ref(&x), &Kwargs::new()).unwrap();
+    let y = add(&x, 1.0).unwrap();
+    let got = import_function(&path)
+        .unwrap()
+        .call(std::slice::from_ref(&y), &Kwargs::new())
+        .unwrap();
+    for (g, w) in got.iter().zip(f(std::slice::from_ref(&y), &Kwargs::new()).unwrap()) {
+        close(g, &w, "slice");
+    }
+    assert_eq!(got[4].shape(), &[0usize]);
+    std::fs::remove_file(&path).ok();
+}
+
+#[test]
 fn exporter_signatures_metadata_and_errors() {
     let path = temp("signatures");
     let f = |a: &[Array], k: &Kwargs| {
