@@ -393,4 +393,13 @@ def cases(mx):
         [((a(_f32(r, 6)), a(_f32(r, 6))), {})],
         [((a(_f32(r, 6)), a(_f32(r, 6))), {})],
     )
+    # A compiled function called inside, and differentiated: its fused steps are written
+    # as the primitives they run.
+    r = _rng(21)
+    gelu = mx.compile(lambda x: 0.5 * x * (1 + mx.tanh(0.7978846 * (x + 0.044715 * x * x * x))))
+
+    def compiled(x):
+        return gelu(x) * 2, mx.grad(lambda z: gelu(z).sum())(x)
+
+    out["compiled"] = (compiled, [((a(_f32(r, 3, 4)),), {})], [((a(_f32(r, 3, 4)),), {})])
     return out

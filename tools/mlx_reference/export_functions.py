@@ -27,11 +27,7 @@ OUT = ROOT / "python/tests/mlx_export"
 
 def selected(mx, skip=()):
     names = sys.argv[2:]
-    return {
-        k: v
-        for k, v in export_cases.cases(mx).items()
-        if (not names or k in names) and k not in skip
-    }
+    return {k: v for k, v in export_cases.cases(mx).items() if (not names or k in names) and k not in skip}
 
 
 def export(mx, folder, skip=()):

@@ -115,5 +115,7 @@ pub(crate) fn passed_through_jvp(
 /// vanishes from the file, its outputs being those inputs (a node MLX does not record,
 /// such as a transform's tracer).
 pub(crate) fn passed_through_export(passed: Range<usize>) -> Export {
-    Export::Composed(Arc::new(move |inputs: &[Array]| Ok(inputs[passed.clone()].to_vec())))
+    Export::Composed(Arc::new(move |inputs: &[Array]| {
+        Ok(inputs[passed.clone()].to_vec())
+    }))
 }

@@ -978,7 +978,10 @@ fn slice_params(a: &Array, start: &[i64], stop: &[i64], step: &[i64]) -> Result<
         let (first, len) = slice_bounds(n, start[i], stop[i], step[i])?;
         prim.start.push(first);
         prim.shape.push(len);
-        for (v, m) in mlx_bounds(n, start[i], stop[i], step[i], len).into_iter().zip(&mut prim.mlx) {
+        for (v, m) in mlx_bounds(n, start[i], stop[i], step[i], len)
+            .into_iter()
+            .zip(&mut prim.mlx)
+        {
             m.push(v);
         }
     }
@@ -991,8 +994,16 @@ fn slice_params(a: &Array, start: &[i64], stop: &[i64], step: &[i64]) -> Result<
 /// within MLX's 32-bit sizes, which changes no slice of an axis that fits them.
 fn mlx_bounds(n: usize, start: i64, stop: i64, step: i64, len: usize) -> [i64; 3] {
     let n = n as i64;
-    let wrapped = if start < 0 { start.saturating_add(n) } else { start };
-    let first = if step < 0 { wrapped.min(n - 1) } else { wrapped.clamp(0, n) };
+    let wrapped = if start < 0 {
+        start.saturating_add(n)
+    } else {
+        start
+    };
+    let first = if step < 0 {
+        wrapped.min(n - 1)
+    } else {
+        wrapped.clamp(0, n)
+    };
     let int32 = |v: i64| v.clamp(i32::MIN.into(), i32::MAX.into());
     match len {
         1 if step < 0 && first > 0 => [first, first - 1, -1],

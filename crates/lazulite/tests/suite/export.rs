@@ -97,6 +97,7 @@ fn mlx_files_run_with_mlx_outputs() {
         "grad_mlp",
         "vmap_grad",
         "jvp_vjp",
+        "compiled",
         // Shapeless files, called at other sizes than they were exported at.
         "shapeless_mlp",
         "shapeless_attention",
@@ -409,7 +410,12 @@ fn transforms_inside_round_trip() {
             };
             let bias = Array::from_slice(&[0.5f32, -0.5], &[2])?;
             let (value, grads) = value_and_grad(loss)(&vec![a[0].clone(), bias, a[1].clone()])?;
-            Ok(vec![value, grads[0].clone(), grads[1].clone(), grads[2].clone()])
+            Ok(vec![
+                value,
+                grads[0].clone(),
+                grads[1].clone(),
+                grads[2].clone(),
+            ])
         },
         &[w.clone(), x.clone()],
         &[w2.clone(), x2.clone()],
@@ -417,7 +423,12 @@ fn transforms_inside_round_trip() {
     round_trip(
         "vjp_and_jvp",
         |a| {
-            let f = |p: &[Array]| Ok(vec![multiply(&sin(&p[0])?, &exp(&p[1])?)?, cumsum(&p[0], Some(0), false, true, None)?]);
+            let f = |p: &[Array]| {
+                Ok(vec![
+                    multiply(&sin(&p[0])?, &exp(&p[1])?)?,
+                    cumsum(&p[0], Some(0), false, true, None)?,
+                ])
+            };
             let (_, cotangents) = vjp(f, &a[..2], &[a[2].clone(), a[2].clone()])?;
             let (_, tangents) = jvp(f, &a[..2], &[a[2].clone(), a[0].clone()])?;
             Ok([cotangents, tangents].concat())
@@ -428,9 +439,27 @@ fn transforms_inside_round_trip() {
     round_trip(
         "vmap_of_grad_and_grad_of_grad",
         |a| {
-            let per_row = vmap(|r| Ok(vec![grad(sin_times_x)(&r[0])?]), vec![Some(0)], vec![Some(0)]);
+            let per_row = vmap(
+                |r| Ok(vec![grad(sin_times_x)(&r[0])?]),
+                vec![Some(0)],
+                vec![Some(0)],
+            );
             let second = grad(|x: &Array| sum(&grad(sin_times_x)(x)?, None::<i32>, false));
             Ok(vec![per_row(&a[..1])?.remove(0), second(&a[0])?])
+        },
+        std::slice::from_ref(&x),
+        std::slice::from_ref(&x2),
+    );
+    round_trip(
+        "compile",
+        |a| {
+            // The fused steps are written as the primitives they run.
+            let f = compile(|x: &[Array]| Ok(vec![multiply(&tanh(&x[0])?, &add(&x[0], 1.0)?)?]));
+            let y = f.call(&a[..1])?.remove(0);
+            let g = grad(move |x: &Array| {
+                sum(&f.call(std::slice::from_ref(x))?[0], None::<i32>, false)
+            });
+            Ok(vec![y, g(&a[0])?])
         },
         std::slice::from_ref(&x),
         std::slice::from_ref(&x2),
@@ -439,8 +468,14 @@ fn transforms_inside_round_trip() {
         "custom_vjp_and_stop_gradient",
         |a| {
             // exp with its gradient scaled by 3: the file holds the rule's computation.
-            let f = custom_function(|x: &[Array]| Ok(vec![exp(&x[0])?]))
-                .vjp(|_, cotangents, outputs| Ok(vec![multiply(&multiply(&cotangents[0], &outputs[0])?, 3.0)?]));
+            let f = custom_function(|x: &[Array]| Ok(vec![exp(&x[0])?])).vjp(
+                |_, cotangents, outputs| {
+                    Ok(vec![multiply(
+                        &multiply(&cotangents[0], &outputs[0])?,
+                        3.0,
+                    )?])
+                },
+            );
             let loss = move |x: &Array| {
                 let y = f.call(std::slice::from_ref(x))?.remove(0);
                 sum(&multiply(&y, &stop_gradient(x)?)?, None::<i32>, false)
@@ -472,7 +507,10 @@ fn gradient_export_writes_mlx_backward_pass() {
         .filter(|n| !matches!(*n, "Full" | "Reshape" | "ExpandDims" | "Broadcast"))
         .collect();
     computed.sort_unstable();
-    assert_eq!(computed, ["Add", "Cos", "Multiply", "Multiply", "Multiply", "Sin"]);
+    assert_eq!(
+        computed,
+        ["Add", "Cos", "Multiply", "Multiply", "Multiply", "Sin"]
+    );
 }
 
 #[test]
@@ -480,7 +518,11 @@ fn shapeless_vmap_of_grad_broadcasts_per_example() {
     // Under vmap, a shapeless trace broadcasts the gradient's seed against the batched
     // input only: the nodes after it see an unbatched input.
     let f = |a: &[Array]| {
-        vmap(|r| Ok(vec![grad(sin_times_x)(&r[0])?]), vec![Some(0)], vec![Some(0)])(a)
+        vmap(
+            |r| Ok(vec![grad(sin_times_x)(&r[0])?]),
+            vec![Some(0)],
+            vec![Some(0)],
+        )(a)
     };
     let compiled = compile_shapeless(f);
     for rows in [4, 6] {
@@ -511,7 +553,10 @@ fn slices_record_the_stop_given() {
     };
     let mut recorded = vec![];
     let record = |event| {
-        if let ExportEvent::Primitive { name, arguments, .. } = event {
+        if let ExportEvent::Primitive {
+            name, arguments, ..
+        } = event
+        {
             if name == "Slice" {
                 recorded.push(arguments);
             }
@@ -534,7 +579,10 @@ fn slices_record_the_stop_given() {
         .unwrap()
         .call(std::slice::from_ref(&y), &Kwargs::new())
         .unwrap();
-    for (g, w) in got.iter().zip(f(std::slice::from_ref(&y), &Kwargs::new()).unwrap()) {
+    for (g, w) in got
+        .iter()
+        .zip(f(std::slice::from_ref(&y), &Kwargs::new()).unwrap())
+    {
         close(g, &w, "slice");
     }
     assert_eq!(got[4].shape(), &[0usize]);
