@@ -491,7 +491,7 @@ fn transforms_inside_round_trip() {
 fn gradient_export_writes_mlx_backward_pass() {
     use lazulite::export::{export_to_callback, ExportEvent};
     // The primitives real MLX 0.32.4 writes for the gradient of sum(sin(x) * x), besides
-    // the seed of ones (MLX expands a scalar 1, lazulite fills one).
+    // the first cotangent of ones (MLX expands a scalar 1, lazulite fills one).
     let mut names = vec![];
     let record = |event| {
         if let ExportEvent::Primitive { name, .. } = event {
@@ -515,8 +515,8 @@ fn gradient_export_writes_mlx_backward_pass() {
 
 #[test]
 fn shapeless_vmap_of_grad_broadcasts_per_example() {
-    // Under vmap, a shapeless trace broadcasts the gradient's seed against the batched
-    // input only: the nodes after it see an unbatched input.
+    // Under vmap, a shapeless trace broadcasts the gradient's first cotangent against the
+    // batched input only: the nodes after it see an unbatched input.
     let f = |a: &[Array]| {
         vmap(
             |r| Ok(vec![grad(sin_times_x)(&r[0])?]),
