@@ -84,6 +84,15 @@ def cases(mx):
     out["full"] = (lambda x: (x + mx.zeros((4,)), x * mx.ones((3, 4), dtype=mx.int32), x + mx.full((4,), 2.5)),
                    (x234,), {}, False)
     out["constant_order"] = (lambda x: (x * 2.0 + 1.0) * mx.array([1.0, 2.0, 3.0, 4.0]), (x234,), {}, False)
+
+    # Slices and slice updates record the start wrapped and clamped and the stop they were
+    # given (a single element as one step past it).
+    def slice_stops(x):
+        y = x + 0
+        y[1:100:2, ::-1] = 1.0
+        return x[1:100], x[:, 1:-1], x[::-1, 5:0:-2], x[-1:, 2:3:5], x[0::-1], x[4:1, -100:], y
+
+    out["slice_stops"] = (slice_stops, (mx.ones((5, 6)),), {}, False)
     return out
 
 

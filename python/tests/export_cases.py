@@ -12,6 +12,10 @@ import numpy as np
 # examples.
 SHAPELESS = {"shapeless_mlp", "shapeless_attention"}
 
+# Cases MLX cannot export (it has no file form for a `custom_function`): only lazulite
+# exports them, and real MLX runs lazulite's file.
+LAZULITE_ONLY = {"custom_vjp"}
+
 
 def _rng(seed):
     return np.random.default_rng(seed)
@@ -312,4 +316,90 @@ def cases(mx):
         [((a(_f32(r, 4, 5)), a(_f32(r, 3, 3)), a(_f32(r, 2, 2))), {})],
         [((a(_f32(r, 4, 5)), a(_f32(r, 3, 3)), a(_f32(r, 2, 2))), {})],
     )
+    # The loss of a small perceptron and its gradients with respect to the weights
+    # (value_and_grad over a list of parameters): the backward pass is written as ordinary
+    # primitives, the labels' gather as a scatter.
+    r = _rng(17)
+
+    def mlp_loss(params, x, labels):
+        w1, b1, w2, b2 = params
+        h = mx.maximum(x @ w1 + b1, 0.0)
+        logits = h @ w2 + b2
+        picked = mx.take_along_axis(logits, labels[:, None], axis=-1).squeeze(-1)
+        return mx.mean(mx.logsumexp(logits, axis=-1) - picked)
+
+    def grad_mlp(w1, b1, w2, b2, x, labels):
+        loss, grads = mx.value_and_grad(mlp_loss)([w1, b1, w2, b2], x, labels)
+        return (loss, *grads)
+
+    def mlp_inputs(r):
+        labels = a(r.integers(0, 3, size=5).astype(np.int32))
+        return ((a(_f32(r, 4, 6) * 0.5), a(_f32(r, 6) * 0.1), a(_f32(r, 6, 3) * 0.5),
+                 a(_f32(r, 3) * 0.1), a(_f32(r, 5, 4)), labels), {})
+
+    out["grad_mlp"] = (grad_mlp, [mlp_inputs(r)], [mlp_inputs(r)])
+
+    # Per-example gradients: vmap of grad, with a term whose gradient is stopped.
+    r = _rng(18)
+
+    def example_loss(w, x, y):
+        fit = mx.square(mx.tanh(x @ w) - y).sum()
+        return fit + 0.1 * (mx.stop_gradient(w) * w).sum()
+
+    def vmap_grad(w, xs, ys):
+        return mx.vmap(mx.grad(example_loss), in_axes=(None, 0, 0))(w, xs, ys)
+
+    def per_example_inputs(r):
+        return ((a(_f32(r, 3, 2)), a(_f32(r, 4, 3)), a(_f32(r, 4, 2))), {})
+
+    out["vmap_grad"] = (vmap_grad, [per_example_inputs(r)], [per_example_inputs(r)])
+
+    # Forward and reverse mode together: jvp and vjp of a function of two inputs, and a
+    # Hessian-vector product (jvp of grad).
+    r = _rng(19)
+
+    def pair(p, q):
+        return mx.sin(p) * mx.exp(q), mx.cumsum(p * q)
+
+    def jvp_vjp(p, q, tp, tq, c):
+        _, tangents = mx.jvp(pair, [p, q], [tp, tq])
+        _, cotangents = mx.vjp(pair, [p, q], [c, c])
+        energy = lambda z: (mx.sin(z) * z * z).sum()  # noqa: E731
+        _, hvp = mx.jvp(mx.grad(energy), [p], [tp])
+        return (*tangents, *cotangents, *hvp)
+
+    def pair_inputs(r):
+        return (tuple(a(_f32(r, 5)) for _ in range(5)), {})
+
+    out["jvp_vjp"] = (jvp_vjp, [pair_inputs(r)], [pair_inputs(r)])
+    # A custom gradient (mx.custom_function with a vjp rule), differentiated: the file
+    # holds the function's computation and the rule's.
+    r = _rng(20)
+
+    @mx.custom_function
+    def clipped_exp(x):
+        return mx.exp(x)
+
+    @clipped_exp.vjp
+    def clipped_exp_vjp(primals, cotangent, output):
+        return mx.clip(cotangent * output, -1.0, 1.0)
+
+    def custom_vjp(x, y):
+        value, g = mx.value_and_grad(lambda z: (clipped_exp(z) * y).sum())(x)
+        return value, g, clipped_exp(y)
+
+    out["custom_vjp"] = (
+        custom_vjp,
+        [((a(_f32(r, 6)), a(_f32(r, 6))), {})],
+        [((a(_f32(r, 6)), a(_f32(r, 6))), {})],
+    )
+    # A compiled function called inside, and differentiated: its fused steps are written
+    # as the primitives they run.
+    r = _rng(21)
+    gelu = mx.compile(lambda x: 0.5 * x * (1 + mx.tanh(0.7978846 * (x + 0.044715 * x * x * x))))
+
+    def compiled(x):
+        return gelu(x) * 2, mx.grad(lambda z: gelu(z).sum())(x)
+
+    out["compiled"] = (compiled, [((a(_f32(r, 3, 4)),), {})], [((a(_f32(r, 3, 4)),), {})])
     return out

@@ -172,6 +172,26 @@ impl State<'_> {
     }
 }
 
+/// The start and stop of a slice taking `shape` elements from `start` by `step`. A
+/// file's stop is the one the slice was given, which MLX applies as recorded but which,
+/// sliced anew, can wrap (an empty slice from a start left of the front, say), so the
+/// elements taken are counted from the recorded shape.
+fn taken(start: &[i64], step: &[i64], shape: &[usize]) -> (Vec<i64>, Vec<i64>) {
+    start
+        .iter()
+        .zip(step)
+        .zip(shape)
+        .map(|((&b, &k), &n)| {
+            if n == 0 {
+                return (0, 0);
+            }
+            // One step past the last element; past the front must not wrap.
+            let end = b.saturating_add((n as i64).saturating_mul(k));
+            (b, if end < 0 { i64::MIN } else { end })
+        })
+        .unzip()
+}
+
 fn one(a: Array) -> Result<Vec<Array>> {
     Ok(vec![a])
 }
@@ -336,11 +356,13 @@ fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
         ("Unflatten", &[I, V], |x, s, _| {
             one(unflatten(&x[0], s.int(0)?, &s.ints(1)?)?)
         }),
-        ("Slice", &[V, V, V], |x, s, _| {
-            one(slice(&x[0], &s.ints(0)?, &s.ints(1)?, &s.ints(2)?)?)
+        ("Slice", &[V, V, V], |x, s, out| {
+            let (start, stop) = taken(&s.ints(0)?, &s.ints(2)?, &out[0].shape);
+            one(slice(&x[0], &start, &stop, &s.ints(2)?)?)
         }),
         ("SliceUpdate", &[I, V, V, V], |x, s, _| {
-            let (start, stop, step) = (s.ints(1)?, s.ints(2)?, s.ints(3)?);
+            let step = s.ints(3)?;
+            let (start, stop) = taken(&s.ints(1)?, &step, x[1].shape());
             // `SliceUpdate::ReduceType` is `{Max, Min, Sum, Prod, None}`.
             let combine: fn(&Array, &Array) -> Result<Array> = match s.int(0)? {
                 0 => |a, b| maximum(a, b),

@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::ops::creation::zeros_like;
 use crate::primitive::{Export, MlxNode, OutputSpec, Primitive};
 use std::ops::Range;
+use std::sync::Arc;
 
 /// Passes its first `passed` inputs through; the remaining inputs are the dependencies,
 /// evaluated before it but not read.
@@ -108,4 +109,13 @@ pub(crate) fn passed_through_jvp(
             None => zeros_like(&inputs[i]),
         })
         .collect()
+}
+
+/// The export of a node whose outputs are its inputs `passed`, unchanged: the node
+/// vanishes from the file, its outputs being those inputs (a node MLX does not record,
+/// such as a transform's tracer).
+pub(crate) fn passed_through_export(passed: Range<usize>) -> Export {
+    Export::Composed(Arc::new(move |inputs: &[Array]| {
+        Ok(inputs[passed.clone()].to_vec())
+    }))
 }

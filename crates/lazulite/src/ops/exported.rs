@@ -5,7 +5,7 @@
 use crate::array::Array;
 use crate::backend::Tensor;
 use crate::error::Result;
-use crate::ops::depends::{passed_through_jvp, passed_through_vjp};
+use crate::ops::{passed_through_jvp, passed_through_vjp};
 use crate::primitive::{Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
 
 /// Stands for the outputs of an op's composition, written to MLX's files as the MLX

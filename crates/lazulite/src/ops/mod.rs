@@ -66,6 +66,7 @@ pub use conv::{
 };
 pub use creation::*;
 pub use depends::depends;
+pub(crate) use depends::{passed_through_export, passed_through_jvp, passed_through_vjp};
 pub use fp8::{from_fp8, to_fp8};
 pub use hadamard::hadamard_transform;
 pub use indexing::{

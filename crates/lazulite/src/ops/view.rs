@@ -695,28 +695,15 @@ pub(crate) struct Slice {
     pub start: Vec<usize>,
     pub step: Vec<isize>,
     pub shape: Vec<usize>,
+    /// The slice as MLX records it (`start_indices`, `end_indices`, `strides`): the
+    /// files hold these, with the stop the slice was given.
+    mlx: [Vec<i64>; 3],
 }
 
 impl Slice {
-    /// MLX's `(start_indices, end_indices, strides)` for this slice of an array of
-    /// `shape`. An end before the first element (negative steps) is written below `-n`,
-    /// which Python's slice rules (MLX's and lazulite's) clamp to "before the start".
-    fn mlx_state(&self, shape: &[usize]) -> Result<Vec<MlxState>> {
-        let stop: Vec<i64> = (0..shape.len())
-            .map(|d| {
-                let end = self.start[d] as i64 + self.shape[d] as i64 * self.step[d] as i64;
-                if end < 0 {
-                    end - shape[d] as i64
-                } else {
-                    end
-                }
-            })
-            .collect();
-        Ok(vec![
-            mlx_shape("slice", &self.start)?,
-            mlx_shape("slice", &stop)?,
-            mlx_shape("slice", &self.step)?,
-        ])
+    /// MLX's `(start_indices, end_indices, strides)` for this slice.
+    fn mlx_state(&self) -> Result<Vec<MlxState>> {
+        self.mlx.iter().map(|v| mlx_shape("slice", v)).collect()
     }
 
     fn record(&self, a: &Array) -> Array {
@@ -725,6 +712,8 @@ impl Slice {
 
     /// The same slice of every example of a batch stacked on a new leading axis.
     fn batched(&self, batch: usize) -> Slice {
+        let front = |v: i64, rest: &[i64]| std::iter::once(v).chain(rest.iter().copied()).collect();
+        let [start, stop, step] = &self.mlx;
         Slice {
             start: std::iter::once(0)
                 .chain(self.start.iter().copied())
@@ -735,6 +724,7 @@ impl Slice {
             shape: std::iter::once(batch)
                 .chain(self.shape.iter().copied())
                 .collect(),
+            mlx: [front(0, start), front(batch as i64, stop), front(1, step)],
         }
     }
 
@@ -765,7 +755,7 @@ impl Primitive for Slice {
     }
 
     fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
-        MlxNode::single("Slice", self.mlx_state(&inputs[0].shape)?, inputs, outputs)
+        MlxNode::single("Slice", self.mlx_state()?, inputs, outputs)
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
@@ -865,7 +855,7 @@ impl Primitive for SliceUpdate {
     fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
         // MLX's `SliceUpdate::ReduceType` None (4): plain assignment.
         let mut state = vec![MlxState::Int(4)];
-        state.extend(self.0.mlx_state(&inputs[0].shape)?);
+        state.extend(self.0.mlx_state()?);
         MlxNode::single("SliceUpdate", state, inputs, outputs)
     }
 
@@ -982,13 +972,44 @@ fn slice_params(a: &Array, start: &[i64], stop: &[i64], step: &[i64]) -> Result<
         start: Vec::with_capacity(ndim),
         step: step.iter().map(|&s| s as isize).collect(),
         shape: Vec::with_capacity(ndim),
+        mlx: Default::default(),
     };
     for (i, &n) in a.shape().iter().enumerate() {
         let (first, len) = slice_bounds(n, start[i], stop[i], step[i])?;
         prim.start.push(first);
         prim.shape.push(len);
+        for (v, m) in mlx_bounds(n, start[i], stop[i], step[i], len)
+            .into_iter()
+            .zip(&mut prim.mlx)
+        {
+            m.push(v);
+        }
     }
     Ok(prim)
+}
+
+/// `start:stop:step` over an axis of `n` elements that takes `len` of them, as MLX 0.32.4
+/// records it: the start wrapped and clamped, the stop and step as given, except that a
+/// single element is written as a step of one (backwards when it can). Values are kept
+/// within MLX's 32-bit sizes, which changes no slice of an axis that fits them.
+fn mlx_bounds(n: usize, start: i64, stop: i64, step: i64, len: usize) -> [i64; 3] {
+    let n = n as i64;
+    let wrapped = if start < 0 {
+        start.saturating_add(n)
+    } else {
+        start
+    };
+    let first = if step < 0 {
+        wrapped.min(n - 1)
+    } else {
+        wrapped.clamp(0, n)
+    };
+    let int32 = |v: i64| v.clamp(i32::MIN.into(), i32::MAX.into());
+    match len {
+        1 if step < 0 && first > 0 => [first, first - 1, -1],
+        1 => [first, first + 1, 1],
+        _ => [int32(first), int32(stop), int32(step)],
+    }
 }
 
 /// Elements `start`, `start + step`, ... below `stop` of `a` along `axis` (a view), all of

@@ -12,9 +12,9 @@ use crate::array::{Array, Node};
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::trace::{in_shapeless_trace, with_shapeless_trace};
+use crate::ops::trace::{in_export_trace, in_shapeless_trace, with_shapeless_trace};
 use crate::ops::view::make_contiguous;
-use crate::primitive::{no_rule, OutputSpec, Primitive};
+use crate::primitive::{no_rule, Export, OutputSpec, Primitive};
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -336,14 +336,14 @@ fn fuse(tape: Tape) -> Tape {
             .outputs
             .clone();
         let fused = Fused {
-            tape: Tape {
+            tape: Arc::new(Tape {
                 steps: sub_steps,
                 constants: Vec::new(),
                 outputs: vec![Ref::Step {
                     step: group_members.len() - 1,
                     output: 0,
                 }],
-            },
+            }),
         };
         new_index[i] = Some(new_steps.len());
         new_steps.push(Step {
@@ -367,7 +367,7 @@ const BLOCK_ELEMENTS: usize = 64 * 1024;
 /// Several elementwise steps of one output shape, run together block by block.
 /// Its derivative and batching rules expand it back into its steps.
 struct Fused {
-    tape: Tape,
+    tape: Arc<Tape>,
 }
 
 impl Fused {
@@ -457,6 +457,15 @@ impl Primitive for Fused {
 
     fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
         self.tape.infer_shapes(inputs)
+    }
+
+    /// Written as its steps: MLX records a compiled function traced inside an export as
+    /// the primitives it runs.
+    fn export(&self, _: &[OutputSpec], _: &[OutputSpec]) -> Result<Export> {
+        let tape = self.tape.clone();
+        Ok(Export::Composed(Arc::new(move |xs: &[Array]| {
+            tape.replay_with(xs, true)
+        })))
     }
 
     fn eval(&self, inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
@@ -556,6 +565,10 @@ impl Primitive for Fused {
 /// Shapes and dtypes of the inputs: a traced tape is valid for calls that match them.
 type Signature = Vec<(Vec<usize>, DType)>;
 
+/// What a traced tape is kept under: whether it was traced in shape-generic forms, whether
+/// for an export, and its inputs' signature.
+type TapeKey = (bool, bool, Signature);
+
 static COMPILE_ENABLED: AtomicBool = AtomicBool::new(true);
 
 /// Turns compilation off (compiled functions then run their Python/Rust body directly) or
@@ -583,7 +596,7 @@ type Traced = Box<dyn Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync>;
 /// ```
 pub struct Compiled {
     f: Traced,
-    tapes: Mutex<HashMap<Signature, Arc<Tape>>>,
+    tapes: Mutex<HashMap<TapeKey, Arc<Tape>>>,
     shapeless: bool,
 }
 
@@ -615,16 +628,18 @@ impl Compiled {
                 (shape, a.dtype())
             })
             .collect();
-        let cached = self.lock().get(&signature).cloned();
+        // Inside another function's shapeless trace the generic forms are needed too (this
+        // trace becomes part of that one), and inside an export MLX's forms: such traces
+        // are kept apart from plain ones.
+        let generic = self.shapeless || in_shapeless_trace();
+        let key = (generic, in_export_trace(), signature);
+        let cached = self.lock().get(&key).cloned();
         let tape = match cached {
             Some(tape) => tape,
             None => {
-                // Inside another function's shapeless trace the generic forms are needed
-                // too: this trace becomes part of that one.
-                let generic = self.shapeless || in_shapeless_trace();
                 let traced = with_shapeless_trace(generic, || trace(&*self.f, inputs))?;
                 let tape = Arc::new(fuse(traced));
-                self.lock().insert(signature, tape.clone());
+                self.lock().insert(key, tape.clone());
                 tape
             }
         };
@@ -658,7 +673,7 @@ impl Compiled {
         self.lock().len()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Signature, Arc<Tape>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<TapeKey, Arc<Tape>>> {
         self.tapes.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

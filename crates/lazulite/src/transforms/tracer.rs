@@ -3,10 +3,12 @@
 use crate::array::{Array, Flags};
 use crate::backend::Tensor;
 use crate::error::{Error, Result};
-use crate::primitive::{no_rule, OutputSpec, Primitive};
+use crate::ops::{passed_through_export, passed_through_jvp, passed_through_vjp};
+use crate::primitive::{no_rule, Export, OutputSpec, Primitive};
 
 /// Identity node marking an input of a running grad/jvp: ops on it are flagged `traced`,
-/// so evaluation inside the function keeps their graph for the transform to walk.
+/// so evaluation inside the function keeps their graph for the transform to walk. MLX
+/// has no such node, so an exported function that differentiates is written without it.
 pub(crate) struct Tracer;
 
 impl Primitive for Tracer {
@@ -18,18 +20,22 @@ impl Primitive for Tracer {
         Ok(inputs)
     }
 
-    fn vjp(
-        &self,
-        _: &[Array],
-        _: &[Array],
-        cotangents: &[Array],
-        _: &[usize],
-    ) -> Result<Vec<Array>> {
-        Ok(cotangents.to_vec())
+    fn export(&self, inputs: &[OutputSpec], _: &[OutputSpec]) -> Result<Export> {
+        Ok(passed_through_export(0..inputs.len()))
     }
 
-    fn jvp(&self, _: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
-        Ok(tangents.to_vec())
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        _: &[Array],
+        cotangents: &[Array],
+        argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        passed_through_vjp(inputs, 0..inputs.len(), cotangents, argnums)
+    }
+
+    fn jvp(&self, inputs: &[Array], tangents: &[Array], argnums: &[usize]) -> Result<Vec<Array>> {
+        passed_through_jvp(inputs, 0..inputs.len(), tangents, argnums)
     }
 
     fn vmap(

@@ -115,7 +115,19 @@ fn vmap_call(
                 None => (a.clone(), None),
             })
             .unzip();
-        let (outs, out_ax) = node.primitive.vmap(&args, &arg_axes)?;
+        // A node can depend on the batched inputs through inputs that a rule returned
+        // unbatched (a broadcast batched only in its peers' shapes): it is then the same
+        // node on those inputs, and the rules need not handle an unbatched call.
+        let (outs, out_ax) = if arg_axes.iter().all(Option::is_none) {
+            let specs = node.node.outputs().to_vec();
+            let n = specs.len();
+            (
+                Array::from_shared_op(node.primitive.clone(), args, specs),
+                vec![None; n],
+            )
+        } else {
+            node.primitive.vmap(&args, &arg_axes)?
+        };
         batched.insert(
             Arc::as_ptr(&node.node),
             outs.into_iter().zip(out_ax).collect(),

@@ -93,6 +93,11 @@ fn mlx_files_run_with_mlx_outputs() {
         "searches",
         "experts",
         "window_updates",
+        // Transforms inside the function.
+        "grad_mlp",
+        "vmap_grad",
+        "jvp_vjp",
+        "compiled",
         // Shapeless files, called at other sizes than they were exported at.
         "shapeless_mlp",
         "shapeless_attention",
@@ -377,6 +382,211 @@ fn indexing_and_fused_round_trip() {
         std::slice::from_ref(&x),
         std::slice::from_ref(&y),
     );
+}
+
+/// `sum(sin(x) * x)`, the function the transform tests differentiate.
+fn sin_times_x(x: &Array) -> Result<Array> {
+    sum(&multiply(&sin(x)?, x)?, None::<i32>, false)
+}
+
+#[test]
+fn transforms_inside_round_trip() {
+    let (w, x) = (floats(11, &[3, 2]), floats(12, &[4, 3]));
+    let (w2, x2) = (floats(13, &[3, 2]), floats(14, &[4, 3]));
+    // The file holds the backward pass as MLX primitives: the tracers in front of the
+    // differentiated inputs leave nothing behind.
+    round_trip(
+        "grad",
+        |a| Ok(vec![grad(sin_times_x)(&a[0])?]),
+        std::slice::from_ref(&x),
+        std::slice::from_ref(&x2),
+    );
+    round_trip(
+        "value_and_grad",
+        |a| {
+            let loss = |p: &Vec<Array>| {
+                let h = tanh(&add(&matmul(&p[2], &p[0])?, &p[1])?)?;
+                mean(&square(&h)?, None::<i32>, false)
+            };
+            let bias = Array::from_slice(&[0.5f32, -0.5], &[2])?;
+            let (value, grads) = value_and_grad(loss)(&vec![a[0].clone(), bias, a[1].clone()])?;
+            Ok(vec![
+                value,
+                grads[0].clone(),
+                grads[1].clone(),
+                grads[2].clone(),
+            ])
+        },
+        &[w.clone(), x.clone()],
+        &[w2.clone(), x2.clone()],
+    );
+    round_trip(
+        "vjp_and_jvp",
+        |a| {
+            let f = |p: &[Array]| {
+                Ok(vec![
+                    multiply(&sin(&p[0])?, &exp(&p[1])?)?,
+                    cumsum(&p[0], Some(0), false, true, None)?,
+                ])
+            };
+            let (_, cotangents) = vjp(f, &a[..2], &[a[2].clone(), a[2].clone()])?;
+            let (_, tangents) = jvp(f, &a[..2], &[a[2].clone(), a[0].clone()])?;
+            Ok([cotangents, tangents].concat())
+        },
+        &[floats(15, &[5]), floats(16, &[5]), floats(17, &[5])],
+        &[floats(18, &[5]), floats(19, &[5]), floats(20, &[5])],
+    );
+    round_trip(
+        "vmap_of_grad_and_grad_of_grad",
+        |a| {
+            let per_row = vmap(
+                |r| Ok(vec![grad(sin_times_x)(&r[0])?]),
+                vec![Some(0)],
+                vec![Some(0)],
+            );
+            let second = grad(|x: &Array| sum(&grad(sin_times_x)(x)?, None::<i32>, false));
+            Ok(vec![per_row(&a[..1])?.remove(0), second(&a[0])?])
+        },
+        std::slice::from_ref(&x),
+        std::slice::from_ref(&x2),
+    );
+    round_trip(
+        "compile",
+        |a| {
+            // The fused steps are written as the primitives they run.
+            let f = compile(|x: &[Array]| Ok(vec![multiply(&tanh(&x[0])?, &add(&x[0], 1.0)?)?]));
+            let y = f.call(&a[..1])?.remove(0);
+            let g = grad(move |x: &Array| {
+                sum(&f.call(std::slice::from_ref(x))?[0], None::<i32>, false)
+            });
+            Ok(vec![y, g(&a[0])?])
+        },
+        std::slice::from_ref(&x),
+        std::slice::from_ref(&x2),
+    );
+    round_trip(
+        "custom_vjp_and_stop_gradient",
+        |a| {
+            // exp with its gradient scaled by 3: the file holds the rule's computation.
+            let f = custom_function(|x: &[Array]| Ok(vec![exp(&x[0])?])).vjp(
+                |_, cotangents, outputs| {
+                    Ok(vec![multiply(
+                        &multiply(&cotangents[0], &outputs[0])?,
+                        3.0,
+                    )?])
+                },
+            );
+            let loss = move |x: &Array| {
+                let y = f.call(std::slice::from_ref(x))?.remove(0);
+                sum(&multiply(&y, &stop_gradient(x)?)?, None::<i32>, false)
+            };
+            Ok(vec![grad(loss)(&a[0])?])
+        },
+        std::slice::from_ref(&x),
+        std::slice::from_ref(&x2),
+    );
+}
+
+#[test]
+fn gradient_export_writes_mlx_backward_pass() {
+    use lazulite::export::{export_to_callback, ExportEvent};
+    // The primitives real MLX 0.32.4 writes for the gradient of sum(sin(x) * x), besides
+    // the first cotangent of ones (MLX expands a scalar 1, lazulite fills one).
+    let mut names = vec![];
+    let record = |event| {
+        if let ExportEvent::Primitive { name, .. } = event {
+            names.push(name);
+        }
+        Ok(())
+    };
+    let g = |a: &[Array], _: &Kwargs| Ok(vec![grad(sin_times_x)(&a[0])?]);
+    export_to_callback(record, g, &[floats(21, &[2])], &Kwargs::new(), false).unwrap();
+    let mut computed: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| !matches!(*n, "Full" | "Reshape" | "ExpandDims" | "Broadcast"))
+        .collect();
+    computed.sort_unstable();
+    assert_eq!(
+        computed,
+        ["Add", "Cos", "Multiply", "Multiply", "Multiply", "Sin"]
+    );
+}
+
+#[test]
+fn shapeless_vmap_of_grad_broadcasts_per_example() {
+    // Under vmap, a shapeless trace broadcasts the gradient's first cotangent against the
+    // batched input only: the nodes after it see an unbatched input.
+    let f = |a: &[Array]| {
+        vmap(
+            |r| Ok(vec![grad(sin_times_x)(&r[0])?]),
+            vec![Some(0)],
+            vec![Some(0)],
+        )(a)
+    };
+    let compiled = compile_shapeless(f);
+    for rows in [4, 6] {
+        let x = floats(22 + rows as u64, &[rows, 3]);
+        let got = compiled.call(std::slice::from_ref(&x)).unwrap();
+        let want = f(std::slice::from_ref(&x)).unwrap();
+        close(&got[0], &want[0], &format!("{rows} rows"));
+    }
+}
+
+#[test]
+fn slices_record_the_stop_given() {
+    use lazulite::export::{export_to_callback, ExportEvent, MlxState};
+    // (start, stop, step) given, and what MLX 0.32.4 records for them on 10 elements: the
+    // start wrapped and clamped, the stop as given, a single element one step past it.
+    let cases: [([i64; 3], [i32; 3]); 5] = [
+        ([1, 100, 1], [1, 100, 1]),
+        ([0, -1, 1], [0, -1, 1]),
+        ([8, 6, -5], [8, 7, -1]),
+        ([0, -11, -1], [0, 1, 1]),
+        ([-20, -11, -1], [-10, -11, -1]),
+    ];
+    let f = move |a: &[Array], _: &Kwargs| {
+        cases
+            .iter()
+            .map(|([b, e, k], _)| multiply(&slice(&a[0], &[*b], &[*e], &[*k])?, 2.0))
+            .collect()
+    };
+    let mut recorded = vec![];
+    let record = |event| {
+        if let ExportEvent::Primitive {
+            name, arguments, ..
+        } = event
+        {
+            if name == "Slice" {
+                recorded.push(arguments);
+            }
+        }
+        Ok(())
+    };
+    let x = Array::from_slice(&[0.0f32, 1., 2., 3., 4., 5., 6., 7., 8., 9.], &[10]).unwrap();
+    export_to_callback(record, f, std::slice::from_ref(&x), &Kwargs::new(), false).unwrap();
+    let expected: Vec<Vec<MlxState>> = cases
+        .iter()
+        .map(|(_, m)| m.iter().map(|&v| MlxState::Shape(vec![v])).collect())
+        .collect();
+    assert_eq!(recorded, expected);
+    // Read back, each slice takes the elements it took: the empty one's start, left of
+    // the front, does not wrap.
+    let path = temp("slice_stops");
+    export_function(&path, f, std::slice::from_ref(&x), &Kwargs::new()).unwrap();
+    let y = add(&x, 1.0).unwrap();
+    let got = import_function(&path)
+        .unwrap()
+        .call(std::slice::from_ref(&y), &Kwargs::new())
+        .unwrap();
+    for (g, w) in got
+        .iter()
+        .zip(f(std::slice::from_ref(&y), &Kwargs::new()).unwrap())
+    {
+        close(g, &w, "slice");
+    }
+    assert_eq!(got[4].shape(), &[0usize]);
+    std::fs::remove_file(&path).ok();
 }
 
 #[test]

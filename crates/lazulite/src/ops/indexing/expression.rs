@@ -167,8 +167,9 @@ macro_rules! idx {
 enum Entry {
     /// A position, already wrapped and checked.
     Int(usize),
-    /// First index, length and step along the axis.
-    Slice(usize, usize, i64),
+    /// First index, length and step along the axis, and the start and stop given (what
+    /// MLX records).
+    Slice(usize, usize, i64, [i64; 2]),
     NewAxis,
     Array(Array),
 }
@@ -228,7 +229,7 @@ fn resolve(op: &str, a: &Array, indices: &[Index]) -> Result<Resolved> {
             "[{op}] An index can only have a single ellipsis (...)."
         )));
     }
-    let full = |n: usize| Entry::Slice(0, n, 1);
+    let full = |n: usize| Entry::Slice(0, n, 1, [0, n as i64]);
     let mut out = Vec::with_capacity(ndim + indices.len());
     let mut axis = 0;
     for entry in indices {
@@ -249,9 +250,9 @@ fn resolve(op: &str, a: &Array, indices: &[Index]) -> Result<Resolved> {
                 if step == 0 {
                     return Err(Error::value(format!("[{op}] Slice step cannot be zero.")));
                 }
-                let (start, stop) = slice_ends(*start, *stop, step);
+                let (start, stop) = slice_ends(n, *start, *stop, step);
                 let (first, len) = crate::ops::view::slice_bounds(n, start, stop, step)?;
-                out.push(Entry::Slice(first, len, step));
+                out.push(Entry::Slice(first, len, step, [start, stop]));
                 axis += 1;
             }
             Index::NewAxis => out.push(Entry::NewAxis),
@@ -317,13 +318,13 @@ fn resolve(op: &str, a: &Array, indices: &[Index]) -> Result<Resolved> {
     })
 }
 
-/// Python's default start and stop for a slice with `step`, as values `slice_bounds`
-/// clamps to the ends.
-fn slice_ends(start: Option<i64>, stop: Option<i64>, step: i64) -> (i64, i64) {
-    let forward = step > 0;
+/// The start and stop of a slice with `step` over an axis of `n` elements, Python's
+/// defaults written as MLX writes them (`n - 1` and `-n - 1` backwards).
+fn slice_ends(n: usize, start: Option<i64>, stop: Option<i64>, step: i64) -> (i64, i64) {
+    let (n, forward) = (n as i64, step > 0);
     (
-        start.unwrap_or(if forward { 0 } else { i64::MAX }),
-        stop.unwrap_or(if forward { i64::MAX } else { i64::MIN }),
+        start.unwrap_or(if forward { 0 } else { n - 1 }),
+        stop.unwrap_or(if forward { n } else { -n - 1 }),
     )
 }
 
@@ -335,23 +336,20 @@ fn basic_view(a: &Array, entries: &[Entry]) -> Result<(Array, Vec<usize>)> {
     let mut shape = vec![];
     let mut array_axes = vec![];
     for (e, n) in entries.iter().filter(|e| e.consumes_axis()).zip(a.shape()) {
-        let (b, len, s) = match e {
-            Entry::Int(i) => (*i, 1, 1),
-            Entry::Slice(b, len, s) => (*b, *len, *s),
-            _ => (0, *n, 1),
+        let ([b, end], s) = match e {
+            Entry::Int(i) => ([*i as i64, *i as i64 + 1], 1),
+            Entry::Slice(_, _, s, given) => (*given, *s),
+            _ => ([0, *n as i64], 1),
         };
-        start.push(b as i64);
-        // A stop one step past the last element (-1 past the front for negative steps
-        // must not wrap, hence i64::MIN).
-        let end = b as i64 + len as i64 * s;
-        stop.push(if end < 0 { i64::MIN } else { end });
+        start.push(b);
+        stop.push(end);
         step.push(s);
     }
     let mut axis = 0;
     for e in entries {
         match e {
             Entry::Int(_) => {}
-            Entry::Slice(_, len, _) => shape.push(*len as i64),
+            Entry::Slice(_, len, ..) => shape.push(*len as i64),
             Entry::NewAxis => shape.push(1),
             Entry::Array(_) => {
                 array_axes.push(shape.len());
@@ -364,7 +362,7 @@ fn basic_view(a: &Array, entries: &[Entry]) -> Result<(Array, Vec<usize>)> {
         .iter()
         .filter(|e| e.consumes_axis())
         .zip(a.shape())
-        .all(|(e, &n)| matches!(e, Entry::Slice(0, len, 1) if *len == n));
+        .all(|(e, &n)| matches!(e, Entry::Slice(0, len, 1, _) if *len == n));
     if whole && crate::ops::trace::in_shapeless_trace() {
         // Only new axes: recorded as expand_dims, so that a shapeless replay keeps the
         // other axes' new sizes (as MLX does).
@@ -481,7 +479,7 @@ fn coordinates(
     let mut dim_of = vec![usize::MAX; entries.len()];
     for (k, e) in entries.iter().enumerate() {
         match e {
-            Entry::Slice(_, len, _) => {
+            Entry::Slice(_, len, ..) => {
                 dim_of[k] = result.len();
                 result.push(*len);
             }
@@ -502,7 +500,7 @@ fn coordinates(
     let mut coords = vec![];
     for (k, e) in entries.iter().enumerate() {
         let c = match e {
-            Entry::Slice(first, len, step) => {
+            Entry::Slice(first, len, step, _) => {
                 let first = *first as f64;
                 let r = arange(
                     first,
@@ -593,14 +591,13 @@ fn update(a: &Array, indices: &[Index], value: Operand, mode: ScatterMode) -> Re
         let new = combine(&view, &value, mode)?;
         let (mut start, mut stop, mut step, mut shape) = (vec![], vec![], vec![], vec![]);
         for e in entries.iter().filter(|e| e.consumes_axis()) {
-            let (b, len, s) = match e {
-                Entry::Int(i) => (*i, 1, 1),
-                Entry::Slice(b, len, s) => (*b, *len, *s),
+            let ([b, end], len, s) = match e {
+                Entry::Int(i) => ([*i as i64, *i as i64 + 1], 1, 1),
+                Entry::Slice(_, len, s, given) => (*given, *len, *s),
                 _ => unreachable!("no arrays here"),
             };
-            let end = b as i64 + len as i64 * s;
-            start.push(b as i64);
-            stop.push(if end < 0 { i64::MIN } else { end });
+            start.push(b);
+            stop.push(end);
             step.push(s);
             shape.push(len as i64);
         }
