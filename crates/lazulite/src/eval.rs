@@ -12,7 +12,6 @@ use crate::error::{Error, Result};
 use crate::primitive::OutputSpec;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Computes `arrays` and everything they depend on that is not computed yet.
@@ -26,59 +25,11 @@ use std::sync::Arc;
 /// assert!(b.is_evaluated() && c.is_evaluated());
 /// ```
 pub fn eval(arrays: &[&Array]) -> Result<()> {
-    let (order, stamps, placement) = schedule(arrays);
-    let run_all = move || -> Result<()> {
-        for (i, node) in order.into_iter().enumerate() {
-            run(&node, stamps.as_ref().map_or(0, |s| s[i]))?;
-        }
-        Ok(())
-    };
-    if placement == Placement::Pool {
-        if let Some(_claim) = PoolClaim::take() {
-            return crate::backend::cpu::on_pool(run_all);
-        }
+    let (order, stamps) = schedule(arrays);
+    for (i, node) in order.into_iter().enumerate() {
+        run(&node, stamps.as_ref().map_or(0, |s| s[i]))?;
     }
-    run_all()
-}
-
-/// Whether a graph is being computed on the pool: one at a time is. A thread of the pool
-/// that waits for the rest of a kernel's work runs other queued work meanwhile; were that
-/// a second graph, it could wait for a node whose lock the first one holds further up the
-/// same thread's stack. Other graphs run on their callers, as all graphs used to.
-static POOL_BUSY: AtomicBool = AtomicBool::new(false);
-
-/// A claim on the pool ([`POOL_BUSY`]), released when dropped (also when a kernel panics).
-struct PoolClaim;
-
-impl PoolClaim {
-    fn take() -> Option<PoolClaim> {
-        POOL_BUSY
-            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
-            .then_some(PoolClaim)
-    }
-}
-
-impl Drop for PoolClaim {
-    fn drop(&mut self) {
-        POOL_BUSY.store(false, Ordering::Release);
-    }
-}
-
-/// Graphs of at least this many nodes are computed on a thread of the pool.
-const POOL_MIN_NODES: usize = 8;
-
-/// Where a graph is computed. A kernel that splits its work across threads, called from
-/// outside the pool, hands it over and sleeps until the pool is done: the calling thread
-/// takes no share, and every such kernel in a long graph (a language model's decode step
-/// has about a hundred) pays two thread wake-ups. Run from a thread of the pool, the
-/// kernel keeps a share itself and the wake-ups are paid once per graph.
-#[derive(Copy, Clone, PartialEq, Eq)]
-enum Placement {
-    /// On the calling thread: small graphs (a hand-over would cost more than they do)
-    /// and graphs with user code, which must see the caller's per-thread state.
-    Caller,
-    Pool,
+    Ok(())
 }
 
 /// MLX's `async_eval`: on the CPU the work would run on the calling core anyway, so it
@@ -139,11 +90,10 @@ type NodeMap<V> = HashMap<*const Node, V, BuildHasherDefault<AddressHasher>>;
 
 /// Nodes reachable from `arrays` that may need computing, each after its inputs: those
 /// without data and, in dataflow graphs, every node with an operation. Also tells whether
-/// any of them belongs to a dataflow graph, and where to compute them.
-fn candidates(arrays: &[&Array]) -> (Vec<Arc<Node>>, bool, Placement) {
+/// any of them belongs to a dataflow graph.
+fn candidates(arrays: &[&Array]) -> (Vec<Arc<Node>>, bool) {
     let mut order = Vec::new();
     let mut dataflow = false;
-    let mut user_code = false;
     let mut seen = NodeSet::default();
     // (node, inputs already pushed)
     let mut stack: Vec<(Arc<Node>, bool)> = arrays
@@ -169,7 +119,6 @@ fn candidates(arrays: &[&Array]) -> (Vec<Arc<Node>>, bool, Placement) {
             }
             // A failed node gives its error again without touching its inputs.
             if let (Some(op), None) = (&state.op, &state.failed) {
-                user_code |= op.primitive.calls_user_code();
                 for input in op.inputs.iter().rev() {
                     // Inputs that would not be expanded (constants, computed values) are
                     // left out here, sparing them a handle and a set entry; one seen
@@ -183,12 +132,7 @@ fn candidates(arrays: &[&Array]) -> (Vec<Arc<Node>>, bool, Placement) {
         dataflow |= node.flags().dataflow;
         stack.insert(slot, (node, true));
     }
-    let placement = if user_code || order.len() < POOL_MIN_NODES {
-        Placement::Caller
-    } else {
-        Placement::Pool
-    };
-    (order, dataflow, placement)
+    (order, dataflow)
 }
 
 /// Whether the walk of [`candidates`] goes through `node` (locked as `state`): nodes
@@ -203,11 +147,11 @@ fn expands(node: &Node, state: &NodeState) -> bool {
 
 /// The nodes to run, in order, and the stamp each will hold once run (all 0 when the list
 /// is `None`).
-fn schedule(arrays: &[&Array]) -> (Vec<Arc<Node>>, Option<Vec<u64>>, Placement) {
-    let (order, dataflow, placement) = candidates(arrays);
+fn schedule(arrays: &[&Array]) -> (Vec<Arc<Node>>, Option<Vec<u64>>) {
+    let (order, dataflow) = candidates(arrays);
     if !dataflow {
         // Ordinary graphs: every candidate lacks data and is needed.
-        return (order, None, placement);
+        return (order, None);
     }
     // Current stamps, forward: a node reflects the newest assignment among its inputs.
     let mut current: NodeMap<u64> = NodeMap::default();
@@ -248,7 +192,7 @@ fn schedule(arrays: &[&Array]) -> (Vec<Arc<Node>>, Option<Vec<u64>>, Placement) 
         .filter(|n| needed.contains(&Arc::as_ptr(n)))
         .collect();
     let stamps = order.iter().map(|n| current[&Arc::as_ptr(n)]).collect();
-    (order, Some(stamps), placement)
+    (order, Some(stamps))
 }
 
 /// Computes one node from its (computed) inputs.

@@ -42,14 +42,6 @@ pub(crate) trait Primitive: Send + Sync + Any {
         Err(cannot_infer(self.name()))
     }
 
-    /// Whether computing this node may run code the user gave (the function of a
-    /// `custom_function`). Such code records ops and reads state kept per thread (the
-    /// random key, a Python exception it raised), so it must run on the thread that
-    /// called `eval`; other nodes may run on a thread of the pool.
-    fn calls_user_code(&self) -> bool {
-        false
-    }
-
     /// Computes the outputs from evaluated inputs. Inputs are owned so that a kernel can
     /// write into a buffer nobody else holds (donation).
     fn eval(&self, inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>>;

@@ -206,10 +206,6 @@ impl Primitive for Custom {
         Ok(Export::Composed(self.rules.forward.clone()))
     }
 
-    fn calls_user_code(&self) -> bool {
-        true
-    }
-
     fn eval(&self, inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
         let recorded = self
             .pending

@@ -155,44 +155,6 @@ fn arrays_are_send_and_sync() {
 }
 
 #[test]
-fn threads_evaluate_graphs_that_share_nodes() {
-    // Long graphs are computed on the thread pool, one at a time; others run on their
-    // callers. Graphs that share unevaluated nodes, large enough for their kernels to
-    // split across threads, evaluated from several threads at once, must neither wait
-    // for each other forever nor compute a shared node twice.
-    let n = 1 << 18;
-    for round in 0..4 {
-        let x = Array::from_slice(&vec![0.5f32; n], &[n]).unwrap();
-        let mut shared = x.clone();
-        for _ in 0..10 {
-            shared = (&shared + 1.0).sqrt().unwrap();
-        }
-        let handles: Vec<_> = (0..4)
-            .map(|t| {
-                let shared = shared.clone();
-                std::thread::spawn(move || {
-                    let mut y = shared;
-                    for _ in 0..10 {
-                        y = &y * 1.0;
-                    }
-                    let y = &y + t as f64;
-                    eval(&[&y]).unwrap();
-                    y.to_vec::<f32>().unwrap()[n - 1]
-                })
-            })
-            .collect();
-        let mut want = 0.5f64;
-        for _ in 0..10 {
-            want = (want + 1.0).sqrt();
-        }
-        for (t, h) in handles.into_iter().enumerate() {
-            let got = h.join().unwrap() as f64;
-            assert!((got - (want + t as f64)).abs() < 1e-5, "round {round}: {got}");
-        }
-    }
-}
-
-#[test]
 fn a_failed_evaluation_fails_the_same_way_again() {
     // The first run hands the gather its inputs; a second evaluation (of the array or
     // of something built on it) reports the first error, not the missing inputs.
