@@ -14,13 +14,16 @@ pub enum Half {
     Float16,
 }
 
+/// `out[i] = row . xs[i]` for 1 to [`MAX_VECTORS`] vectors at least as long as `row` (its
+/// elements' bits, in the given format), accumulated in f32. Panics on lengths that do
+/// not fit (an engine bug).
+pub type HalfDotsFn = fn(format: Half, row: &[u16], xs: &[&[f32]], out: &mut [f32]);
+
 /// The widening dot products of one instruction set.
 #[derive(Copy, Clone)]
 pub struct HalfDots {
-    /// `out[i] = row . xs[i]` for 1 to [`MAX_VECTORS`] vectors at least as long as `row`
-    /// (its elements' bits, in `format`), accumulated in f32. Panics on lengths that do
-    /// not fit (an engine bug).
-    pub dots: fn(format: Half, row: &[u16], xs: &[&[f32]], out: &mut [f32]),
+    /// See [`HalfDotsFn`].
+    pub dots: HalfDotsFn,
 }
 
 /// [`HalfDots::dots`] over the vector type `V`, for code compiled with its instruction set.
