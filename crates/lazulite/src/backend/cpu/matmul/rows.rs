@@ -30,6 +30,13 @@ pub(super) trait Widen: Element {
     /// Writes `src` as float32 into `dst` (of the same length).
     fn widen_into(src: &[Self], dst: &mut [f32]);
 
+    /// The elements' bits and format, for the dot products that widen them in registers
+    /// ([`simd::HalfDots`]); `None` for float32.
+    #[inline(always)]
+    fn halves(_: &[Self]) -> Option<(&[u16], simd::Half)> {
+        None
+    }
+
     /// `src` as float32: in `buf` (widened there), or `src` itself for float32.
     #[inline(always)]
     fn as_f32<'a>(src: &'a [Self], buf: &'a mut [f32]) -> &'a [f32] {
@@ -58,6 +65,11 @@ impl Widen for bf16 {
             *d = f32::from_bits((s.to_bits() as u32) << 16);
         }
     }
+
+    #[inline(always)]
+    fn halves(src: &[bf16]) -> Option<(&[u16], simd::Half)> {
+        Some((bytemuck::cast_slice(src), simd::Half::BFloat16))
+    }
 }
 
 impl Widen for f16 {
@@ -66,6 +78,11 @@ impl Widen for f16 {
         for (d, s) in dst.iter_mut().zip(src) {
             *d = f16_to_f32(s.to_bits());
         }
+    }
+
+    #[inline(always)]
+    fn halves(src: &[f16]) -> Option<(&[u16], simd::Half)> {
+        Some((bytemuck::cast_slice(src), simd::Half::Float16))
     }
 }
 
@@ -197,9 +214,28 @@ fn dots<E: Widen>(
     // vectorisation in order, which costs more than the products at short depths
     // (attention over 64-wide heads).
     let dot = simd::folds().map_or(dot as fn(&[f32], &[f32]) -> f32, |folds| folds.dot);
+    let half_dots = simd::half_dots();
+    let rows: Vec<&[f32]> = x.chunks_exact(k).collect();
+    let mut dots = [0.0f32; simd::MAX_VECTORS];
     for j in columns {
         // SAFETY: column j of the matrix holds k elements from here, inside b's buffer.
         let column = unsafe { std::slice::from_raw_parts(b.offset(j as isize * column_stride), k) };
+        if let (Some(kernel), Some((bits, format))) = (half_dots, E::halves(column)) {
+            // Float16 and bfloat16 widen in registers, a few rows of x per pass.
+            for (block, first) in rows
+                .chunks(simd::MAX_VECTORS)
+                .zip((0..).step_by(simd::MAX_VECTORS))
+            {
+                let dots = &mut dots[..block.len()];
+                (kernel.dots)(format, bits, block, dots);
+                for (r, &d) in dots.iter().enumerate() {
+                    // SAFETY: (first + r, j) is inside this m x n result matrix; this task
+                    // alone writes j.
+                    unsafe { *out.add((first + r) * n + j) = d };
+                }
+            }
+            continue;
+        }
         let column = E::as_f32(column, &mut buf);
         for (r, x) in x.chunks_exact(k).enumerate() {
             // SAFETY: (r, j) is inside this m x n result matrix; this task alone writes j.

@@ -4,9 +4,10 @@
 //! The rows of `x` are laid out once per call for the packed dot products of the SIMD
 //! path ([`simd::PackedDots`]), which unpack each chunk of words once for up to
 //! [`simd::MAX_VECTORS`] rows of `x`. Scales and biases are read in their own dtype
-//! (float32, float16 or bfloat16) and widened one row of `W` at a time.
+//! (float32, float16 or bfloat16) and widened for a parallel task's rows of `W` at once,
+//! which one call of the kernel then serves.
 
-use super::super::simd::{self, vectorised, PackedDots, PackedRow};
+use super::super::simd::{self, vectorised, PackedDots, PackedRows};
 use super::{
     batch_offset, contiguous, dot, Packing, Product, Quantized, Real, SendPtr, TASK_ELEMENTS,
 };
@@ -111,46 +112,49 @@ fn rows<T: Real<Acc = f32>>(
         })
         .collect();
     let words_per_group = group_size * bits / 32;
+    let groups = w.groups_per_row;
     let dst = SendPtr(out.as_mut_ptr());
     let rows_per_task = (TASK_ELEMENTS * 4 / p.k).max(1);
     (0..p.n.div_ceil(rows_per_task))
         .into_par_iter()
         .for_each(|task| {
-            // The row's scales and biases as float32, the scales padded as the kernel
-            // reads them.
-            let mut scales = vec![0.0f32; w.groups_per_row + kernel.lanes];
-            let mut biases = vec![0.0f32; w.groups_per_row];
-            let mut dots = [0.0f32; simd::MAX_VECTORS];
+            let rows = task * rows_per_task..((task + 1) * rows_per_task).min(p.n);
+            let count = rows.len();
+            // The task's scales and biases as float32, widened once; the scales padded as
+            // the kernel reads them.
+            let mut scales = vec![0.0f32; count * groups + kernel.lanes];
+            let mut biases = vec![0.0f32; count * groups];
+            let mut dots = vec![0.0f32; count * simd::MAX_VECTORS];
             vectorised(
                 #[inline(always)]
                 || {
-                    let end = ((task + 1) * rows_per_task).min(p.n);
-                    for n in task * rows_per_task..end {
-                        let groups = n * w.groups_per_row..(n + 1) * w.groups_per_row;
-                        for (s, v) in scales.iter_mut().zip(&w.scales[groups.clone()]) {
-                            *s = v.widen();
-                        }
-                        for (b, v) in biases.iter_mut().zip(&w.biases[groups]) {
-                            *b = v.widen();
-                        }
-                        let row = PackedRow {
-                            words: &w.words[n * w.words_per_row..][..w.words_per_row],
-                            scales: &scales,
-                            words_per_group,
-                        };
-                        // Row n of W stays in L1 while the rows of x pass over it, a few
-                        // at a time.
-                        for (block, first) in xs
-                            .chunks(simd::MAX_VECTORS)
-                            .zip((0..).step_by(simd::MAX_VECTORS))
+                    let at = rows.start * groups..rows.end * groups;
+                    T::widen_slice(&w.scales[at.clone()], &mut scales);
+                    T::widen_slice(&w.biases[at], &mut biases);
+                    let packed = PackedRows {
+                        words: &w.words[rows.start * w.words_per_row..rows.end * w.words_per_row],
+                        words_per_row: w.words_per_row,
+                        scales: &scales,
+                        words_per_group,
+                    };
+                    // The task's rows of W stay in cache while the rows of x pass over
+                    // them, a few at a time.
+                    for (block, first) in xs
+                        .chunks(simd::MAX_VECTORS)
+                        .zip((0..).step_by(simd::MAX_VECTORS))
+                    {
+                        let values: [&[f32]; simd::MAX_VECTORS] = std::array::from_fn(|i| {
+                            block.get(i).map_or(&[][..], |r| &r.values[..])
+                        });
+                        let dots = &mut dots[..count * block.len()];
+                        (kernel.dots)(bits, &packed, &values[..block.len()], dots);
+                        for ((n, dots), biases) in rows
+                            .clone()
+                            .zip(dots.chunks_exact(block.len()))
+                            .zip(biases.chunks_exact(groups))
                         {
-                            let values: [&[f32]; simd::MAX_VECTORS] = std::array::from_fn(|i| {
-                                block.get(i).map_or(&[][..], |r| &r.values[..])
-                            });
-                            let dots = &mut dots[..block.len()];
-                            (kernel.dots)(bits, &row, &values[..block.len()], dots);
-                            for (i, (x, d)) in block.iter().zip(dots.iter()).enumerate() {
-                                let bias = dot(&biases, &x.group_sums);
+                            for (i, (x, d)) in block.iter().zip(dots).enumerate() {
+                                let bias = dot(biases, &x.group_sums);
                                 // SAFETY: (first + i, n) is inside the m x n result and
                                 // this task alone writes column n.
                                 unsafe { *dst.get().add((first + i) * p.n + n) = d + bias };

@@ -3,7 +3,8 @@
 //! The vector types are only created inside [`run`] and [`folds`], whose callers have checked that the CPU
 //! supports AVX2 and FMA; that is what makes the intrinsic calls below sound.
 
-use super::packed::{self, PackedRow};
+use super::halves::{self, Half};
+use super::packed::{self, PackedRows};
 use super::vector::{Mask, Vector, Wide};
 use super::Kernel;
 use super::{fold, math};
@@ -56,13 +57,27 @@ pub(super) mod folds {
     }
 }
 
+/// [`halves::dots`] on this path.
+///
+/// # Safety
+/// The CPU must support AVX2, FMA and F16C.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub(super) unsafe fn half_dots(format: Half, row: &[u16], xs: &[&[f32]], out: &mut [f32]) {
+    halves::dots::<F32x8>(format, row, xs, out)
+}
+
 /// [`packed::dots`] on this path.
 ///
 /// # Safety
 /// The CPU must support AVX2 and FMA.
 #[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn packed_dots(bits: usize, row: &PackedRow<'_>, xs: &[&[f32]], out: &mut [f32]) {
-    packed::dots::<F32x8>(bits, row, xs, out)
+pub(super) unsafe fn packed_dots(
+    bits: usize,
+    rows: &PackedRows<'_>,
+    xs: &[&[f32]],
+    out: &mut [f32],
+) {
+    packed::dots::<F32x8>(bits, rows, xs, out)
 }
 
 #[derive(Copy, Clone)]
@@ -281,15 +296,32 @@ impl Vector for F32x8 {
         F32x8(unsafe { _mm256_permutevar8x32_ps(self.0, index) })
     }
     #[inline(always)]
+    unsafe fn load_bf16(ptr: *const u16) -> Self {
+        let bits = _mm256_cvtepu16_epi32(_mm_loadu_si128(ptr as *const __m128i));
+        F32x8(_mm256_castsi256_ps(_mm256_slli_epi32::<16>(bits)))
+    }
+    #[inline(always)]
+    unsafe fn load_f16(ptr: *const u16) -> Self {
+        F32x8(_mm256_cvtph_ps(_mm_loadu_si128(ptr as *const __m128i)))
+    }
+    #[inline(always)]
     unsafe fn load_words(ptr: *const u32) -> __m256i {
         _mm256_loadu_si256(ptr as *const __m256i)
     }
     #[inline(always)]
-    fn levels(words: __m256i, shift: u32, mask: u32) -> Self {
+    fn levels(words: __m256i, shift: u32, bits: u32) -> Self {
         // SAFETY: see the module documentation.
         unsafe {
-            let shifted = _mm256_srl_epi32(words, _mm_cvtsi32_si128(shift as i32));
-            let level = _mm256_and_si256(shifted, _mm256_set1_epi32(mask as i32));
+            let shifted = if shift == 0 {
+                words
+            } else {
+                _mm256_srl_epi32(words, _mm_cvtsi32_si128(shift as i32))
+            };
+            let level = if shift + bits == 32 {
+                shifted
+            } else {
+                _mm256_and_si256(shifted, _mm256_set1_epi32(((1u32 << bits) - 1) as i32))
+            };
             F32x8(_mm256_cvtepi32_ps(level))
         }
     }

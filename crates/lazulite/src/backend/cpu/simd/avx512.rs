@@ -3,7 +3,8 @@
 //! The vector types are only created inside [`run`] and [`folds`], whose callers have checked that the CPU
 //! supports AVX-512F; that is what makes the intrinsic calls below sound.
 
-use super::packed::{self, PackedRow};
+use super::halves::{self, Half};
+use super::packed::{self, PackedRows};
 use super::vector::{Mask, Vector, Wide};
 use super::Kernel;
 use super::{fold, math};
@@ -56,13 +57,27 @@ pub(super) mod folds {
     }
 }
 
+/// [`halves::dots`] on this path.
+///
+/// # Safety
+/// The CPU must support AVX-512F.
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn half_dots(format: Half, row: &[u16], xs: &[&[f32]], out: &mut [f32]) {
+    halves::dots::<F32x16>(format, row, xs, out)
+}
+
 /// [`packed::dots`] on this path.
 ///
 /// # Safety
 /// The CPU must support AVX-512F.
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn packed_dots(bits: usize, row: &PackedRow<'_>, xs: &[&[f32]], out: &mut [f32]) {
-    packed::dots::<F32x16>(bits, row, xs, out)
+pub(super) unsafe fn packed_dots(
+    bits: usize,
+    rows: &PackedRows<'_>,
+    xs: &[&[f32]],
+    out: &mut [f32],
+) {
+    packed::dots::<F32x16>(bits, rows, xs, out)
 }
 
 #[derive(Copy, Clone)]
@@ -281,15 +296,41 @@ impl Vector for F32x16 {
         F32x16(unsafe { _mm512_permutexvar_ps(index, self.0) })
     }
     #[inline(always)]
+    unsafe fn load_bf16(ptr: *const u16) -> Self {
+        let bits = _mm512_cvtepu16_epi32(_mm256_loadu_si256(ptr as *const __m256i));
+        F32x16(_mm512_castsi512_ps(_mm512_slli_epi32::<16>(bits)))
+    }
+    #[inline(always)]
+    unsafe fn load_f16(ptr: *const u16) -> Self {
+        F32x16(_mm512_cvtph_ps(_mm256_loadu_si256(ptr as *const __m256i)))
+    }
+    #[inline(always)]
     unsafe fn load_words(ptr: *const u32) -> __m512i {
         _mm512_loadu_si512(ptr as *const __m512i)
     }
     #[inline(always)]
-    fn levels(words: __m512i, shift: u32, mask: u32) -> Self {
+    fn levels(words: __m512i, shift: u32, bits: u32) -> Self {
         // SAFETY: see the module documentation.
         unsafe {
-            let shifted = _mm512_srl_epi32(words, _mm_cvtsi32_si128(shift as i32));
-            let level = _mm512_and_si512(shifted, _mm512_set1_epi32(mask as i32));
+            let shifted = if shift == 0 {
+                words
+            } else {
+                _mm512_srl_epi32(words, _mm_cvtsi32_si128(shift as i32))
+            };
+            if bits <= 4 {
+                // A lane permutation reads only the low 4 bits of each index: looking the
+                // level up in a table of the 16 values those bits can hold replaces the
+                // mask and the conversion (the 4-bit decode is bound by these steps).
+                let mask = (1 << bits) - 1;
+                let table: [f32; 16] = std::array::from_fn(|i| (i & mask) as f32);
+                let table = _mm512_loadu_ps(table.as_ptr());
+                return F32x16(_mm512_permutexvar_ps(shifted, table));
+            }
+            let level = if shift + bits == 32 {
+                shifted
+            } else {
+                _mm512_and_si512(shifted, _mm512_set1_epi32(((1u32 << bits) - 1) as i32))
+            };
             F32x16(_mm512_cvtepi32_ps(level))
         }
     }

@@ -15,6 +15,7 @@ mod avx2;
 mod avx512;
 #[cfg(target_arch = "x86_64")]
 mod fold;
+mod halves;
 #[cfg(target_arch = "x86_64")]
 mod math;
 mod packed;
@@ -24,7 +25,8 @@ mod tests;
 #[cfg(target_arch = "x86_64")]
 mod vector;
 
-pub use packed::{lay_out, PackedDots, PackedRow, MAX_VECTORS};
+pub use halves::{Half, HalfDots};
+pub use packed::{lay_out, PackedDots, PackedRows, MAX_VECTORS};
 pub use tensor::map;
 
 use super::math::Float;
@@ -214,16 +216,48 @@ pub fn packed_dots_of(isa: Isa) -> Option<PackedDots> {
             Isa::Avx512 => {
                 return Some(PackedDots {
                     lanes: 16,
-                    dots: |bits, row, xs, out| unsafe { avx512::packed_dots(bits, row, xs, out) },
+                    dots: |bits, rows, xs, out| unsafe { avx512::packed_dots(bits, rows, xs, out) },
                 })
             }
             Isa::Avx2 => {
                 return Some(PackedDots {
                     lanes: 8,
-                    dots: |bits, row, xs, out| unsafe { avx2::packed_dots(bits, row, xs, out) },
+                    dots: |bits, rows, xs, out| unsafe { avx2::packed_dots(bits, rows, xs, out) },
                 })
             }
             Isa::Scalar => {}
+        }
+    }
+    None
+}
+
+/// The widening dot products ([`HalfDots`]) of the active path, or `None` on the scalar
+/// path.
+pub fn half_dots() -> Option<HalfDots> {
+    half_dots_of(Isa::active())
+}
+
+/// The [`HalfDots`] of `isa`, or `None` for the scalar path, a path this CPU lacks, or
+/// AVX2 without F16C.
+pub fn half_dots_of(isa: Isa) -> Option<HalfDots> {
+    if isa > Isa::detected() {
+        return None;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY (both): the CPU supports the path (checked above), and F16C on AVX2.
+        match isa {
+            Isa::Avx512 => {
+                return Some(HalfDots {
+                    dots: |format, row, xs, out| unsafe { avx512::half_dots(format, row, xs, out) },
+                })
+            }
+            Isa::Avx2 if is_x86_feature_detected!("f16c") => {
+                return Some(HalfDots {
+                    dots: |format, row, xs, out| unsafe { avx2::half_dots(format, row, xs, out) },
+                })
+            }
+            _ => {}
         }
     }
     None

@@ -284,7 +284,7 @@ fn threaded_split_matches_one_pass() {
 
 #[test]
 fn packed_dots_on_every_path_match_unpacked_sums() {
-    use super::{lay_out, packed_dots_of, PackedRow};
+    use super::{lay_out, packed_dots_of, PackedRows};
     // A small deterministic generator: words with every bit pattern, values in [-1, 1).
     let mut state = 0x2545_f491_4f6c_dd1du64;
     let mut next = move || {
@@ -302,48 +302,121 @@ fn packed_dots_on_every_path_match_unpacked_sums() {
         for bits in [2usize, 4, 8] {
             let per = 32 / bits;
             for words_per_group in [lanes / 4, lanes / 2, lanes, 2 * lanes] {
-                let words_len = 4 * lanes;
-                let words: Vec<u32> = (0..words_len).map(|_| next() as u32).collect();
-                let groups = words_len / words_per_group;
-                let scales: Vec<f32> = (0..groups + lanes)
-                    .map(|_| (next() % 1000) as f32 / 500.0 - 1.0)
+                // One row, and several rows whose scales follow one another.
+                for (rows, words_per_row) in [(1, 4 * lanes), (3, 2 * lanes), (5, 6 * lanes)] {
+                    if !words_per_row.is_multiple_of(words_per_group) {
+                        continue;
+                    }
+                    let words: Vec<u32> =
+                        (0..rows * words_per_row).map(|_| next() as u32).collect();
+                    let groups = rows * words_per_row / words_per_group;
+                    let scales: Vec<f32> = (0..groups + lanes)
+                        .map(|_| (next() % 1000) as f32 / 500.0 - 1.0)
+                        .collect();
+                    let packed = PackedRows {
+                        words: &words,
+                        words_per_row,
+                        scales: &scales,
+                        words_per_group,
+                    };
+                    for vectors in 1..=super::MAX_VECTORS {
+                        let xs: Vec<Vec<f32>> = (0..vectors)
+                            .map(|_| {
+                                (0..words_per_row * per)
+                                    .map(|_| (next() % 2000) as f32 / 1000.0 - 1.0)
+                                    .collect()
+                            })
+                            .collect();
+                        let laid_out: Vec<Vec<f32>> = xs
+                            .iter()
+                            .map(|x| {
+                                let mut out = vec![0.0; x.len()];
+                                lay_out(x, bits, lanes, &mut out);
+                                out
+                            })
+                            .collect();
+                        let refs: Vec<&[f32]> = laid_out.iter().map(|x| &x[..]).collect();
+                        let mut got = vec![0.0; rows * vectors];
+                        (kernel.dots)(bits, &packed, &refs, &mut got);
+                        for r in 0..rows {
+                            for (i, x) in xs.iter().enumerate() {
+                                // Element e of row r is level e % per of word e / per.
+                                let want: f64 = (0..words_per_row * per)
+                                    .map(|e| {
+                                        let w = r * words_per_row + e / per;
+                                        let level =
+                                            (words[w] >> (e % per * bits)) & ((1 << bits) - 1);
+                                        scales[w / words_per_group] as f64
+                                            * level as f64
+                                            * x[e] as f64
+                                    })
+                                    .sum();
+                                let g = got[r * vectors + i];
+                                assert!(
+                                    (g as f64 - want).abs() <= 1e-4 * (1.0 + want.abs()),
+                                    "{isa:?} bits {bits} group {words_per_group} row {r}: \
+                                     {g} vs {want}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn half_dots_on_every_path_match_widened_sums() {
+    use super::{half_dots_of, Half};
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for isa in paths() {
+        let Some(kernel) = half_dots_of(isa) else {
+            continue;
+        };
+        for format in [Half::BFloat16, Half::Float16] {
+            // Whole double steps, single vectors and scalar tails, and a row shorter
+            // than one vector.
+            for len in [0usize, 3, 8, 16, 31, 32, 33, 64, 100, 1027] {
+                let row: Vec<u16> = (0..len)
+                    .map(|_| {
+                        let v = (next() % 2000) as f32 / 1000.0 - 1.0;
+                        match format {
+                            Half::BFloat16 => half::bf16::from_f32(v).to_bits(),
+                            Half::Float16 => half::f16::from_f32(v).to_bits(),
+                        }
+                    })
                     .collect();
-                let row = PackedRow {
-                    words: &words,
-                    scales: &scales,
-                    words_per_group,
-                };
+                let widened: Vec<f64> = row
+                    .iter()
+                    .map(|&b| match format {
+                        Half::BFloat16 => half::bf16::from_bits(b).to_f64(),
+                        Half::Float16 => half::f16::from_bits(b).to_f64(),
+                    })
+                    .collect();
                 for vectors in 1..=super::MAX_VECTORS {
+                    // Vectors longer than the row: only its length counts.
                     let xs: Vec<Vec<f32>> = (0..vectors)
                         .map(|_| {
-                            (0..words_len * per)
+                            (0..len + 5)
                                 .map(|_| (next() % 2000) as f32 / 1000.0 - 1.0)
                                 .collect()
                         })
                         .collect();
-                    let laid_out: Vec<Vec<f32>> = xs
-                        .iter()
-                        .map(|x| {
-                            let mut out = vec![0.0; x.len()];
-                            lay_out(x, bits, lanes, &mut out);
-                            out
-                        })
-                        .collect();
-                    let refs: Vec<&[f32]> = laid_out.iter().map(|x| &x[..]).collect();
-                    let mut got = vec![0.0; vectors];
-                    (kernel.dots)(bits, &row, &refs, &mut got);
+                    let refs: Vec<&[f32]> = xs.iter().map(|x| &x[..]).collect();
+                    let mut got = vec![f32::NAN; vectors];
+                    (kernel.dots)(format, &row, &refs, &mut got);
                     for (x, g) in xs.iter().zip(&got) {
-                        // Element e is level e % per of word e / per.
-                        let want: f64 = (0..words_len * per)
-                            .map(|e| {
-                                let (w, j) = (e / per, e % per);
-                                let level = (words[w] >> (j * bits)) & ((1 << bits) - 1);
-                                scales[w / words_per_group] as f64 * level as f64 * x[e] as f64
-                            })
-                            .sum();
+                        let want: f64 = widened.iter().zip(x).map(|(w, &x)| w * x as f64).sum();
                         assert!(
-                            (*g as f64 - want).abs() <= 1e-4 * (1.0 + want.abs()),
-                            "{isa:?} bits {bits} group {words_per_group} words: {g} vs {want}"
+                            (*g as f64 - want).abs() <= 1e-5 * (1.0 + len as f64),
+                            "{isa:?} {format:?} length {len}: {g} vs {want}"
                         );
                     }
                 }

@@ -84,9 +84,22 @@ pub(super) trait Vector:
     /// # Safety
     /// `ptr` must be valid for reading `LANES` u32 values.
     unsafe fn load_words(ptr: *const u32) -> Self::Words;
-    /// Lane by lane, `(words >> shift) & mask` converted to f32 (`shift` below 32): the
-    /// levels at one position of packed words.
-    fn levels(words: Self::Words, shift: u32, mask: u32) -> Self;
+    /// Reads `LANES` bfloat16 values (their bits) as f32; `ptr` needs no alignment.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reading `LANES` u16 values.
+    unsafe fn load_bf16(ptr: *const u16) -> Self;
+    /// Reads `LANES` float16 values (their bits) as f32; `ptr` needs no alignment.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reading `LANES` u16 values, and on the AVX2 path the code
+    /// must be compiled with F16C.
+    unsafe fn load_f16(ptr: *const u16) -> Self;
+    /// Lane by lane, `(words >> shift) & (2^bits - 1)` converted to f32 (`bits` 2, 4 or 8,
+    /// `shift + bits` at most 32): the levels at one position of packed words. Called with
+    /// constant arguments, so that the steps a position does not need (the shift of the
+    /// lowest, the mask of the highest) fold away.
+    fn levels(words: Self::Words, shift: u32, bits: u32) -> Self;
 
     /// The low and the high half of the lanes as f64.
     fn widen(self) -> (Self::Wide, Self::Wide);
