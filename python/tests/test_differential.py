@@ -49,11 +49,8 @@ def test_known_gaps_are_still_open(outcome):
 
 @pytest.mark.parametrize("entry", ALLOWED, ids=harness.entry_id)
 def test_allowed_difference_still_occurs(outcome, entry):
-    """An allow-list entry must still describe a difference; else it is stale. MLX's
-    out-of-bounds writes corrupt its memory and sometimes kill its process instead: a
-    case MLX crashed on still differs."""
-    rows = [r for r in outcome[0].values()
-            if r.entry is entry or (r.status == "mlx-crash" and harness.matches(entry, r.case))]
+    """An allow-list entry must still describe a difference; else it is stale."""
+    rows = [r for r in outcome[0].values() if r.entry is entry]
     assert rows, f"no case differs as allowed ({entry.why})"
 
 

@@ -41,6 +41,12 @@ def classify(case, mlx, ours):
         return Row(case, "agree")
     kind, detail = d
     if kind == "mlx-crash":
+        # Where MLX reads or writes out of bounds (allowed: lazulite raises), its undefined
+        # behaviour kills its process on some runs only; counting those as allowed keeps
+        # the tables the same from run to run.
+        for entry in ALLOWED:
+            if matches(entry, case):
+                return Row(case, "allowed", kind, detail, entry)
         return Row(case, "mlx-crash", kind, detail)
     for entry in ALLOWED:
         if matches(entry, case) and kind in entry.kinds:
