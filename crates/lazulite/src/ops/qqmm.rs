@@ -19,7 +19,9 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
 use crate::ops::linalg::{gather_mm, matmul};
-use crate::ops::quantized::{check_global_scale, check_product, packing, Quantization};
+use crate::ops::quantized::{
+    check_global_scale, check_product, packing, unbatched_global_scale, Quantization,
+};
 use crate::ops::reduce::max;
 use crate::ops::shape::{expand_dims, flatten, squeeze, swapaxes, unflatten};
 use crate::ops::unary::abs;
@@ -85,11 +87,7 @@ impl Primitive for QuantizeDequantize {
         inputs: &[Array],
         axes: &[Option<usize>],
     ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
-        if axes.get(1).copied().flatten().is_some() {
-            return Err(Error::value(
-                "[qqmm] The global scale cannot be batched: it is one value.",
-            ));
-        }
+        unbatched_global_scale("qqmm", axes.get(1).copied().flatten())?;
         // Groups run along the last axis; a batch axis in front changes nothing.
         let x = batch_to_front(&inputs[0], axes[0])?;
         let out = self.record(&x, inputs.get(1));
@@ -183,12 +181,7 @@ fn weight(
     match scales {
         None => Ok(QuantizeDequantize::new(packing).record(w, global)),
         Some(scales) => {
-            let q = Quantization {
-                mode: packing.mode,
-                group_size: packing.group_size as i32,
-                bits: packing.bits as i32,
-            };
-            let dense = dequantize(w, scales, None, q, global, Some(dtype))?;
+            let dense = dequantize(w, scales, None, packing.into(), global, Some(dtype))?;
             if dense.dtype() == dtype {
                 Ok(dense)
             } else {
@@ -213,11 +206,7 @@ fn product_2d(inputs: Vec<Array>, packing: Packing, packed: bool) -> Result<Arra
     };
     let backward = move |primals: &[Array], cotangents: &[Array], _: &[Array]| {
         let (x, g) = (&primals[0], &cotangents[0]);
-        let q = Quantization {
-            mode: packing.mode,
-            group_size: packing.group_size as i32,
-            bits: packing.bits as i32,
-        };
+        let q = Quantization::from(packing);
         let globals = &primals[2 + usize::from(packed)..];
         // With global scales, the cotangent's is its largest magnitude (MLX's choice).
         let g_scale = match globals.is_empty() {

@@ -112,6 +112,27 @@ impl Default for Quantization {
     }
 }
 
+impl From<Packing> for Quantization {
+    /// The quantization a checked packing stands for (the inverse of [`packing`]).
+    fn from(p: Packing) -> Quantization {
+        Quantization {
+            mode: p.mode,
+            group_size: p.group_size as i32,
+            bits: p.bits as i32,
+        }
+    }
+}
+
+/// The error of a vmap over `op` whose global scale (always one value) would be batched.
+pub(crate) fn unbatched_global_scale(op: &str, axis: Option<usize>) -> Result<()> {
+    match axis {
+        Some(_) => Err(Error::value(format!(
+            "[{op}] The global scale cannot be batched: it is one value."
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// The group sizes MLX supports in affine mode.
 const GROUP_SIZES: [i32; 3] = [32, 64, 128];
 /// The bit widths MLX supports in affine mode.
@@ -308,11 +329,7 @@ impl Primitive for Quantize {
         inputs: &[Array],
         axes: &[Option<usize>],
     ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
-        if axes.get(1).copied().flatten().is_some() {
-            return Err(Error::value(
-                "[quantize] The global scale cannot be batched: it is one value.",
-            ));
-        }
+        unbatched_global_scale("quantize", axes.get(1).copied().flatten())?;
         // Groups run along the last axis; a batch axis in front changes nothing.
         let w = batch_to_front(&inputs[0], axes[0])?;
         let out = quantize_with(&w, self.packing, inputs.get(1))?;
@@ -585,10 +602,8 @@ impl Primitive for Dequantize {
         inputs: &[Array],
         axes: &[Option<usize>],
     ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
-        if !self.is_affine() && axes.get(2).copied().flatten().is_some() {
-            return Err(Error::value(
-                "[dequantize] The global scale cannot be batched: it is one value.",
-            ));
+        if !self.is_affine() {
+            unbatched_global_scale("dequantize", axes.get(2).copied().flatten())?;
         }
         let size = inputs
             .iter()
