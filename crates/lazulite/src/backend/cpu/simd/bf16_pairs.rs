@@ -212,42 +212,84 @@ mod avx512 {
             }
         }
         let lane_group = _mm512_loadu_si512(lane_group.as_ptr().cast());
+        // A step is one group of whole chunks, or one chunk of several groups.
+        let chunks_per_step = (wpg / CHUNK_WORDS).max(1);
+        let steps = chunks / chunks_per_step;
+        let geometry = Geometry {
+            chunks_per_step,
+            groups_per_chunk: (wpg < CHUNK_WORDS).then_some(CHUNK_WORDS / wpg),
+            table,
+            lane_group,
+        };
         for (r, out) in out.chunks_exact_mut(M).enumerate() {
             let bytes = rows.words.as_ptr().add(r * wpr).cast::<u8>();
             let scales = rows.scales.as_ptr().add(r * groups_per_row);
-            // Two accumulators per vector, alternating by group, so that one group's
-            // scaling need not wait for the previous one's.
-            let mut acc = [[zero; 2]; M];
-            if wpg >= CHUNK_WORDS {
-                let chunks_per_group = wpg / CHUNK_WORDS;
-                for g in 0..chunks / chunks_per_group {
-                    let mut dots = [[zero; 2]; M];
-                    for c in g * chunks_per_group..(g + 1) * chunks_per_group {
-                        chunk::<BITS, M>(bytes, c, table, &xs, &mut dots);
-                    }
-                    let scale = _mm512_set1_ps(*scales.add(g));
-                    for (a, d) in acc.iter_mut().zip(&dots) {
-                        a[g % 2] = _mm512_fmadd_ps(scale, _mm512_add_ps(d[0], d[1]), a[g % 2]);
-                    }
+            // Two sums per vector, steps alternating between them in registers, so that
+            // one step's addition need not wait for the previous one's.
+            let (mut even, mut odd) = ([zero; M], [zero; M]);
+            let mut s = 0;
+            while s + 1 < steps {
+                let a = step::<BITS, M>(bytes, scales, s, &geometry, &xs);
+                let b = step::<BITS, M>(bytes, scales, s + 1, &geometry, &xs);
+                for m in 0..M {
+                    even[m] = _mm512_add_ps(even[m], a[m]);
+                    odd[m] = _mm512_add_ps(odd[m], b[m]);
                 }
-            } else {
-                let groups_per_chunk = CHUNK_WORDS / wpg;
-                for c in 0..chunks {
-                    let mut dots = [[zero; 2]; M];
-                    chunk::<BITS, M>(bytes, c, table, &xs, &mut dots);
-                    let scales = _mm512_permutexvar_ps(
-                        lane_group,
-                        _mm512_loadu_ps(scales.add(c * groups_per_chunk)),
-                    );
-                    for (a, d) in acc.iter_mut().zip(&dots) {
-                        a[c % 2] = _mm512_fmadd_ps(scales, _mm512_add_ps(d[0], d[1]), a[c % 2]);
-                    }
+                s += 2;
+            }
+            if s < steps {
+                let a = step::<BITS, M>(bytes, scales, s, &geometry, &xs);
+                for m in 0..M {
+                    even[m] = _mm512_add_ps(even[m], a[m]);
                 }
             }
-            for (o, a) in out.iter_mut().zip(acc) {
-                *o = _mm512_reduce_add_ps(_mm512_add_ps(a[0], a[1]));
+            for (m, o) in out.iter_mut().enumerate() {
+                *o = _mm512_reduce_add_ps(_mm512_add_ps(even[m], odd[m]));
             }
         }
+    }
+
+    /// What every step of a call shares.
+    struct Geometry {
+        chunks_per_step: usize,
+        /// Groups per chunk when a group is smaller than a chunk.
+        groups_per_chunk: Option<usize>,
+        /// [`LEVELS`], loaded.
+        table: __m512i,
+        /// The group of each accumulator lane within a chunk (all 0 for whole chunks).
+        lane_group: __m512i,
+    }
+
+    /// The scaled dot products of step `s` of the row at `bytes` with each vector.
+    ///
+    /// # Safety
+    /// As [`dots`]: the step and the vectors' matching values are in bounds.
+    #[inline(always)]
+    unsafe fn step<const BITS: usize, const M: usize>(
+        bytes: *const u8,
+        scales: *const f32,
+        s: usize,
+        geometry: &Geometry,
+        xs: &[*const u16; M],
+    ) -> [__m512; M] {
+        let zero = _mm512_setzero_ps();
+        let mut dots = [[zero; 2]; M];
+        let first = s * geometry.chunks_per_step;
+        for c in first..first + geometry.chunks_per_step {
+            chunk::<BITS, M>(bytes, c, geometry.table, xs, &mut dots);
+        }
+        let scale = match geometry.groups_per_chunk {
+            None => _mm512_set1_ps(*scales.add(s)),
+            Some(per_chunk) => _mm512_permutexvar_ps(
+                geometry.lane_group,
+                _mm512_loadu_ps(scales.add(s * per_chunk)),
+            ),
+        };
+        let mut scaled = [zero; M];
+        for (out, d) in scaled.iter_mut().zip(&dots) {
+            *out = _mm512_mul_ps(scale, _mm512_add_ps(d[0], d[1]));
+        }
+        scaled
     }
 
     // A function, not a closure: a closure does not inherit the target features of the
