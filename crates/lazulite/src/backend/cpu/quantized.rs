@@ -657,7 +657,7 @@ pub fn quantized_matmul(
     };
     let kernel = match dtype {
         DType::Float64 => None,
-        _ => rows::kernel(packing, product, FUSED_MAX_ROWS),
+        _ => rows::kernel(packing, product, FUSED_MAX_ROWS, dtype),
     };
     let out = match (dtype, kernel) {
         (DType::Float64, _) => {

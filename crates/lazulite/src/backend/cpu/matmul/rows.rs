@@ -216,25 +216,45 @@ fn dots<E: Widen>(
     let dot = simd::folds().map_or(dot as fn(&[f32], &[f32]) -> f32, |folds| folds.dot);
     let half_dots = simd::half_dots();
     let rows: Vec<&[f32]> = x.chunks_exact(k).collect();
-    let mut dots = [0.0f32; simd::MAX_VECTORS];
+    // Rows of x that hold bfloat16 values (the low half of every value's bits zero, as
+    // when x was bfloat16) meet bfloat16 columns in the pair product, without widening.
+    let pairs = simd::packed_bf16_dots().filter(|_| {
+        E::halves(&[]).is_some_and(|(_, f)| f == simd::Half::BFloat16)
+            && x.iter().all(|v| v.to_bits() & 0xffff == 0)
+    });
+    let narrowed: Vec<u16> = match pairs {
+        Some(_) => x.iter().map(|v| (v.to_bits() >> 16) as u16).collect(),
+        None => Vec::new(),
+    };
+    let narrowed_rows: Vec<&[u16]> = narrowed.chunks_exact(k).collect();
     for j in columns {
         // SAFETY: column j of the matrix holds k elements from here, inside b's buffer.
         let column = unsafe { std::slice::from_raw_parts(b.offset(j as isize * column_stride), k) };
-        if let (Some(kernel), Some((bits, format))) = (half_dots, E::halves(column)) {
-            // Float16 and bfloat16 widen in registers, a few rows of x per pass.
-            for (block, first) in rows
-                .chunks(simd::MAX_VECTORS)
-                .zip((0..).step_by(simd::MAX_VECTORS))
-            {
+        // Half-precision columns meet a few rows of x per pass, in pairs of bfloat16 or
+        // widened in registers.
+        let by_blocks = |dots_of: &mut dyn FnMut(std::ops::Range<usize>, &mut [f32])| {
+            let mut dots = [0.0f32; simd::MAX_VECTORS];
+            for first in (0..rows.len()).step_by(simd::MAX_VECTORS) {
+                let block = first..(first + simd::MAX_VECTORS).min(rows.len());
                 let dots = &mut dots[..block.len()];
-                (kernel.dots)(format, bits, block, dots);
+                dots_of(block, dots);
                 for (r, &d) in dots.iter().enumerate() {
                     // SAFETY: (first + r, j) is inside this m x n result matrix; this task
                     // alone writes j.
                     unsafe { *out.add((first + r) * n + j) = d };
                 }
             }
-            continue;
+        };
+        match (pairs, half_dots, E::halves(column)) {
+            (Some(kernel), _, Some((bits, _))) => {
+                by_blocks(&mut |block, dots| (kernel.row_dots)(bits, &narrowed_rows[block], dots));
+                continue;
+            }
+            (None, Some(kernel), Some((bits, format))) => {
+                by_blocks(&mut |block, dots| (kernel.dots)(format, bits, &rows[block], dots));
+                continue;
+            }
+            _ => {}
         }
         let column = E::as_f32(column, &mut buf);
         for (r, x) in x.chunks_exact(k).enumerate() {

@@ -13,6 +13,7 @@
 mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
+mod bf16_pairs;
 #[cfg(target_arch = "x86_64")]
 mod fold;
 mod halves;
@@ -25,8 +26,11 @@ mod tests;
 #[cfg(target_arch = "x86_64")]
 mod vector;
 
+pub use bf16_pairs::{
+    lay_out_bf16, packed_bf16_dots, PackedBf16Dots, CHUNK_WORDS as BF16_CHUNK_WORDS,
+};
 pub use halves::{Half, HalfDots};
-pub use packed::{lay_out, PackedDots, PackedRows, MAX_VECTORS};
+pub use packed::{lay_out, PackedDots, PackedRows, MAX_VECTORS, SCALE_PADDING};
 pub use tensor::map;
 
 use super::math::Float;

@@ -16,6 +16,9 @@ use super::vector::Vector;
 /// Most vectors one pass over a packed row serves.
 pub const MAX_VECTORS: usize = 4;
 
+/// Scales read past the last group's by the kernels (one vector's worth).
+pub const SCALE_PADDING: usize = 16;
+
 /// Independent accumulator chains per vector (hide the multiply-add latency).
 const CHAINS: usize = 4;
 
@@ -25,8 +28,8 @@ pub struct PackedRows<'a> {
     pub words: &'a [u32],
     /// Words per row.
     pub words_per_row: usize,
-    /// One scale per group of `words_per_group` words, row after row, then at least one
-    /// chunk's worth (`lanes`) of padding, which is read but does not count.
+    /// One scale per group of `words_per_group` words, row after row, then at least
+    /// [`SCALE_PADDING`] values of padding, which are read but do not count.
     pub scales: &'a [f32],
     /// Words per group of levels sharing a scale: a multiple or a divisor of `lanes`.
     pub words_per_group: usize,
@@ -80,7 +83,7 @@ pub(super) unsafe fn dots<V: Vector>(
             && wpg > 0
             && wpr.is_multiple_of(wpg)
             && (wpg.is_multiple_of(lanes) || lanes.is_multiple_of(wpg))
-            && rows.scales.len() >= count * (wpr / wpg) + lanes
+            && rows.scales.len() >= count * (wpr / wpg) + SCALE_PADDING.max(lanes)
             && (1..=MAX_VECTORS).contains(&xs.len())
             && out.len() == count * xs.len()
             && xs.iter().all(|x| x.len() >= wpr * (32 / bits)),

@@ -310,7 +310,7 @@ fn packed_dots_on_every_path_match_unpacked_sums() {
                     let words: Vec<u32> =
                         (0..rows * words_per_row).map(|_| next() as u32).collect();
                     let groups = rows * words_per_row / words_per_group;
-                    let scales: Vec<f32> = (0..groups + lanes)
+                    let scales: Vec<f32> = (0..groups + super::SCALE_PADDING)
                         .map(|_| (next() % 1000) as f32 / 500.0 - 1.0)
                         .collect();
                     let packed = PackedRows {
@@ -361,6 +361,117 @@ fn packed_dots_on_every_path_match_unpacked_sums() {
                         }
                     }
                 }
+            }
+        }
+    }
+}
+
+#[test]
+fn bfloat16_pair_dots_match_unpacked_sums() {
+    use super::{lay_out_bf16, packed_bf16_dots, PackedRows, BF16_CHUNK_WORDS};
+    let Some(kernel) = packed_bf16_dots() else {
+        return;
+    };
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let chunk = BF16_CHUNK_WORDS;
+    for bits in [2usize, 4] {
+        let per = 32 / bits;
+        for words_per_group in [chunk / 4, chunk / 2, chunk, 2 * chunk] {
+            for (rows, words_per_row) in [(1, 4 * chunk), (3, 2 * chunk), (5, 6 * chunk)] {
+                if !words_per_row.is_multiple_of(words_per_group) {
+                    continue;
+                }
+                let words: Vec<u32> = (0..rows * words_per_row).map(|_| next() as u32).collect();
+                let groups = rows * words_per_row / words_per_group;
+                let scales: Vec<f32> = (0..groups + super::SCALE_PADDING)
+                    .map(|_| (next() % 1000) as f32 / 500.0 - 1.0)
+                    .collect();
+                let packed = PackedRows {
+                    words: &words,
+                    words_per_row,
+                    scales: &scales,
+                    words_per_group,
+                };
+                for vectors in 1..=super::MAX_VECTORS {
+                    // bfloat16 values: the top half of a float32's bits.
+                    let xs: Vec<Vec<u16>> = (0..vectors)
+                        .map(|_| {
+                            (0..words_per_row * per)
+                                .map(|_| {
+                                    let v = (next() % 2000) as f32 / 1000.0 - 1.0;
+                                    (v.to_bits() >> 16) as u16
+                                })
+                                .collect()
+                        })
+                        .collect();
+                    let laid_out: Vec<Vec<u16>> = xs
+                        .iter()
+                        .map(|x| {
+                            let mut out = vec![0; x.len()];
+                            lay_out_bf16(x, bits, &mut out);
+                            out
+                        })
+                        .collect();
+                    let refs: Vec<&[u16]> = laid_out.iter().map(|x| &x[..]).collect();
+                    let mut got = vec![0.0; rows * vectors];
+                    (kernel.dots)(bits, &packed, &refs, &mut got);
+                    for r in 0..rows {
+                        for (i, x) in xs.iter().enumerate() {
+                            let want: f64 = (0..words_per_row * per)
+                                .map(|e| {
+                                    let w = r * words_per_row + e / per;
+                                    let level = (words[w] >> (e % per * bits)) & ((1 << bits) - 1);
+                                    let value = f32::from_bits((x[e] as u32) << 16);
+                                    scales[w / words_per_group] as f64 * level as f64 * value as f64
+                                })
+                                .sum();
+                            let g = got[r * vectors + i];
+                            assert!(
+                                (g as f64 - want).abs() <= 1e-4 * (1.0 + want.abs()),
+                                "bits {bits} group {words_per_group} row {r}: {g} vs {want}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn bfloat16_pair_row_dots_match_widened_sums() {
+    let Some(kernel) = super::packed_bf16_dots() else {
+        return;
+    };
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (((state % 2000) as f32 / 1000.0 - 1.0).to_bits() >> 16) as u16
+    };
+    let widen = |b: u16| f32::from_bits(u32::from(b) << 16) as f64;
+    for n in [0usize, 1, 31, 32, 33, 128, 200, 1000] {
+        let row: Vec<u16> = (0..n).map(|_| next()).collect();
+        for vectors in 1..=super::MAX_VECTORS {
+            let xs: Vec<Vec<u16>> = (0..vectors)
+                .map(|_| (0..n + 3).map(|_| next()).collect())
+                .collect();
+            let refs: Vec<&[u16]> = xs.iter().map(|x| &x[..]).collect();
+            let mut got = vec![0.0; vectors];
+            (kernel.row_dots)(&row, &refs, &mut got);
+            for (x, g) in xs.iter().zip(got) {
+                let want: f64 = row.iter().zip(x).map(|(&a, &b)| widen(a) * widen(b)).sum();
+                assert!(
+                    (g as f64 - want).abs() <= 1e-4 * (1.0 + want.abs()),
+                    "{n}: {g} vs {want}"
+                );
             }
         }
     }
