@@ -169,8 +169,8 @@ fn per_example_grads(inputs: &[Array]) -> Result<Vec<Array>> {
     let p = inputs[..4].to_vec();
     let one = move |xy: &[Array]| {
         let (x, y) = (expand_dims(&xy[0], 0)?, expand_dims(&xy[1], 0)?);
-        let g = grad(|w: &Vec<Array>| loss(w, &x, &y))(&p);
-        g
+        let g = grad(|w: &Vec<Array>| loss(w, &x, &y));
+        g(&p)
     };
     vmap(one, vec![Some(0), Some(0)], vec![Some(0); 4])(&inputs[4..])
 }

@@ -220,9 +220,9 @@ fn batched_front(
     }
     let mut shape = vec![n];
     shape.extend(x.shape());
-    let expanded = reshape(x, &as_i64(&[&[1], x.shape()].concat()))?;
     match positions {
         Some(p) if crate::ops::trace::in_shapeless_trace() => {
+            let expanded = crate::ops::shape::expand_dims(x, 0)?;
             // Against the positions as a column of x's number of dimensions plus one.
             let ones: Vec<i32> = (1..p.ndim() as i32).collect();
             let column = crate::ops::shape::squeeze(p, ones)?;
@@ -234,7 +234,7 @@ fn batched_front(
             };
             broadcast_with(&expanded, &shape, &[&column], 0)
         }
-        _ => broadcast_to(&expanded, &shape),
+        _ => broadcast_to(&reshape(x, &as_i64(&[&[1], x.shape()].concat()))?, &shape),
     }
 }
 
