@@ -10,7 +10,7 @@ import numpy as np
 
 # Cases exported with `shapeless=True`: they are run on inputs of other sizes than their
 # examples.
-SHAPELESS = {"shapeless_mlp", "shapeless_attention"}
+SHAPELESS = {"shapeless_mlp", "shapeless_attention", "shapeless_grad_mlp", "shapeless_vmap_grad"}
 
 # Cases MLX cannot export (it has no file form for a `custom_function`): only lazulite
 # exports them, and real MLX runs lazulite's file.
@@ -339,6 +339,21 @@ def cases(mx):
 
     out["grad_mlp"] = (grad_mlp, [mlp_inputs(r)], [mlp_inputs(r)])
 
+    # Shapeless: the same loss and gradients, exported at one batch size and run at others
+    # (the backward pass broadcasts against its inputs, the mean scales by their count).
+    r = _rng(20)
+    weights = (a(_f32(r, 4, 6) * 0.5), a(_f32(r, 6) * 0.1), a(_f32(r, 6, 3) * 0.5), a(_f32(r, 3) * 0.1))
+
+    def batch_inputs(r, n):
+        labels = a(r.integers(0, 3, size=n).astype(np.int32))
+        return ((*weights, a(_f32(r, n, 4)), labels), {})
+
+    out["shapeless_grad_mlp"] = (
+        grad_mlp,
+        [batch_inputs(r, 5)],
+        [batch_inputs(r, 3), batch_inputs(r, 9), batch_inputs(r, 5)],
+    )
+
     # Per-example gradients: vmap of grad, with a term whose gradient is stopped.
     r = _rng(18)
 
@@ -353,6 +368,15 @@ def cases(mx):
         return ((a(_f32(r, 3, 2)), a(_f32(r, 4, 3)), a(_f32(r, 4, 2))), {})
 
     out["vmap_grad"] = (vmap_grad, [per_example_inputs(r)], [per_example_inputs(r)])
+
+    # Shapeless: the per-example gradients, run on batches of other sizes.
+    r = _rng(21)
+    w_shared = a(_f32(r, 3, 2))
+
+    def examples(r, n):
+        return ((w_shared, a(_f32(r, n, 3)), a(_f32(r, n, 2))), {})
+
+    out["shapeless_vmap_grad"] = (vmap_grad, [examples(r, 4)], [examples(r, 6), examples(r, 2)])
 
     # Forward and reverse mode together: jvp and vjp of a function of two inputs, and a
     # Hessian-vector product (jvp of grad).

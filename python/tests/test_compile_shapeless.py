@@ -281,13 +281,89 @@ def test_arrays_shaped_like_an_input_and_gathers():
 
 
 
-def test_scatters_cannot_infer_their_shapes():
-    # MLX 0.32.4: "[Primitive::output_shapes] Scatter Sum cannot infer output shapes."
-    compiled, _ = counted(lambda x, ids, v: x.at[ids].add(v))
-    with pytest.raises(ValueError, match=r"^\[Primitive::output_shapes\] Scatter\w* cannot infer"):
-        compiled(rand(4, 3), mx.array([0, 2]), rand(2, 3))
+def test_scatters_replay_at_new_sizes():
+    # MLX 0.32.4 refuses: "[Primitive::output_shapes] Scatter Sum cannot infer output
+    # shapes." lazulite's scatter keeps the destination's shape, which the derivative of
+    # a gather (an embedding lookup here) needs at new numbers of indices.
+    table = rand(10, 4)
+
+    def f(ids, x):
+        return mx.grad(lambda t: (mx.take(t, ids, axis=0) * x).sum())(table)
+
+    ids = [mx.array(RNG.integers(0, 10, n).astype(np.int32)) for n in [3, 8]]
+    check(f, (ids[0], rand(3, 4)), (ids[1], rand(8, 4)))
 
 
 def test_compiled_functions_inside_a_shapeless_one():
     inner = mx.compile(lambda x: mx.softmax(x, axis=-1).reshape(-1))
     check(lambda x: inner(x) * 2, (rand(2, 3),), (rand(4, 5),))
+
+
+def _mlp_loss(params, x, labels):
+    w1, b1, w2, b2 = params
+    h = mx.maximum(x @ w1 + b1, 0.0)
+    logits = h @ w2 + b2
+    picked = mx.take_along_axis(logits, labels[:, None], axis=-1).squeeze(-1)
+    return mx.mean(mx.logsumexp(logits, axis=-1) - picked)
+
+
+def _mlp_params():
+    return [rand(5, 6) * 0.5, rand(6) * 0.1, rand(6, 3) * 0.5, rand(3) * 0.1]
+
+
+def _batch(n):
+    return rand(n, 5), mx.array(RNG.integers(0, 3, n).astype(np.int32))
+
+
+def test_value_and_grad_of_a_classifier_at_new_batch_sizes():
+    params = _mlp_params()
+
+    def step(x, labels):
+        loss, grads = mx.value_and_grad(_mlp_loss)(params, x, labels)
+        return (loss, *grads)
+
+    check(step, *[_batch(n) for n in [4, 7, 16, 1]])
+
+
+def test_per_example_gradients_jvp_and_vjp_at_new_batch_sizes():
+    params = _mlp_params()
+
+    def per_example(x, labels):
+        one = lambda xi, yi: mx.grad(_mlp_loss)(params, xi[None], yi[None])  # noqa: E731
+        return mx.vmap(one)(x, labels)
+
+    def forward_and_reverse(x, labels):
+        directions = [mx.sin(p) for p in params]
+        _, (tangent,) = mx.jvp(lambda *p: _mlp_loss(list(p), x, labels), params, directions)
+        logits = lambda *p: mx.maximum(x @ p[0] + p[1], 0.0) @ p[2] + p[3]  # noqa: E731
+        _, pulled = mx.vjp(logits, params, [mx.cos(logits(*params))])
+        return (tangent, *pulled)
+
+    check(per_example, *[_batch(n) for n in [4, 7, 16]])
+    check(forward_and_reverse, *[_batch(n) for n in [4, 7, 16]])
+
+
+def test_vmap_of_grad_with_a_stopped_term():
+    # MLX 0.32.4 raises "[reshape] Cannot reshape array of size 1 into shape (1,2)." on
+    # every call of this shapeless compiled function; lazulite replays it.
+    def example_loss(w, x, y):
+        return mx.square(mx.tanh(x @ w) - y).sum() + 0.1 * (mx.stop_gradient(w) * w).sum()
+
+    w = rand(3, 2)
+
+    def per_example(xs, ys):
+        return mx.vmap(mx.grad(example_loss), in_axes=(None, 0, 0))(w, xs, ys)
+
+    check(per_example, (rand(4, 3), rand(4, 2)), (rand(6, 3), rand(6, 2)), (rand(1, 3), rand(1, 2)))
+
+
+def test_gradients_through_inferred_reshapes():
+    def loss(x, w):
+        column = (x * w.sum()).reshape(-1, 1)
+        return (column**2).sum() + mx.tanh(x @ w).flatten().sum()
+
+    def loss_and_grads(x, w):
+        value, grads = mx.value_and_grad(loss, argnums=(0, 1))(x, w)
+        return (value, *grads)
+
+    check(loss_and_grads, (rand(4, 3), rand(3, 3)), (rand(9, 3), rand(3, 3)))

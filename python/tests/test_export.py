@@ -189,3 +189,39 @@ def test_shapeless_export_composes_with_shapeless_compile(tmp_path):
             np.array(compiled(x)), np.array(mx.softmax(x, axis=-1).reshape(-1) * 2), rtol=1e-6
         )
     assert len(traces) == 1
+
+
+def test_shapeless_exports_of_gradients(tmp_path):
+    # A training step's loss and gradients (cross-entropy against integer labels),
+    # exported at one batch size and imported at others: the same values as eagerly.
+    r = np.random.default_rng(5)
+    params = [mx.array(r.standard_normal(s).astype(np.float32) * 0.5) for s in [(5, 6), (6,), (6, 3), (3,)]]
+
+    def loss(params, x, labels):
+        w1, b1, w2, b2 = params
+        logits = mx.maximum(x @ w1 + b1, 0.0) @ w2 + b2
+        picked = mx.take_along_axis(logits, labels[:, None], axis=-1).squeeze(-1)
+        return mx.mean(mx.logsumexp(logits, axis=-1) - picked)
+
+    def step(x, labels):
+        value, grads = mx.value_and_grad(loss)(params, x, labels)
+        return (value, *grads)
+
+    def batch(n):
+        return mx.array(r.standard_normal((n, 5)).astype(np.float32)), mx.array(r.integers(0, 3, n).astype(np.int32))
+
+    path = str(tmp_path / "step.mlxfn")
+    mx.export_function(path, step, *batch(4), shapeless=True)
+    f = mx.import_function(path)
+    for n in [4, 7, 16]:
+        args = batch(n)
+        assert_outputs(f(*args), [np.array(y) for y in step(*args)], f"batch {n}")
+
+    # The derivative of a reshape with -1 is held at the example's sizes (as MLX holds it).
+    reshaped = str(tmp_path / "reshaped.mlxfn")
+    mx.export_function(reshaped, mx.grad(lambda x: (x.reshape(-1) ** 2).sum()), mx.zeros((4, 3)), shapeless=True)
+    g = mx.import_function(reshaped)
+    x = mx.array(r.standard_normal((4, 3)).astype(np.float32))
+    np.testing.assert_allclose(np.array(g(x)[0]), 2 * np.array(x), rtol=1e-6)
+    with pytest.raises(ValueError, match=r"^\[reshape\] Cannot reshape array of size 21"):
+        g(mx.ones((7, 3)))

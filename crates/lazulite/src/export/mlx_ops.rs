@@ -383,7 +383,14 @@ fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
             split(&x[0], IndicesOrSections::Indices(s.ints(0)?), s.int(1)?)
         }),
         ("Full", &[], |x, _, out| {
-            one(broadcast_to(&astype(&x[0], out[0].dtype)?, &out[0].shape)?)
+            // MLX's Full copies its input, which `full` has broadcast to the shape: the
+            // input's shape is the output's (at a shapeless call, its new one). A
+            // lower-dimensional input (never written by MLX) is broadcast as recorded.
+            let value = astype(&x[0], out[0].dtype)?;
+            if value.ndim() == out[0].shape.len() {
+                return one(value);
+            }
+            one(broadcast_to(&value, &out[0].shape)?)
         }),
         ("Arange", &[D, D, D], |_, s, out| {
             one(arange(
@@ -441,7 +448,16 @@ fn table() -> &'static [(&'static str, &'static [Field], Interpret)] {
             let sizes = s.sizes(1)?;
             check_slice_sizes(s, &x[0], &sizes)?;
             let gathered = if whole_slices(&x[0], &axes, &sizes) {
-                gather(&x[0], &x[1..], &axes)?
+                // MLX keeps a size-1 axis for each indexed one: inserted after the index
+                // axes (not a reshape to the recorded shape, which a shapeless call at
+                // other sizes would not fit).
+                let gathered = gather(&x[0], &x[1..], &axes)?;
+                let batch = gathered.ndim() + axes.len() - x[0].ndim();
+                let kept: Vec<i32> = axes.iter().map(|&a| (batch + a) as i32).collect();
+                if kept.is_empty() {
+                    return one(gathered);
+                }
+                return one(expand_dims(&gathered, kept)?);
             } else {
                 let coords = window_coordinates(x[0].shape(), &x[1..], &axes, &sizes)?;
                 let all: Vec<usize> = (0..x[0].ndim()).collect();
@@ -846,7 +862,6 @@ pub(crate) const SHAPE_FIXED: &[&str] = &[
     "FFT",
     "Pad",
     "RandomBits",
-    "Scatter",
     "Slice",
     "Split",
     "View",

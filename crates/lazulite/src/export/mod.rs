@@ -94,7 +94,9 @@ where
 /// [`ImportedFunction::metadata`]. With `shapeless`, the file is marked shapeless and
 /// its traces are recorded in their shape-generic forms (as by [`crate::compile_shapeless`]):
 /// the imported function, in lazulite or MLX, runs at inputs of other sizes with the same
-/// dimension counts and dtypes.
+/// dimension counts and dtypes, gradients the function takes included, except the
+/// derivative of a reshape with `-1` or of a flatten, which MLX's format holds at the
+/// traced sizes only.
 ///
 /// ```
 /// use lazulite::export::{exporter, import_function, Kwargs};

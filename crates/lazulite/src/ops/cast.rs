@@ -6,7 +6,7 @@ use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::dispatch;
 use crate::error::Result;
-use crate::ops::creation::{zeros, zeros_like};
+use crate::ops::creation::{full_like, zeros_like};
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 
 pub(crate) struct AsType(pub DType);
@@ -55,7 +55,7 @@ impl Primitive for AsType {
 
     fn jvp(&self, inputs: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
         if !self.0.is_inexact() {
-            return Ok(vec![zeros(inputs[0].shape(), self.0)?]);
+            return Ok(vec![full_like(&inputs[0], 0, Some(self.0))?]);
         }
         Ok(vec![astype(&tangents[0], self.0)?])
     }

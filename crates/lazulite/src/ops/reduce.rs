@@ -28,7 +28,7 @@ use crate::ops::operand::scalar_array;
 use crate::ops::scan::cumprod;
 use crate::ops::sort::argsort;
 use crate::ops::unary::{abs, sqrt, square};
-use crate::ops::view::{broadcast_to, reshape, slice, transpose};
+use crate::ops::view::{broadcast_to, broadcast_with, reshape, slice, transpose};
 use crate::primitive::{
     kept_dims, mlx_chain, mlx_ints, with_shape, Export, MlxInput, MlxNode, MlxState, OutputSpec,
     Primitive,
@@ -145,7 +145,7 @@ impl Primitive for Reduce {
         _: &[usize],
     ) -> Result<Vec<Array>> {
         let x = &inputs[0];
-        let spread = spread_over_reduced(&cotangents[0], x.shape(), &self.axes)?;
+        let spread = spread_over_reduced(&cotangents[0], x, &self.axes)?;
         let grad = match self.scale_by_partials(x, &spread)? {
             Some(g) => astype(&g, x.dtype())?,
             None => zeros_like(x)?,
@@ -184,7 +184,19 @@ impl Primitive for Reduce {
 
 /// `v`, the result of a reduction of an array of `shape` over `axes`, broadcast back to
 /// `shape` (each input element gets the value of the output it went into).
-fn spread_over_reduced(v: &Array, shape: &[usize], axes: &[usize]) -> Result<Array> {
+/// In a shapeless trace the reduced axes are inserted back and `v` broadcast against the
+/// input (MLX's rule), so that a replay spreads it over the input's new shape.
+fn spread_over_reduced(v: &Array, x: &Array, axes: &[usize]) -> Result<Array> {
+    let shape = x.shape();
+    if crate::ops::trace::in_shapeless_trace() {
+        let kept = if v.ndim() == shape.len() {
+            v.clone()
+        } else {
+            let axes: Vec<i32> = axes.iter().map(|&d| d as i32).collect();
+            crate::ops::shape::expand_dims(v, axes)?
+        };
+        return broadcast_with(&kept, shape, &[x], 0);
+    }
     let kept: Vec<i64> = reduced_shape(shape, axes, true)
         .iter()
         .map(|&d| d as i64)
@@ -321,7 +333,7 @@ impl Primitive for Median {
         _: &[usize],
     ) -> Result<Vec<Array>> {
         let x = &inputs[0];
-        let spread = spread_over_reduced(&cotangents[0], x.shape(), &[self.axis])?;
+        let spread = spread_over_reduced(&cotangents[0], x, &[self.axis])?;
         let grad = multiply(&spread, &self.middle_weights(x)?)?;
         Ok(vec![astype(&grad, x.dtype())?])
     }

@@ -237,9 +237,16 @@ impl Primitive for LogSumExp {
         _: &[usize],
     ) -> Result<Vec<Array>> {
         let x = &inputs[0];
-        let mut kept: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
-        kept[self.axis] = 1;
-        let g = reshape(&cotangents[0], &kept)?;
+        let g = if self.keepdims {
+            cotangents[0].clone()
+        } else if crate::ops::trace::in_shapeless_trace() {
+            // The axis inserted back: a shapeless replay infers the new shape.
+            crate::ops::shape::expand_dims(&cotangents[0], self.axis as i32)?
+        } else {
+            let mut kept: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
+            kept[self.axis] = 1;
+            reshape(&cotangents[0], &kept)?
+        };
         let grad = multiply(&g, self.weights(x))?;
         Ok(vec![astype(&grad, x.dtype())?])
     }
@@ -301,6 +308,11 @@ pub fn logsumexp(a: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Arr
     let out = crate::ops::binary::add(&log(&summed)?, &shift)?;
     if keepdims {
         return Ok(out);
+    }
+    if crate::ops::trace::in_shapeless_trace() {
+        // A squeeze, which a shapeless replay infers at new shapes.
+        let axes: Vec<i32> = axes.iter().map(|&d| d as i32).collect();
+        return crate::ops::shape::squeeze(&out, axes);
     }
     let shape: Vec<i64> = (0..a.ndim())
         .filter(|d| !axes.contains(d))

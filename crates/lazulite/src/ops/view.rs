@@ -168,13 +168,39 @@ impl Primitive for Reshape {
         cotangents: &[Array],
         _: &[usize],
     ) -> Result<Vec<Array>> {
-        Ok(vec![reshape(&cotangents[0], &as_i64(inputs[0].shape()))?])
+        let (g, x) = (&cotangents[0], &inputs[0]);
+        if !crate::ops::trace::in_shapeless_trace() {
+            return Ok(vec![reshape(g, &as_i64(x.shape()))?]);
+        }
+        Ok(vec![match &self.1 {
+            // The inverse rules, which a shapeless replay infers at new shapes too.
+            ReshapeRule::ExpandDims(axes) => {
+                let out: Vec<usize> = (0..g.ndim())
+                    .filter(|d| !axes.contains(d))
+                    .map(|d| g.shape()[d])
+                    .collect();
+                reshape_by(g, &out, ReshapeRule::Squeeze(axes.clone()))?
+            }
+            ReshapeRule::Squeeze(axes) => {
+                reshape_by(g, x.shape(), ReshapeRule::ExpandDims(axes.clone()))?
+            }
+            // The input's shape: at a shapeless replay, its new one.
+            ReshapeRule::Infer(_) | ReshapeRule::Flatten(..) => reshape_like(g, x)?,
+            ReshapeRule::Fixed => reshape(g, &as_i64(x.shape()))?,
+        }])
     }
 
     fn jvp(&self, _: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
         // The rule, not the stored shape: a shapeless replay may run at other shapes.
         let shape = self.shape_for(tangents[0].shape())?;
-        Ok(vec![reshape(&tangents[0], &as_i64(&shape))?])
+        if !crate::ops::trace::in_shapeless_trace() {
+            return Ok(vec![reshape(&tangents[0], &as_i64(&shape))?]);
+        }
+        // Recorded with the same rule, which a replay infers again.
+        Ok(vec![match &self.1 {
+            ReshapeRule::Infer(requested) => reshape(&tangents[0], requested)?,
+            rule => reshape_by(&tangents[0], &shape, rule.clone())?,
+        }])
     }
 
     fn vmap(
@@ -183,9 +209,26 @@ impl Primitive for Reshape {
         axes: &[Option<usize>],
     ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
         let x = batch_to_front(&inputs[0], axes[0])?;
-        let mut shape = as_i64(&self.shape_for(&x.shape()[1..])?);
+        let example = self.shape_for(&x.shape()[1..])?;
+        let mut shape = as_i64(&example);
         shape.insert(0, x.shape()[0] as i64);
-        Ok((vec![reshape(&x, &shape)?], vec![Some(0)]))
+        if !crate::ops::trace::in_shapeless_trace() {
+            return Ok((vec![reshape(&x, &shape)?], vec![Some(0)]));
+        }
+        // In a shapeless trace the batch size stays free: the rule moved past the batch
+        // axis, or the batch inferred (`-1`) before the example's shape.
+        let shift = |axes: &[usize]| axes.iter().map(|&a| a + 1).collect::<Vec<_>>();
+        let rule = match &self.1 {
+            ReshapeRule::ExpandDims(axes) => ReshapeRule::ExpandDims(shift(axes)),
+            ReshapeRule::Squeeze(axes) => ReshapeRule::Squeeze(shift(axes)),
+            ReshapeRule::Flatten(start, end) => ReshapeRule::Flatten(start + 1, end + 1),
+            ReshapeRule::Infer(_) | ReshapeRule::Fixed => {
+                shape[0] = -1;
+                return Ok((vec![reshape(&x, &shape)?], vec![Some(0)]));
+            }
+        };
+        let out: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
+        Ok((vec![reshape_by(&x, &out, rule)?], vec![Some(0)]))
     }
 }
 
@@ -484,6 +527,18 @@ impl Primitive for Broadcast {
             .filter(|&d| d < lead || (shape[d - lead] == 1 && self.0[d] != 1))
             .map(|d| d as i32)
             .collect();
+        if crate::ops::trace::in_shapeless_trace() {
+            // Summed keeping the axes and the leading ones squeezed (MLX's rule): a replay
+            // infers the input's new shape, where a reshape would keep this one.
+            let summed = sum(&cotangents[0], axes, true)?;
+            let leading: Vec<usize> = (0..lead).collect();
+            let out = shape.to_vec();
+            return Ok(vec![reshape_by(
+                &summed,
+                &out,
+                ReshapeRule::Squeeze(leading),
+            )?]);
+        }
         let summed = sum(&cotangents[0], axes, false)?;
         Ok(vec![reshape(&summed, &as_i64(shape))?])
     }
@@ -497,6 +552,10 @@ impl Primitive for Broadcast {
         inputs: &[Array],
         axes: &[Option<usize>],
     ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        if let (true, Some(ax)) = (crate::ops::trace::in_shapeless_trace(), axes[0]) {
+            let out = shapeless_batched_broadcast(&inputs[0], ax, &self.0)?;
+            return Ok((vec![out], vec![Some(0)]));
+        }
         let x = batch_to_front(&inputs[0], axes[0])?;
         let batch = x.shape()[0];
         // Line the example's dimensions up with the right end of the target shape.
@@ -633,10 +692,13 @@ impl Primitive for BroadcastLike {
     fn jvp(&self, inputs: &[Array], tangents: &[Array], argnums: &[usize]) -> Result<Vec<Array>> {
         let shapes: Vec<&[usize]> = inputs.iter().map(|a| a.shape()).collect();
         let target = self.target(&shapes)?;
-        match argnums.iter().position(|&a| a == 0) {
-            Some(k) => Ok(vec![broadcast_to(&tangents[k], &target)?]),
-            None => Ok(vec![zeros(&target, inputs[0].dtype())?]),
-        }
+        // Against the same peers, so that a shapeless replay broadcasts at their shapes.
+        let peers: Vec<&Array> = inputs[1..].iter().collect();
+        let t = match argnums.iter().position(|&a| a == 0) {
+            Some(k) => tangents[k].clone(),
+            None => crate::ops::creation::zeros_like(&inputs[0])?,
+        };
+        Ok(vec![broadcast_with(&t, &target, &peers, self.keep)?])
     }
 
     fn vmap(
@@ -662,8 +724,36 @@ impl Primitive for BroadcastLike {
             // Only a peer is batched: every example broadcasts the same data.
             return Ok((vec![broadcast_to(&inputs[0], &target)?], vec![None]));
         }
+        if let (true, Some(ax)) = (crate::ops::trace::in_shapeless_trace(), axes[0]) {
+            let out = shapeless_batched_broadcast(&inputs[0], ax, &target)?;
+            return Ok((vec![out], vec![Some(0)]));
+        }
         Broadcast(target).vmap(&inputs[..1], &axes[..1])
     }
+}
+
+/// The batching rule of a broadcast of `x` (batched along `axis`) to the per-example shape
+/// `target`, in a shapeless trace: the batch axis in front and size-1 axes after it line
+/// the example up with the target, which comes from an unbatched stand-in of its shape, so
+/// that a replay takes the batch size from `x` (a broadcast to `[batch, ...]` would keep
+/// the traced one).
+fn shapeless_batched_broadcast(x: &Array, axis: usize, target: &[usize]) -> Result<Array> {
+    let x = batch_to_front(x, Some(axis))?;
+    let extra = (target.len() + 1).saturating_sub(x.ndim());
+    let x = if extra > 0 {
+        let axes: Vec<usize> = (1..=extra).collect();
+        let mut shape = x.shape().to_vec();
+        for _ in 0..extra {
+            shape.insert(1, 1);
+        }
+        reshape_by(&x, &shape, ReshapeRule::ExpandDims(axes))?
+    } else {
+        x
+    };
+    let mut full = vec![x.shape()[0]];
+    full.extend_from_slice(target);
+    let stand_in = zeros(target, x.dtype())?;
+    broadcast_with(&x, &full, &[&stand_in], 0)
 }
 
 /// `a` broadcast to `shape`, the broadcast of its shape with its `peers'` (all but the
@@ -684,6 +774,111 @@ pub(crate) fn broadcast_with(
         BroadcastLike { keep },
         inputs,
         shape.to_vec(),
+        a.dtype(),
+    ))
+}
+
+/// Reshapes its first input to the shape of its second, which gives only its shape: what a
+/// shapeless trace records for the derivative of a reshape whose input shape it cannot
+/// infer from its output's (`-1`, flatten), so that a replay gives the cotangent the
+/// input's new shape. MLX has no such primitive: a file holds MLX's `Reshape` to the shape
+/// seen while tracing, as MLX's own derivative of a reshape does.
+pub(crate) struct ReshapeLike;
+
+impl Primitive for ReshapeLike {
+    fn name(&self) -> &'static str {
+        "reshape_like"
+    }
+
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        let size: usize = inputs[0].shape.iter().product();
+        let target = &inputs[1].shape;
+        if checked_size(target)? != size {
+            return Err(Error::value(format!(
+                "[reshape] Cannot reshape array of size {size} into shape {}.",
+                crate::shape::shape_text(target)
+            )));
+        }
+        Ok(vec![target.clone()])
+    }
+
+    fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        let state = vec![mlx_shape("reshape", &outputs[0].shape)?];
+        MlxNode::single("Reshape", state, &inputs[..1], outputs)
+    }
+
+    fn export_inputs(&self, _: usize) -> usize {
+        1
+    }
+
+    fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
+        inputs.truncate(1);
+        Reshape(outputs[0].shape.clone(), ReshapeRule::Fixed).eval(inputs, outputs)
+    }
+
+    fn vjp(
+        &self,
+        inputs: &[Array],
+        _: &[Array],
+        cotangents: &[Array],
+        argnums: &[usize],
+    ) -> Result<Vec<Array>> {
+        argnums
+            .iter()
+            .map(|&i| match i {
+                0 => reshape_like(&cotangents[0], &inputs[0]),
+                // The peer gives only its shape (as the peers of a `BroadcastLike`).
+                _ => crate::ops::creation::zeros_like(&inputs[i]),
+            })
+            .collect()
+    }
+
+    fn jvp(&self, inputs: &[Array], tangents: &[Array], argnums: &[usize]) -> Result<Vec<Array>> {
+        Ok(vec![match argnums.iter().position(|&a| a == 0) {
+            Some(k) => reshape_like(&tangents[k], &inputs[1])?,
+            None => crate::ops::creation::full_like(&inputs[1], 0, Some(inputs[0].dtype()))?,
+        }])
+    }
+
+    fn vmap(
+        &self,
+        inputs: &[Array],
+        axes: &[Option<usize>],
+    ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+        let x = batch_to_front(&inputs[0], axes[0])?;
+        let peer = batch_to_front(&inputs[1], axes[1])?;
+        match (axes[0], axes[1]) {
+            (Some(_), Some(_)) => Ok((vec![reshape_like(&x, &peer)?], vec![Some(0)])),
+            (Some(_), None) => {
+                let mut shape = vec![-1];
+                shape.extend(as_i64(peer.shape()));
+                Ok((vec![reshape(&x, &shape)?], vec![Some(0)]))
+            }
+            _ => {
+                let example = as_i64(&peer.shape()[1..]);
+                Ok((vec![reshape(&x, &example)?], vec![None]))
+            }
+        }
+    }
+}
+
+/// `a` reshaped to the shape of `peer`: in a shapeless trace recorded against `peer`
+/// ([`ReshapeLike`]), so that a replay takes its new shape; otherwise [`reshape`].
+pub(crate) fn reshape_like(a: &Array, peer: &Array) -> Result<Array> {
+    if !crate::ops::trace::in_shapeless_trace() {
+        return reshape(a, &as_i64(peer.shape()));
+    }
+    let size = a.size();
+    if checked_size(peer.shape())? != size {
+        return Err(Error::value(format!(
+            "[reshape] Cannot reshape array of size {size} into shape {}.",
+            crate::shape::shape_text(peer.shape())
+        )));
+    }
+    Ok(Array::from_op(
+        ReshapeLike,
+        vec![a.clone(), peer.clone()],
+        peer.shape().to_vec(),
         a.dtype(),
     ))
 }

@@ -712,7 +712,11 @@ where
 /// shapes. Operations whose result depends on sizes seen while tracing follow MLX: a
 /// reshape to fixed sizes, a slice, a broadcast to a fixed shape keep those sizes and
 /// give an error (or MLX's fixed-size result) at others; reshapes with `-1`, reductions,
-/// means, broadcasting between inputs and matrix products adapt.
+/// means, broadcasting between inputs and matrix products adapt. So do the derivatives
+/// that `f` takes (`grad`, `value_and_grad`, `vjp`, `jvp`, `vmap` of `grad`): their rules
+/// record cotangents, seeds and zeros against the arrays they belong to, so a training
+/// step traced at one batch size runs at any; derivatives through slices, splits and
+/// concatenations keep their traced sizes.
 ///
 /// ```
 /// use lazulite::{compile_shapeless, reshape, sum, Array};

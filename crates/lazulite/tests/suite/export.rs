@@ -101,6 +101,9 @@ fn mlx_files_run_with_mlx_outputs() {
         // Shapeless files, called at other sizes than they were exported at.
         "shapeless_mlp",
         "shapeless_attention",
+        // Gradients (value_and_grad, vmap of grad) in shapeless files at other sizes.
+        "shapeless_grad_mlp",
+        "shapeless_vmap_grad",
         // The fused primitives MLX records on a GPU and the gradients of its norms there
         // (tools/mlx_reference/gpu_fast_ops.py).
         "gpu_fast_ops",

@@ -33,6 +33,7 @@ mod reduce_kernels;
 mod rules;
 mod scan_sort;
 mod shape;
+mod shapeless_grad;
 mod signal;
 mod simd_unary;
 mod softmax;

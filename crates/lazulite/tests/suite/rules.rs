@@ -2313,6 +2313,16 @@ fn transform_rows() -> Vec<Row> {
             &lazulite::mean(&x[1], 0, true)?,
         )?])
     });
+    // The derivative of a reshape with -1, which a shapeless trace records against the
+    // reshaped array's shape.
+    let reshaped_grads = lazulite::compile_shapeless(|x: &[Array]| {
+        let sines =
+            |v: &Array| lazulite::sum(&lazulite::reshape(v, &[-1])?.sin()?, None::<i32>, false);
+        Ok(vec![lazulite::multiply(
+            &lazulite::grad(sines)(&x[0])?,
+            &x[0],
+        )?])
+    });
     let with_rule = lazulite::custom_function(|x: &[Array]| Ok(vec![x[0].sin()?]))
         .vjp(|p, c, _| Ok(vec![lazulite::multiply(&c[0], &p[0].cos()?)?]))
         .jvp(|p, t| Ok(vec![lazulite::multiply(&t[0], &p[0].cos()?)?]));
@@ -2444,6 +2454,14 @@ fn transform_rows() -> Vec<Row> {
             vec![Some(0), None],
             0,
         ),
+        row(
+            "ops::view::ReshapeLike",
+            "shapeless derivative of a reshape",
+            vec![seeded(61, &[2, 3])],
+            move |p| Ok(reshaped_grads.call(p)?.remove(0)),
+        )
+        .derivatives()
+        .vmap(vec![seeded(62, &[4, 2, 3])], vec![Some(1)], 0),
         row(
             "transforms::custom::Custom",
             "custom function with rules",

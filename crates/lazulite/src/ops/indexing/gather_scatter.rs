@@ -10,9 +10,10 @@ use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
 use crate::ops::binary::{divide, equal, multiply, subtract};
 use crate::ops::cast::astype;
-use crate::ops::creation::{arange, ones, zeros};
+use crate::ops::creation::{arange, full_like, ones, zeros, zeros_like};
+use crate::ops::exported::ExportedAs;
 use crate::ops::ternary::where_;
-use crate::ops::view::{broadcast_to, reshape};
+use crate::ops::view::{broadcast_to, broadcast_with, reshape};
 use crate::primitive::{
     mlx_ints, mlx_shape, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive,
 };
@@ -22,6 +23,11 @@ use crate::shape::{broadcast_shapes, checked_size};
 /// Output shape: the (common) index shape followed by input 0's other dimensions.
 pub(crate) struct Gather {
     pub axes: Vec<usize>,
+    /// `Some(axis)` for [`take_along_axis`](crate::take_along_axis) as a shapeless trace
+    /// records it: the first index array holds the positions along `axis` and the others
+    /// count along the other axes. Written as MLX's `GatherAxis` (which MLX replays at
+    /// new shapes), its derivative as `ScatterAxis` (MLX cannot replay a `Scatter`).
+    pub along: Option<usize>,
 }
 
 /// Input 0 with the sub-arrays at the index arrays (inputs 1..n-1) along `axes`
@@ -127,19 +133,36 @@ pub(super) fn broadcast_indices(op: &str, indices: &[Array]) -> Result<(Vec<Arra
 
 /// Records a gather of `a` along the distinct `axes` at `indices` (one per axis).
 pub(crate) fn gather(a: &Array, indices: &[Array], axes: &[usize]) -> Result<Array> {
+    record_gather(a, indices, axes, None)
+}
+
+/// [`gather`] of every axis of `a`, the positions along `axis` first: see
+/// [`Gather::along`].
+pub(crate) fn gather_along_axis(
+    a: &Array,
+    indices: &[Array],
+    axes: &[usize],
+    axis: usize,
+) -> Result<Array> {
+    record_gather(a, indices, axes, Some(axis))
+}
+
+fn record_gather(
+    a: &Array,
+    indices: &[Array],
+    axes: &[usize],
+    along: Option<usize>,
+) -> Result<Array> {
     let (indices, batch) = broadcast_indices("gather", indices)?;
     let shape = gather_shape(a.shape(), axes, &batch);
     checked_size(&shape)?;
     let mut inputs = vec![a.clone()];
     inputs.extend(indices);
-    Ok(Array::from_op(
-        Gather {
-            axes: axes.to_vec(),
-        },
-        inputs,
-        shape,
-        a.dtype(),
-    ))
+    let gather = Gather {
+        axes: axes.to_vec(),
+        along,
+    };
+    Ok(Array::from_op(gather, inputs, shape, a.dtype()))
 }
 
 /// Records a scatter into `a` along the distinct `axes` at `indices`; `updates` is cast to
@@ -184,13 +207,75 @@ fn batch_size(inputs: &[Array], axes: &[Option<usize>]) -> usize {
 }
 
 /// `x` with its batch axis first and of size `n` (broadcast when `x` is not batched).
-fn batched_front(x: &Array, axis: Option<usize>, n: usize) -> Result<Array> {
+/// In a shapeless trace an unbatched `x` is broadcast against `positions` (see
+/// [`batch_positions`]), so that a replay takes the batch size from the batched inputs.
+fn batched_front(
+    x: &Array,
+    axis: Option<usize>,
+    n: usize,
+    positions: Option<&Array>,
+) -> Result<Array> {
     if axis.is_some() {
         return batch_to_front(x, axis);
     }
     let mut shape = vec![n];
     shape.extend(x.shape());
-    broadcast_to(&reshape(x, &as_i64(&[&[1], x.shape()].concat()))?, &shape)
+    match positions {
+        Some(p) if crate::ops::trace::in_shapeless_trace() => {
+            let expanded = crate::ops::shape::expand_dims(x, 0)?;
+            // Against the positions as a column of x's number of dimensions plus one.
+            let ones: Vec<i32> = (1..p.ndim() as i32).collect();
+            let column = crate::ops::shape::squeeze(p, ones)?;
+            let ones: Vec<i32> = (1..=x.ndim() as i32).collect();
+            let column = if ones.is_empty() {
+                column
+            } else {
+                crate::ops::shape::expand_dims(&column, ones)?
+            };
+            broadcast_with(&expanded, &shape, &[&column], 0)
+        }
+        _ => broadcast_to(&reshape(x, &as_i64(&[&[1], x.shape()].concat()))?, &shape),
+    }
+}
+
+/// The number of dimensions of one example's index arrays in a vmap call.
+fn example_index_ndim(indices: &[Array], axes: &[Option<usize>]) -> usize {
+    indices
+        .first()
+        .map_or(0, |i| i.ndim() - axes[0].is_some() as usize)
+}
+
+/// `0..n` along the batch axis of a vmap call, shaped `[n, 1, ...]` with `ones` size-1
+/// axes: an arange, or in a shapeless trace positions counted along a batched input
+/// (an exclusive cumulative sum of ones), so that a replay counts to its new batch size.
+fn batch_positions(inputs: &[Array], axes: &[Option<usize>], ones: usize) -> Result<Array> {
+    let n = batch_size(inputs, axes);
+    let mut line = vec![n as i64];
+    line.extend(std::iter::repeat_n(1, ones));
+    if !crate::ops::trace::in_shapeless_trace() {
+        return reshape(&arange(0.0, n as f64, 1.0, DType::Int32)?, &line);
+    }
+    // The smallest batched input gives the batch size: counting along it is cheapest.
+    let (x, ax) = inputs
+        .iter()
+        .zip(axes)
+        .filter_map(|(x, ax)| ax.map(|ax| (x, ax)))
+        .min_by_key(|(x, _)| x.size())
+        .expect("vmap calls this rule with a batched input");
+    let x = batch_to_front(&full_like(x, 1, Some(DType::Int32))?, Some(ax))?;
+    let column = if x.ndim() > 1 {
+        let rest: Vec<i32> = (1..x.ndim() as i32).collect();
+        crate::ops::reduce::sum(&x, rest, false)?
+    } else {
+        x
+    };
+    let ones_column = full_like(&column, 1, Some(DType::Int32))?;
+    let counted = crate::ops::scan::cumsum(&ones_column, Some(0), false, false, None)?;
+    let axes: Vec<i32> = (1..=ones as i32).collect();
+    if axes.is_empty() {
+        return Ok(counted);
+    }
+    crate::ops::shape::expand_dims(&counted, axes)
 }
 
 /// The index arrays of a batched gather/scatter: each with the batch first, plus an
@@ -200,8 +285,9 @@ fn batched_indices(
     indices: &[Array],
     axes: &[Option<usize>],
     prim_axes: &[usize],
-    n: usize,
+    positions: &Array,
 ) -> Result<(Vec<Array>, Vec<usize>)> {
+    let n = positions.shape()[0];
     // The per-example index shape (all indices share it when recorded).
     let batch = indices.first().map_or(vec![], |i| {
         let mut shape = i.shape().to_vec();
@@ -210,18 +296,23 @@ fn batched_indices(
         }
         shape
     });
-    let mut out = vec![reshape(
-        &arange(0.0, n as f64, 1.0, DType::Int32)?,
-        &as_i64(&[&[n], &vec![1; batch.len()][..]].concat()),
-    )?];
+    let mut out = vec![positions.clone()];
     for (i, ax) in indices.iter().zip(axes) {
-        out.push(batched_front(i, *ax, n)?);
+        out.push(batched_front(i, *ax, n, Some(positions))?);
     }
     let mut shape = vec![n];
     shape.extend(&batch);
     let out = out
         .iter()
-        .map(|i| broadcast_to(i, &shape))
+        .enumerate()
+        .map(|(k, i)| {
+            // Against the others: a shapeless replay broadcasts at their new sizes.
+            let peers: Vec<&Array> = (0..out.len())
+                .filter(|&j| j != k)
+                .map(|j| &out[j])
+                .collect();
+            broadcast_with(i, &shape, &peers, 0)
+        })
         .collect::<Result<Vec<_>>>()?;
     let axes = std::iter::once(0)
         .chain(prim_axes.iter().map(|a| a + 1))
@@ -231,7 +322,7 @@ fn batched_indices(
 
 /// Zero cotangents for integer index inputs.
 fn zero_like(x: &Array) -> Result<Array> {
-    zeros(x.shape(), x.dtype())
+    zeros_like(x)
 }
 
 impl Primitive for Gather {
@@ -253,7 +344,20 @@ impl Primitive for Gather {
         format!("axes={:?}", self.axes)
     }
 
+    fn export_inputs(&self, inputs: usize) -> usize {
+        // GatherAxis reads the array and the positions along its axis only.
+        if self.along.is_some() {
+            2
+        } else {
+            inputs
+        }
+    }
+
     fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
+        if let Some(axis) = self.along {
+            let state = vec![MlxState::Int(axis as i32)];
+            return MlxNode::single("GatherAxis", state, &inputs[..2], outputs);
+        }
         // MLX's Gather keeps a size-1 axis for each indexed axis.
         let (slice, full) = mlx_gather_shapes(&self.axes, inputs, &outputs[0]);
         let batch = inputs[1].shape.len();
@@ -293,8 +397,33 @@ impl Primitive for Gather {
             .iter()
             .map(|&i| {
                 if i == 0 {
-                    let base = zeros(inputs[0].shape(), g.dtype())?;
-                    scatter(&base, &inputs[1..], g, &self.axes, ScatterMode::Add)
+                    let base = full_like(&inputs[0], 0, Some(g.dtype()))?;
+                    let indices = inputs[1..].to_vec();
+                    let axes = self.axes.clone();
+                    let add = move |x: &[Array]| {
+                        Ok(vec![scatter(
+                            &x[0],
+                            &indices,
+                            &x[2],
+                            &axes,
+                            ScatterMode::Add,
+                        )?])
+                    };
+                    let Some(axis) = self.along else {
+                        return add(&[base, inputs[0].clone(), g.clone()]).map(|mut v| v.remove(0));
+                    };
+                    // MLX's `ScatterAxis` (reduction `Sum`, 0) of the zeros, the positions
+                    // and the cotangent, when exported.
+                    let state = move || Ok(vec![MlxState::Int(0), MlxState::Int(axis as i32)]);
+                    let given = vec![base, inputs[1].clone(), g.clone()];
+                    let out = ExportedAs::apply(
+                        "scatter_add_along_axis",
+                        "ScatterAxis",
+                        state,
+                        given,
+                        add,
+                    )?;
+                    Ok(out.into_iter().next().expect("one output"))
                 } else {
                     zero_like(&inputs[i])
                 }
@@ -304,7 +433,20 @@ impl Primitive for Gather {
 
     fn jvp(&self, inputs: &[Array], tangents: &[Array], argnums: &[usize]) -> Result<Vec<Array>> {
         match argnums.iter().position(|&a| a == 0) {
-            Some(k) => Ok(vec![gather(&tangents[k], &inputs[1..], &self.axes)?]),
+            Some(k) => Ok(vec![record_gather(
+                &tangents[k],
+                &inputs[1..],
+                &self.axes,
+                self.along,
+            )?]),
+            None if crate::ops::trace::in_shapeless_trace() => {
+                // Shaped at replay by the same gather.
+                Ok(vec![gather(
+                    &zeros_like(&inputs[0])?,
+                    &inputs[1..],
+                    &self.axes,
+                )?])
+            }
             None => {
                 let shape = gather_shape(inputs[0].shape(), &self.axes, inputs[1].shape());
                 Ok(vec![zeros(&shape, inputs[0].dtype())?])
@@ -317,9 +459,10 @@ impl Primitive for Gather {
         inputs: &[Array],
         axes: &[Option<usize>],
     ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
-        let n = batch_size(inputs, axes);
+        let ndim = example_index_ndim(&inputs[1..], &axes[1..]);
+        let positions = batch_positions(inputs, axes, ndim)?;
         let (mut indices, mut prim_axes) =
-            batched_indices(&inputs[1..], &axes[1..], &self.axes, n)?;
+            batched_indices(&inputs[1..], &axes[1..], &self.axes, &positions)?;
         let a = if axes[0].is_some() {
             batch_to_front(&inputs[0], axes[0])?
         } else {
@@ -335,6 +478,27 @@ impl Primitive for Gather {
 impl Primitive for Scatter {
     fn name(&self) -> &'static str {
         self.mode.name()
+    }
+
+    fn output_shapes(&self, inputs: &[OutputSpec]) -> Result<Vec<Vec<usize>>> {
+        // The destination's shape; the index arrays were broadcast together and the
+        // updates to the indexed shape when recorded, and must still be.
+        let last = inputs.len() - 1;
+        let indices = &inputs[1..last];
+        let batch = indices.first().map_or(&[][..], |i| &i.shape[..]);
+        if indices.iter().any(|i| i.shape != batch) {
+            return Err(crate::primitive::cannot_infer(self.name()));
+        }
+        let target = gather_shape(&inputs[0].shape, &self.axes, batch);
+        if inputs[last].shape != target {
+            return Err(Error::value(format!(
+                "[{}] Updates of shape {} do not match the indexed shape {}.",
+                self.name(),
+                crate::shape::shape_text(&inputs[last].shape),
+                crate::shape::shape_text(&target)
+            )));
+        }
+        Ok(vec![inputs[0].shape.clone()])
     }
 
     fn params(&self) -> String {
@@ -356,10 +520,20 @@ impl Primitive for Scatter {
         let (mut nodes, indices) = mlx_indices(&inputs[1..n - 1]);
         let mut args = vec![MlxInput::Input(0)];
         args.extend(indices);
-        let shape = vec![mlx_shape("scatter", &full.shape)?];
+        let (name, state) = if crate::ops::trace::in_shapeless_trace() {
+            // The size-1 axes inserted after the index axes: MLX infers them at new sizes,
+            // where a reshape would keep the traced ones.
+            let batch = if n > 2 { inputs[1].shape.len() } else { 0 };
+            let mut axes = self.axes.clone();
+            axes.sort_unstable();
+            let at: Vec<usize> = axes.iter().map(|&a| batch + a).collect();
+            ("ExpandDims", mlx_ints("scatter", &at)?)
+        } else {
+            ("Reshape", mlx_shape("scatter", &full.shape)?)
+        };
         nodes.push(MlxNode::new(
-            "Reshape",
-            shape,
+            name,
+            vec![state],
             vec![MlxInput::Input(n - 1)],
             full,
         ));
@@ -431,7 +605,7 @@ impl Primitive for Scatter {
         let (a, indices, updates) = (&inputs[0], &inputs[1..last], &inputs[last]);
         let tangent = |i: usize| match argnums.iter().position(|&a| a == i) {
             Some(k) => Ok(tangents[k].clone()),
-            None => zeros(inputs[i].shape(), inputs[i].dtype()),
+            None => zeros_like(&inputs[i]),
         };
         let (ta, tu) = (tangent(0)?, tangent(last)?);
         let out = match self.mode {
@@ -474,12 +648,14 @@ impl Primitive for Scatter {
         inputs: &[Array],
         axes: &[Option<usize>],
     ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
-        let n = batch_size(inputs, axes);
         let last = inputs.len() - 1;
-        let a = batched_front(&inputs[0], axes[0], n)?;
+        let ndim = example_index_ndim(&inputs[1..last], &axes[1..last]);
+        let positions = batch_positions(inputs, axes, ndim)?;
+        let n = positions.shape()[0];
+        let a = batched_front(&inputs[0], axes[0], n, Some(&positions))?;
         let (indices, prim_axes) =
-            batched_indices(&inputs[1..last], &axes[1..last], &self.axes, n)?;
-        let updates = batched_front(&inputs[last], axes[last], n)?;
+            batched_indices(&inputs[1..last], &axes[1..last], &self.axes, &positions)?;
+        let updates = batched_front(&inputs[last], axes[last], n, Some(&positions))?;
         Ok((
             vec![scatter(&a, &indices, &updates, &prim_axes, self.mode)?],
             vec![Some(0)],

@@ -6,10 +6,11 @@ use crate::backend::cpu::indexing::{gather as gather_kernel, ScatterMode};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::cast::astype;
-use crate::ops::creation::arange;
+use crate::ops::creation::{arange, full_like};
 use crate::ops::exported::ExportedAs;
 use crate::ops::indexing::expression::{index, Index};
-use crate::ops::indexing::gather_scatter::{as_i64, gather, scatter};
+use crate::ops::indexing::gather_scatter::{as_i64, gather, gather_along_axis, scatter};
+use crate::ops::scan::cumsum;
 use crate::ops::shape::squeeze;
 use crate::ops::view::{broadcast_to, reshape};
 use crate::primitive::{mlx_ints, mlx_shape, MlxInput, MlxNode, MlxState, OutputSpec};
@@ -121,7 +122,23 @@ pub unsafe fn take_kernel_for_bench(a: &Array, indices: &Array, check: bool) -> 
 
 /// Coordinates for `*_along_axis`: `indices` on `axis`, an arange on every other axis,
 /// all broadcast to `shape`.
+///
+/// In a shapeless trace, indices of that shape already have positions counted along them
+/// (an exclusive cumulative sum of ones like them) instead of an arange of fixed length,
+/// so that a replay counts along their new sizes.
 fn along_coordinates(indices: &Array, axis: usize, shape: &[usize]) -> Result<Vec<Array>> {
+    if crate::ops::trace::in_shapeless_trace() && indices.shape() == shape {
+        let ones = full_like(indices, 1, Some(DType::Int32))?;
+        return (0..shape.len())
+            .map(|d| {
+                if d == axis {
+                    Ok(indices.clone())
+                } else {
+                    cumsum(&ones, Some(d as i32), false, false, None)
+                }
+            })
+            .collect();
+    }
     (0..shape.len())
         .map(|d| {
             let c = if d == axis {
@@ -196,6 +213,14 @@ pub fn take_along_axis(a: &Array, indices: &Array, axis: Option<i32>) -> Result<
     };
     let (a, shape) = along_shapes("take_along_axis", &a, &indices, ax)?;
     let coords = along_coordinates(&indices, ax, &shape)?;
+    if crate::ops::trace::in_shapeless_trace() && indices.shape() == shape.as_slice() {
+        // The positions along the axis first: recorded (and exported) as MLX's GatherAxis.
+        let order: Vec<usize> = std::iter::once(ax)
+            .chain((0..shape.len()).filter(|&d| d != ax))
+            .collect();
+        let coords: Vec<Array> = order.iter().map(|&d| coords[d].clone()).collect();
+        return gather_along_axis(&a, &coords, &order, ax);
+    }
     let axes: Vec<usize> = (0..shape.len()).collect();
     gather(&a, &coords, &axes)
 }
