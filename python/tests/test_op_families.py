@@ -253,6 +253,39 @@ def test_linalg():
         A @ A
 
 
+VIEWS = {
+    "contiguous": lambda ns, a, padded: a,
+    "two batch axes": lambda ns, a, padded: a.reshape(2, 3, 12, 20),
+    "every other matrix": lambda ns, a, padded: a[::2],
+    "rows with gaps": lambda ns, a, padded: padded[..., :20],
+    "batch axis behind the rows": lambda ns, a, padded: a.reshape(12, 6, 20).transpose(1, 0, 2),
+    "broadcast batch": lambda ns, a, padded: ns.broadcast_to(a[:1], (4, 12, 20)),
+    "length-1 batch axis": lambda ns, a, padded: a.reshape(6, 1, 12, 20),
+}
+
+
+@pytest.mark.parametrize("layout", list(VIEWS))
+@pytest.mark.parametrize("weight", ["rows", "transposed"])
+def test_batched_inputs_against_one_weight(layout, weight):
+    """`x @ W` and `addmm` with `x` batched (6 x 12 x 20) and `W` shared by the batch (a
+    layer applied to a batch of sequences), over views that can and cannot be taken as
+    one product of all the rows, against NumPy in float64."""
+    rng = np.random.default_rng(7)
+    a, padded = rng.standard_normal((6, 12, 20)), rng.standard_normal((6, 12, 23))
+    w = rng.standard_normal((20, 24)) if weight == "rows" else rng.standard_normal((24, 20)).T
+    bias = rng.standard_normal(24)
+    for dtype, npt, tol in [(mx.float64, np.float64, 1e-10), (mx.float32, np.float32, 1e-4)]:
+        x = VIEWS[layout](np, a.astype(npt), padded.astype(npt)).astype(np.float64)
+        xs = VIEWS[layout](mx, mx.array(a.astype(npt), dtype), mx.array(padded.astype(npt), dtype))
+        ws = mx.array(w.astype(npt), dtype) if weight == "rows" else mx.array(w.T.astype(npt), dtype).T
+        want = x @ w.astype(npt)
+        c = rng.standard_normal(want.shape).astype(npt)
+        check(xs @ ws, want, rtol=tol, atol=tol)
+        check(mx.addmm(mx.array(bias.astype(npt), dtype), xs, ws), want + bias.astype(npt), rtol=tol, atol=tol)
+        check(mx.addmm(mx.array(c, dtype), xs, ws, alpha=0.5, beta=2.0), 0.5 * want + 2.0 * c,
+              rtol=tol, atol=tol)
+
+
 # Unary-shaped ops of the new families on any layout: (lazulite, NumPy) per name.
 LAYOUT_OPS = {
     "sort": (lambda a: mx.sort(a, axis=0), lambda x: np.sort(x, axis=0)),

@@ -736,6 +736,159 @@ fn products_with_a_depth_contiguous_right_operand_match_a_loop() {
 }
 
 #[test]
+fn batches_against_one_broadcast_right_operand_match_a_loop() {
+    // `x @ W` with `x` of shape (batch..., m, k) and `W` shared by every matrix of the
+    // batch runs as one product of all the rows when the batch and row axes of `x` (and
+    // of an addend) collapse; the layouts below collapse or do not, and all must agree
+    // with a product written out element by element.
+    let (m, k, n) = (10, 19, 23);
+    let value = |i: usize| ((i * 37 % 101) as f64 - 50.0) / 16.0;
+    let (xv, wv, cv): (Vec<f64>, Vec<f64>, Vec<f64>) = (
+        (0..6 * m * k).map(value).collect(),
+        (0..k * n).map(|i| value(i + 7)).collect(),
+        (0..6 * m * n).map(|i| value(i + 3)).collect(),
+    );
+    let x = Array::from_slice(&xv, &[6, m, k]).unwrap();
+    let w = Array::from_slice(&wv, &[k, n]).unwrap();
+    let c = Array::from_slice(&cv, &[6, m, n]).unwrap();
+    let wt = Array::from_slice(&wv, &[n, k])
+        .unwrap()
+        .transpose(&[1, 0])
+        .unwrap();
+    // Element (i, p) of `w` and of `wt` (which holds `wv` as an (n, k) matrix).
+    let w_at = |i: usize, p: usize| wv[i * n + p];
+    let wt_at = |i: usize, p: usize| wv[p * k + i];
+    let reshape = |a: &Array, shape: &[i64]| lazulite::reshape(a, shape).unwrap();
+    let slice = |a: &Array, start: &[i64], stop: &[i64]| {
+        lazulite::slice(a, start, stop, &vec![1; start.len()]).unwrap()
+    };
+    // Rows of `x` with a gap of 3 elements after each.
+    let padded_value = |b: usize, i: usize, t: usize| value(((b * m + i) * (k + 3) + t) % 997 + 11);
+    let padded: Vec<f64> = (0..6 * m * (k + 3))
+        .map(|e| padded_value(e / (k + 3) / m, e / (k + 3) % m, e % (k + 3)))
+        .collect();
+    let padded = Array::from_slice(&padded, &[6, m, k + 3]).unwrap();
+    let xs_values = &xv;
+    let at = move |b: usize, i: usize, t: usize| xs_values[(b * m + i) * k + t];
+    // (left operand, its element [b, i, t], batch shape)
+    type Layout<'a> = (
+        Array,
+        Box<dyn Fn(usize, usize, usize) -> f64 + 'a>,
+        Vec<usize>,
+    );
+    let layouts: Vec<(&str, Layout<'_>)> = vec![
+        ("contiguous", (x.clone(), Box::new(at), vec![6])),
+        (
+            "two batch axes",
+            (
+                reshape(&x, &[2, 3, m as i64, k as i64]),
+                Box::new(at),
+                vec![2, 3],
+            ),
+        ),
+        (
+            "every other matrix",
+            (
+                lazulite::slice(&x, &[0, 0, 0], &[6, m as i64, k as i64], &[2, 1, 1]).unwrap(),
+                Box::new(move |b, i, t| at(2 * b, i, t)),
+                vec![3],
+            ),
+        ),
+        (
+            "first 9 rows of each matrix",
+            (
+                slice(&x, &[0, 0, 0], &[6, 9, k as i64]),
+                Box::new(at),
+                vec![6],
+            ),
+        ),
+        (
+            "rows with gaps",
+            (
+                slice(&padded, &[0, 0, 0], &[6, m as i64, k as i64]),
+                Box::new(padded_value),
+                vec![6],
+            ),
+        ),
+        (
+            "batch axis behind the rows",
+            (
+                reshape(&x, &[m as i64, 6, k as i64])
+                    .transpose(&[1, 0, 2])
+                    .unwrap(),
+                Box::new(move |b, i, t| xs_values[(i * 6 + b) * k + t]),
+                vec![6],
+            ),
+        ),
+        (
+            "one matrix broadcast over the batch",
+            (
+                slice(&x, &[0, 0, 0], &[1, m as i64, k as i64])
+                    .broadcast_to(&[4, m, k])
+                    .unwrap(),
+                Box::new(move |_, i, t| at(0, i, t)),
+                vec![4],
+            ),
+        ),
+        (
+            "a batch axis of length 1",
+            (
+                reshape(&x, &[6, 1, m as i64, k as i64]),
+                Box::new(at),
+                vec![6, 1],
+            ),
+        ),
+    ];
+    for (name, (xs, at, batch)) in &layouts {
+        let rows = xs.shape()[xs.ndim() - 2];
+        let batches: usize = batch.iter().product();
+        for (right, w_el) in [(&w, &w_at as &dyn Fn(usize, usize) -> f64), (&wt, &wt_at)] {
+            let want = |b: usize, i: usize, j: usize| {
+                (0..k).map(|t| at(b, i, t) * w_el(t, j)).sum::<f64>()
+            };
+            let mut shape = batch.clone();
+            shape.extend([rows, n]);
+            let c_part = reshape(
+                &slice(&c, &[0, 0, 0], &[batches as i64, rows as i64, n as i64]),
+                &shape.iter().map(|&d| d as i64).collect::<Vec<_>>(),
+            );
+            for dtype in [DType::Float64, DType::Float32] {
+                let tol = if dtype == DType::Float64 { 1e-12 } else { 1e-4 };
+                let (xs, right) = (xs.astype(dtype).unwrap(), right.astype(dtype).unwrap());
+                let product = matmul(&xs, &right).unwrap();
+                let with_addend =
+                    addmm(&c_part.astype(dtype).unwrap(), &xs, &right, 0.5, 2.0).unwrap();
+                let row_bias = slice(&c, &[0, 0, 0], &[1, 1, n as i64])
+                    .astype(dtype)
+                    .unwrap();
+                let with_bias = addmm(&row_bias, &xs, &right, 1.0, 1.0).unwrap();
+                for (what, got) in [
+                    ("product", &product),
+                    ("addmm", &with_addend),
+                    ("bias", &with_bias),
+                ] {
+                    assert_eq!(got.shape(), &shape[..], "{name} {what}");
+                    let got = got.astype(DType::Float64).unwrap().to_vec::<f64>().unwrap();
+                    for (e, g) in got.into_iter().enumerate() {
+                        let (b, i, j) = (e / (rows * n), e / n % rows, e % n);
+                        let product = want(b, i, j);
+                        let expected = match what {
+                            "product" => product,
+                            "addmm" => 0.5 * product + 2.0 * cv[(b * m + i) * n + j],
+                            _ => product + cv[j],
+                        };
+                        assert!(
+                            (g - expected).abs() <= tol * (1.0 + expected.abs()),
+                            "{name} {what} {dtype} [{b}, {i}, {j}]: {g} vs {expected}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn segmented_and_block_masked_products_equal_loops() {
     let data = |n: usize| {
         (0..n)
