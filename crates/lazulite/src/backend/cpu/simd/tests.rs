@@ -163,13 +163,8 @@ fn inputs(f: UnaryOp) -> Vec<f32> {
         let n = 20_000;
         xs.extend((0..=n).map(|i| lo + (hi - lo) * (i as f32 / n as f32)));
     }
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    xs.extend((0..50_000).map(|_| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        f32::from_bits(state as u32)
-    }));
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
+    xs.extend((0..50_000).map(|_| f32::from_bits(next() as u32)));
     xs
 }
 
@@ -187,6 +182,16 @@ fn ulps(a: f32, b: f32) -> u32 {
     (ordered(a) - ordered(b))
         .unsigned_abs()
         .min(u32::MAX as u64) as u32
+}
+
+/// A small deterministic generator (xorshift) whose values take every bit pattern.
+fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
 }
 
 fn paths() -> Vec<Isa> {
@@ -285,14 +290,7 @@ fn threaded_split_matches_one_pass() {
 #[test]
 fn packed_dots_on_every_path_match_unpacked_sums() {
     use super::{lay_out, packed_dots_of, PackedRows};
-    // A small deterministic generator: words with every bit pattern, values in [-1, 1).
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
     for isa in paths() {
         let Some(kernel) = packed_dots_of(isa) else {
             assert_eq!(isa, Isa::Scalar, "a vector path without packed dots");
@@ -372,13 +370,7 @@ fn bfloat16_pair_dots_match_unpacked_sums() {
     let Some(kernel) = packed_bf16_dots() else {
         return;
     };
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
     let chunk = BF16_CHUNK_WORDS;
     for bits in [2usize, 4] {
         let per = 32 / bits;
@@ -449,13 +441,8 @@ fn bfloat16_pair_row_dots_match_widened_sums() {
     let Some(kernel) = super::packed_bf16_dots() else {
         return;
     };
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (((state % 2000) as f32 / 1000.0 - 1.0).to_bits() >> 16) as u16
-    };
+    let mut state = xorshift(0x2545_f491_4f6c_dd1du64);
+    let mut next = move || (((state() % 2000) as f32 / 1000.0 - 1.0).to_bits() >> 16) as u16;
     let widen = |b: u16| f32::from_bits(u32::from(b) << 16) as f64;
     for n in [0usize, 1, 31, 32, 33, 128, 200, 1000] {
         let row: Vec<u16> = (0..n).map(|_| next()).collect();
@@ -480,13 +467,7 @@ fn bfloat16_pair_row_dots_match_widened_sums() {
 #[test]
 fn half_dots_on_every_path_match_widened_sums() {
     use super::{half_dots_of, Half};
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
     for isa in paths() {
         let Some(kernel) = half_dots_of(isa) else {
             continue;
