@@ -19,21 +19,7 @@ fn temp(name: &str) -> PathBuf {
 }
 
 fn close(actual: &Array, expected: &Array, context: &str) {
-    assert_eq!(actual.shape(), expected.shape(), "{context}: shape");
-    let a = astype(actual, DType::Float64)
-        .unwrap()
-        .to_vec::<f64>()
-        .unwrap();
-    let e = astype(expected, DType::Float64)
-        .unwrap()
-        .to_vec::<f64>()
-        .unwrap();
-    for (i, (x, y)) in a.iter().zip(&e).enumerate() {
-        assert!(
-            (x - y).abs() <= 1e-4 + 1e-4 * y.abs(),
-            "{context}: element {i} is {x}, MLX gives {y}"
-        );
-    }
+    crate::common::assert_arrays_close(actual, expected, 1e-4, 1e-4, context);
 }
 
 /// Positional inputs and outputs by position, keyword inputs by name.

@@ -42,22 +42,8 @@ fn params() -> Vec<Array> {
 }
 
 fn assert_close(actual: &Array, expected: &Array, what: &str) {
-    assert_eq!(actual.shape(), expected.shape(), "{what}: shape");
     assert_eq!(actual.dtype(), expected.dtype(), "{what}: dtype");
-    let a = astype(actual, DType::Float64)
-        .unwrap()
-        .to_vec::<f64>()
-        .unwrap();
-    let e = astype(expected, DType::Float64)
-        .unwrap()
-        .to_vec::<f64>()
-        .unwrap();
-    for (i, (x, y)) in a.iter().zip(&e).enumerate() {
-        assert!(
-            (x - y).abs() <= 1e-5 * (1.0 + y.abs()),
-            "{what}: element {i}: {x} vs {y}"
-        );
-    }
+    crate::common::assert_arrays_close(actual, expected, 1e-5, 1e-5, what);
 }
 
 /// Logits of a two-layer perceptron with a ReLU.

@@ -77,6 +77,24 @@ pub fn array_from_json(v: &Value) -> Array {
     a.expect("fixture array")
 }
 
+/// Asserts `actual` has `expected`'s shape and, element by element in float64, values
+/// within `|a - e| <= atol + rtol * |e|`.
+pub fn assert_arrays_close(actual: &Array, expected: &Array, rtol: f64, atol: f64, context: &str) {
+    assert_eq!(actual.shape(), expected.shape(), "{context}: shape");
+    let as_f64 = |a: &Array| {
+        lazulite::astype(a, DType::Float64)
+            .unwrap()
+            .to_vec::<f64>()
+            .unwrap()
+    };
+    for (i, (x, y)) in as_f64(actual).iter().zip(&as_f64(expected)).enumerate() {
+        assert!(
+            (x - y).abs() <= atol + rtol * y.abs(),
+            "{context}: element {i} is {x}, expected {y}"
+        );
+    }
+}
+
 /// Asserts `actual` has the fixture's dtype and shape and values within
 /// `|a - e| <= atol + rtol * |e|` (NaN matches NaN, infinities match exactly).
 pub fn assert_matches(actual: &Array, expected: &Value, rtol: f64, atol: f64, context: &str) {
