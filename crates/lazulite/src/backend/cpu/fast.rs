@@ -4,11 +4,11 @@
 //! float32, float16 and bfloat16 inputs, instead of a chain of whole-array operations.
 
 use super::elementwise::{cast, converted};
+use super::parallel;
 use super::simd;
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::Result;
-use rayon::prelude::*;
 
 /// Elements of the input one parallel task handles; smaller inputs run on the caller.
 const TASK_ELEMENTS: usize = 1 << 15;
@@ -39,10 +39,9 @@ fn map_rows(
     };
     let chunk = rows_per_task * width;
     if src.len() > chunk {
-        src.par_chunks(chunk)
-            .zip(dst.par_chunks_mut(chunk))
-            .enumerate()
-            .for_each(task);
+        parallel::for_each_chunk_mut(dst, chunk, |t, d| {
+            task((t, (&src[t * chunk..][..d.len()], d)))
+        });
     } else {
         task((0, (src, dst)));
     }
@@ -172,11 +171,10 @@ pub fn gated_delta(
     let gamma_width = if decay_per_key { dk } else { 1 };
     let out_ptr = SendPtr(outputs.slice_mut::<f32>().as_mut_ptr());
     let dot = simd::folds().map_or(scalar_dot as fn(&[f32], &[f32]) -> f32, |f| f.dot);
-    final_state
-        .slice_mut::<f32>()
-        .par_chunks_mut((dv * dk).max(1))
-        .enumerate()
-        .for_each(|(task, s)| {
+    parallel::for_each_chunk_mut(
+        final_state.slice_mut::<f32>(),
+        (dv * dk).max(1),
+        |task, s| {
             let (b, h) = (task / hv.max(1), task % hv.max(1));
             let kh = h / group.max(1);
             let mut delta = vec![0.0f32; dv];
@@ -201,7 +199,8 @@ pub fn gated_delta(
                     || step.run(s, &mut delta, o, dot),
                 );
             }
-        });
+        },
+    );
     Ok([converted(outputs, out)?, final_state])
 }
 

@@ -10,13 +10,13 @@ mod rows;
 pub(crate) mod tiles;
 
 use super::elementwise::{converted, map1};
+use super::parallel;
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::{Complex, Element};
 use crate::error::{Error, Result};
 use gemm::{c32, f16, Parallelism};
 use half::bf16;
-use rayon::prelude::*;
 use rows::Widen;
 
 /// Products with at least this many multiply-adds are split across threads by gemm;
@@ -369,9 +369,7 @@ fn run<E: Element, G: Copy + Send + Sync + 'static>(
     if work >= PARALLEL_WORK && !by_product {
         (0..batches).for_each(|i| product(i, Parallelism::Rayon(0)));
     } else if batches > 1 && work.saturating_mul(batches) >= PARALLEL_WORK {
-        (0..batches)
-            .into_par_iter()
-            .for_each(|i| product(i, Parallelism::None));
+        parallel::for_each(batches, |i| product(i, Parallelism::None));
     } else {
         (0..batches).for_each(|i| product(i, Parallelism::None));
     }

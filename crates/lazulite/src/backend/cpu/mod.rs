@@ -15,6 +15,7 @@ pub mod indexing;
 pub mod lu;
 pub mod math;
 pub mod matmul;
+pub mod parallel;
 pub mod qr;
 pub mod quantized;
 pub mod random;

@@ -18,6 +18,7 @@
 //! products wrap in 64 bits and are truncated to the output type, which gives the same
 //! bits as wrapping in the output type.
 
+use super::parallel;
 use super::simd::{folds, vectorised, Folds};
 use super::strided::for_each_row;
 use crate::backend::{contiguous_strides, Tensor};
@@ -324,9 +325,7 @@ fn for_each_chunk<T: Send>(
 ) {
     let len = len.max(1);
     if parallel {
-        out.par_chunks_mut(len)
-            .enumerate()
-            .for_each(|(k, chunk)| work(k, chunk));
+        parallel::for_each_chunk_mut(out, len, work);
     } else {
         out.chunks_mut(len)
             .enumerate()
@@ -334,7 +333,7 @@ fn for_each_chunk<T: Send>(
     }
 }
 
-/// Folds a contiguous run block by block (see [`BLOCK`]), the blocks on the rayon pool
+/// Folds a contiguous run block by block (see [`BLOCK`]), the blocks on several threads
 /// when `parallel`; the same value either way.
 fn fold_run<I: Element, A: Copy + Send + Sync>(
     run: &[I::Storage],
@@ -343,7 +342,16 @@ fn fold_run<I: Element, A: Copy + Send + Sync>(
 ) -> A {
     let fold_block = |block: &[I::Storage]| r.run(block);
     if parallel {
-        let partial: Vec<A> = run.par_chunks(BLOCK).map(fold_block).collect();
+        // Each task folds a long stretch of consecutive blocks: one stream per thread is
+        // what the hardware prefetches best.
+        let mut partial = vec![r.init; run.len().div_ceil(BLOCK)];
+        let per_task = partial.len().div_ceil(4 * parallel::threads());
+        parallel::for_each_chunk_mut(&mut partial, per_task, |t, part| {
+            let blocks = run[t * per_task * BLOCK..].chunks(BLOCK);
+            for (slot, block) in part.iter_mut().zip(blocks) {
+                *slot = fold_block(block);
+            }
+        });
         partial.into_iter().fold(r.init, &r.combine)
     } else {
         run.chunks(BLOCK).map(fold_block).fold(r.init, &r.combine)

@@ -3,13 +3,13 @@
 //! float16 and bfloat16 compute in float32; float64 computes in float64.
 
 use super::copy::{copy_into, ViewLayout};
+use super::parallel;
 use super::simd::{apply_with, Isa, Kernel};
 use super::strided::PARALLEL_MIN;
 use crate::backend::{contiguous_strides, Tensor};
 use crate::dtype::DType;
 use crate::error::Result;
 use half::{bf16, f16};
-use rayon::prelude::*;
 
 /// Values of a row shifted by its maximum go through a stack buffer of this many f32
 /// before the exp kernel writes them to the output.
@@ -140,9 +140,10 @@ fn each_row<S: Sync, D: Send>(
     } else {
         // Whole rows per task, enough of them to amortise scheduling.
         let rows_per_task = (1usize << 14).div_ceil(n).max(1);
-        src.par_chunks(n * rows_per_task)
-            .zip(dst.par_chunks_mut(m * rows_per_task))
-            .for_each(|(s, d)| s.chunks(n).zip(d.chunks_mut(m)).for_each(one_row));
+        parallel::for_each_chunk_mut(dst, m * rows_per_task, |i, d| {
+            let s = &src[i * n * rows_per_task..][..d.len() / m.max(1) * n];
+            s.chunks(n).zip(d.chunks_mut(m)).for_each(one_row)
+        });
     }
 }
 

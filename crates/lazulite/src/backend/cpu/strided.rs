@@ -4,7 +4,7 @@
 //! threads for large outputs and in cache-sized tiles for operands transposed relative to
 //! the output.
 
-use rayon::prelude::*;
+use super::parallel;
 
 /// Dimensions of `shape` merged where all operands allow it, size-1 dimensions dropped.
 /// Returns the merged shape and, per operand, the merged strides.
@@ -132,17 +132,16 @@ pub(crate) fn par_for_each_run<const N: usize>(
         let units = tiles.units();
         if parallel {
             let per_task = (TASK_LEN / tiles.unit_len()).max(1);
-            (0..units)
-                .into_par_iter()
-                .with_min_len(per_task)
-                .for_each(|u| tiles.walk(u, run));
+            parallel::for_each(units.div_ceil(per_task), |t| {
+                (t * per_task..((t + 1) * per_task).min(units)).for_each(|u| tiles.walk(u, run))
+            });
         } else {
             (0..units).for_each(|u| tiles.walk(u, run));
         }
         return;
     }
     if parallel {
-        (0..total.div_ceil(TASK_LEN)).into_par_iter().for_each(|t| {
+        parallel::for_each(total.div_ceil(TASK_LEN), |t| {
             let end = ((t + 1) * TASK_LEN).min(total);
             walk_range(&shape, &strides, offsets, t * TASK_LEN, end, run)
         });

@@ -6,6 +6,7 @@
 //! with a unit stride (`x @ W.T` with `W` row-major, and `x @ W`) are walked along it.
 
 use super::super::elementwise::converted;
+use super::super::parallel;
 use super::super::simd::{self, vectorised};
 use super::{add_scaled, Operand, Pairs, SendPtr};
 use crate::backend::Tensor;
@@ -14,7 +15,6 @@ use crate::element::Element;
 use crate::error::Result;
 use gemm::f16;
 use half::bf16;
-use rayon::prelude::*;
 
 /// The most rows of the left operand this path takes; gemm's packed kernels win above.
 pub(super) const MAX_ROWS: usize = 8;
@@ -190,7 +190,7 @@ fn typed<E: Widen>(a: &Tensor, b: Tensor, shape: &[usize], pairs: Pairs) -> Resu
     let tasks = batches * blocks;
     let work = batches.saturating_mul(m * n).saturating_mul(k);
     if tasks > 1 && work >= TASK_ELEMENTS {
-        (0..tasks).into_par_iter().for_each(task);
+        parallel::for_each(tasks, task);
     } else {
         (0..tasks).for_each(task);
     }

@@ -6,6 +6,7 @@
 //! tiles for one gemm call each ran at half of gemm's speed).
 
 use super::super::elementwise::converted;
+use super::super::parallel;
 use super::super::simd::vectorised;
 use super::rows::Widen;
 use super::{Operand, Pairs, SendPtr};
@@ -13,7 +14,6 @@ use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::Element;
 use crate::error::Result;
-use rayon::prelude::*;
 use std::ops::Range;
 
 /// Decoded elements per panel (8 MB of float32).
@@ -69,17 +69,14 @@ where
         } else {
             (nb, n0..n0 + nb)
         };
-        panel
-            .par_chunks_mut(DECODE_ROWS * row_len)
-            .enumerate()
-            .for_each(|(c, rows)| {
-                let first = if g.transpose { n0 } else { 0 } + c * DECODE_ROWS;
-                let range = first..first + rows.len() / row_len;
-                vectorised(
-                    #[inline(always)]
-                    || decode(range, cols.clone(), rows),
-                );
-            });
+        parallel::for_each_chunk_mut(panel, DECODE_ROWS * row_len, |c, rows| {
+            let first = if g.transpose { n0 } else { 0 } + c * DECODE_ROWS;
+            let range = first..first + rows.len() / row_len;
+            vectorised(
+                #[inline(always)]
+                || decode(range, cols.clone(), rows),
+            );
+        });
         let (rhs_cs, rhs_rs) = if g.transpose {
             (g.k as isize, 1)
         } else {

@@ -7,6 +7,7 @@
 //! (float32, float16 or bfloat16) and widened for a parallel task's rows of `W` at once,
 //! which one call of the kernel then serves.
 
+use super::super::parallel;
 use super::super::simd::{self, vectorised, PackedBf16Dots, PackedDots, PackedRows};
 use super::{
     batch_offset, contiguous, dot, Packing, Product, Quantized, Real, SendPtr, TASK_ELEMENTS,
@@ -14,7 +15,6 @@ use super::{
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::Result;
-use rayon::prelude::*;
 
 /// The packed dot products a product runs on.
 #[derive(Copy, Clone)]
@@ -187,50 +187,53 @@ fn rows<T: Real<Acc = f32>>(
     let groups = w.groups_per_row;
     let dst = SendPtr(out.as_mut_ptr());
     let rows_per_task = (TASK_ELEMENTS * 4 / p.k).max(1);
-    (0..p.n.div_ceil(rows_per_task))
-        .into_par_iter()
-        .for_each(|task| {
-            let rows = task * rows_per_task..((task + 1) * rows_per_task).min(p.n);
-            let count = rows.len();
-            // The task's scales and biases as float32, widened once; the scales padded as
-            // the kernels read them.
-            let mut scales = vec![0.0f32; count * groups + simd::SCALE_PADDING];
-            let mut biases = vec![0.0f32; count * groups];
-            let mut dots = vec![0.0f32; count * simd::MAX_VECTORS];
-            vectorised(
-                #[inline(always)]
-                || {
-                    let at = rows.start * groups..rows.end * groups;
-                    T::widen_slice(&w.scales[at.clone()], &mut scales);
-                    T::widen_slice(&w.biases[at], &mut biases);
-                    let packed = PackedRows {
-                        words: &w.words[rows.start * w.words_per_row..rows.end * w.words_per_row],
-                        words_per_row: w.words_per_row,
-                        scales: &scales,
-                        words_per_group,
-                    };
-                    // The task's rows of W stay in cache while the rows of x pass over
-                    // them, a few at a time.
-                    for (block, first) in xs
-                        .chunks(simd::MAX_VECTORS)
-                        .zip((0..).step_by(simd::MAX_VECTORS))
+    parallel::for_each(p.n.div_ceil(rows_per_task), |task| {
+        let rows = task * rows_per_task..((task + 1) * rows_per_task).min(p.n);
+        let count = rows.len();
+        // Scales and biases come in short runs per task, which the hardware fetches late:
+        // this task's are asked for at once, and the next task's while this one computes.
+        let ahead = rows.start * groups..(rows.end + rows_per_task).min(p.n) * groups;
+        simd::prefetch(&w.scales[ahead.clone()]);
+        simd::prefetch(&w.biases[ahead]);
+        // The task's scales and biases as float32, widened once; the scales padded as
+        // the kernels read them.
+        let mut scales = vec![0.0f32; count * groups + simd::SCALE_PADDING];
+        let mut biases = vec![0.0f32; count * groups];
+        let mut dots = vec![0.0f32; count * simd::MAX_VECTORS];
+        vectorised(
+            #[inline(always)]
+            || {
+                let at = rows.start * groups..rows.end * groups;
+                T::widen_slice(&w.scales[at.clone()], &mut scales);
+                T::widen_slice(&w.biases[at], &mut biases);
+                let packed = PackedRows {
+                    words: &w.words[rows.start * w.words_per_row..rows.end * w.words_per_row],
+                    words_per_row: w.words_per_row,
+                    scales: &scales,
+                    words_per_group,
+                };
+                // The task's rows of W stay in cache while the rows of x pass over
+                // them, a few at a time.
+                for (block, first) in xs
+                    .chunks(simd::MAX_VECTORS)
+                    .zip((0..).step_by(simd::MAX_VECTORS))
+                {
+                    let dots = &mut dots[..count * block.len()];
+                    packed_dots(kernel, bits, &packed, block, dots);
+                    for ((n, dots), biases) in rows
+                        .clone()
+                        .zip(dots.chunks_exact(block.len()))
+                        .zip(biases.chunks_exact(groups))
                     {
-                        let dots = &mut dots[..count * block.len()];
-                        packed_dots(kernel, bits, &packed, block, dots);
-                        for ((n, dots), biases) in rows
-                            .clone()
-                            .zip(dots.chunks_exact(block.len()))
-                            .zip(biases.chunks_exact(groups))
-                        {
-                            for (i, (x, d)) in block.iter().zip(dots).enumerate() {
-                                let bias = dot(biases, &x.group_sums);
-                                // SAFETY: (first + i, n) is inside the m x n result and
-                                // this task alone writes column n.
-                                unsafe { *dst.get().add((first + i) * p.n + n) = d + bias };
-                            }
+                        for (i, (x, d)) in block.iter().zip(dots).enumerate() {
+                            let bias = dot(biases, &x.group_sums);
+                            // SAFETY: (first + i, n) is inside the m x n result and
+                            // this task alone writes column n.
+                            unsafe { *dst.get().add((first + i) * p.n + n) = d + bias };
                         }
                     }
-                },
-            )
-        });
+                }
+            },
+        )
+    });
 }

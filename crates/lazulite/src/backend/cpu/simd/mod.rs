@@ -34,9 +34,27 @@ pub use packed::{lay_out, PackedDots, PackedRows, MAX_VECTORS, SCALE_PADDING};
 pub use tensor::map;
 
 use super::math::Float;
+use super::parallel;
 use crate::backend::op::UnaryOp;
-use rayon::prelude::*;
 use std::sync::OnceLock;
+
+/// Asks for the cache lines of `data` ahead of their use (a hint; nothing happens where
+/// the CPU has no such instruction). For arrays read in short runs that the hardware's
+/// stream prefetchers pick up too late, like a few rows' quantization scales.
+#[inline]
+pub fn prefetch<T>(data: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let (start, len) = (data.as_ptr().cast::<i8>(), std::mem::size_of_val(data));
+        for offset in (0..len).step_by(64) {
+            // SAFETY: a prefetch never faults; the address lies inside `data`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(start.wrapping_add(offset)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = data;
+}
 
 /// A slice kernel: a one-input op that has one, with its scalar implementation (the path
 /// used where no vector one is available).
@@ -327,9 +345,9 @@ pub fn apply(f: Kernel, src: &[f32], dst: &mut [f32]) {
         return apply_with(isa, f, src, dst);
     }
     assert_eq!(src.len(), dst.len(), "slice kernel lengths differ");
-    src.par_chunks(TASK_LEN)
-        .zip(dst.par_chunks_mut(TASK_LEN))
-        .for_each(|(s, d)| apply_with(isa, f, s, d));
+    parallel::for_each_chunk_mut(dst, TASK_LEN, |i, d| {
+        apply_with(isa, f, &src[i * TASK_LEN..][..d.len()], d)
+    });
 }
 
 /// `buf[i] = f(buf[i])` on the active path, split across threads for large slices.
@@ -343,7 +361,7 @@ pub fn apply_in_place(f: Kernel, buf: &mut [f32]) {
     if buf.len() < PARALLEL_MIN {
         return in_place(buf);
     }
-    buf.par_chunks_mut(TASK_LEN).for_each(in_place);
+    parallel::for_each_chunk_mut(buf, TASK_LEN, |_, part| in_place(part));
 }
 
 /// [`apply`] on a given path. Panics if the lengths differ or the CPU lacks `isa`.
