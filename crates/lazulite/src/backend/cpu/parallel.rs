@@ -187,7 +187,7 @@ impl Team {
             let mut polls = 0u32;
             while self.generation.load(Ordering::SeqCst) == seen {
                 polls += 1;
-                if polls % 256 == 0 && start.elapsed() > SPIN {
+                if polls.is_multiple_of(256) && start.elapsed() > SPIN {
                     let mut bed = self.bed.lock().unwrap_or_else(|e| e.into_inner());
                     self.sleeping.fetch_add(1, Ordering::SeqCst);
                     while self.generation.load(Ordering::SeqCst) == seen {
