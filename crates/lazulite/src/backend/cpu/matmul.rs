@@ -334,24 +334,42 @@ fn run<E: Element, G: Copy + Send + Sync + 'static>(
     );
     let (pa, pb) = (SendPtr(pa as *mut G), SendPtr(pb as *mut G));
     let work = m.saturating_mul(n).saturating_mul(k.max(1));
-    let product = |batch: usize, parallelism: Parallelism| {
+    // Block `b` of `blocks` of product `batch`: a range of the result's rows, or of its
+    // columns when it has at least as many columns as rows.
+    let by_columns = n >= m;
+    let block = |batch: usize, b: usize, blocks: usize| {
         let (pa, pb, dst) = (pa, pb, dst);
         let (batch_a, batch_b) = pairs.get(batch);
+        let extent = if by_columns { n } else { m };
+        let (first, end) = (b * extent / blocks, (b + 1) * extent / blocks);
+        let (dst_step, lhs_step, rhs_step) = if by_columns {
+            (dst_col_stride, 0, rhs.col_stride)
+        } else {
+            (dst_row_stride, lhs.row_stride, 0)
+        };
+        let (rows, columns) = if by_columns {
+            (m, end - first)
+        } else {
+            (end - first, n)
+        };
+        let at = first as isize;
         // SAFETY: offsets and strides come from tensors addressing elements inside their
-        // buffers (gathered indices were checked against the batch sizes); the output matrix `batch` is a disjoint contiguous block of `out`.
+        // buffers (gathered indices were checked against the batch sizes); the output
+        // matrix `batch` is a disjoint contiguous block of `out`, and the blocks of a
+        // product are disjoint ranges of its rows or columns.
         unsafe {
             gemm::gemm(
-                m,
-                n,
+                rows,
+                columns,
                 k,
-                dst.0.add(batch * m * n),
+                dst.0.add(batch * m * n).offset(at * dst_step),
                 dst_col_stride,
                 dst_row_stride,
                 read_dst,
-                pa.0.offset(lhs.batch_offset(batch_a)),
+                pa.0.offset(lhs.batch_offset(batch_a) + at * lhs_step),
                 lhs.col_stride,
                 lhs.row_stride,
-                pb.0.offset(rhs.batch_offset(batch_b)),
+                pb.0.offset(rhs.batch_offset(batch_b) + at * rhs_step),
                 rhs.col_stride,
                 rhs.row_stride,
                 alpha,
@@ -359,19 +377,26 @@ fn run<E: Element, G: Copy + Send + Sync + 'static>(
                 false,
                 false,
                 false,
-                parallelism,
+                Parallelism::None,
             )
         }
     };
     // Many products of moderate size (attention heads) split best by product: each
-    // thread runs whole products with no synchronisation inside them.
-    let by_product = batches >= 4 * rayon::current_num_threads() && work < BATCH_SPLIT_WORK;
-    if work >= PARALLEL_WORK && !by_product {
-        (0..batches).for_each(|i| product(i, Parallelism::Rayon(0)));
+    // thread runs whole products with no synchronisation inside them. A large product is
+    // cut into one block of rows or columns per thread, each computed by gemm on one
+    // thread (packing its own operands), with the kernels' fork-join rather than gemm's
+    // own rayon threads, which would compete with the helpers for the cores.
+    let threads = parallel::threads();
+    let by_product = batches >= 4 * threads && work < BATCH_SPLIT_WORK;
+    let extent = if by_columns { n } else { m };
+    if work >= PARALLEL_WORK && !by_product && threads > 1 && extent >= 2 * threads {
+        for batch in 0..batches {
+            parallel::for_each(threads, |b| block(batch, b, threads));
+        }
     } else if batches > 1 && work.saturating_mul(batches) >= PARALLEL_WORK {
-        parallel::for_each(batches, |i| product(i, Parallelism::None));
+        parallel::for_each(batches, |i| block(i, 0, 1));
     } else {
-        (0..batches).for_each(|i| product(i, Parallelism::None));
+        (0..batches).for_each(|i| block(i, 0, 1));
     }
     finish(out)
 }
