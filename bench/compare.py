@@ -1,7 +1,8 @@
 """Side-by-side benchmark: lazulite (through `lazulite.core`), NumPy, JAX and MLX.
 
 Times each workload with every library that is installed, in one run, interleaving the
-libraries (one call of each in turn, repeated) so a noisy machine slows them alike, and
+libraries (one call of each in turn, each round starting with the next library, repeated)
+so a noisy machine slows them alike, and
 prints the median milliseconds and the ratio lazulite / best peer (below 1: lazulite is
 faster). A workload a library lacks (or whose lazulite function is not bound yet) shows
 "n/a".
@@ -606,8 +607,12 @@ def prepare(lib: Library, w: Workload) -> Callable[[], Any] | None:
 def measure(w: Workload) -> dict[str, float | None]:
     runs = {lib.name: prepare(lib, w) for lib in LIBRARIES}
     times: dict[str, list[float]] = {name: [] for name, run in runs.items() if run}
-    for _ in range(w.runs):
-        for name, run in runs.items():
+    order = list(runs.items())
+    for r in range(w.runs):
+        # Each round starts with the next library: a library's threads may keep a core
+        # busy for a while after it returns (OpenBLAS spins), which would otherwise always
+        # slow down the same successor.
+        for name, run in order[r % len(order):] + order[:r % len(order)]:
             if run is None:
                 continue
             start = time.perf_counter()
