@@ -337,10 +337,10 @@ fn run<E: Element, G: Copy + Send + Sync + 'static>(
     // Block `b` of `blocks` of product `batch`: a range of the result's rows, or of its
     // columns when it has at least as many columns as rows.
     let by_columns = n >= m;
+    let extent = if by_columns { n } else { m };
     let block = |batch: usize, b: usize, blocks: usize| {
         let (pa, pb, dst) = (pa, pb, dst);
         let (batch_a, batch_b) = pairs.get(batch);
-        let extent = if by_columns { n } else { m };
         let (first, end) = (b * extent / blocks, (b + 1) * extent / blocks);
         let (dst_step, lhs_step, rhs_step) = if by_columns {
             (dst_col_stride, 0, rhs.col_stride)
@@ -388,7 +388,6 @@ fn run<E: Element, G: Copy + Send + Sync + 'static>(
     // own rayon threads, which would compete with the helpers for the cores.
     let threads = parallel::threads();
     let by_product = batches >= 4 * threads && work < BATCH_SPLIT_WORK;
-    let extent = if by_columns { n } else { m };
     if work >= PARALLEL_WORK && !by_product && threads > 1 && extent >= 2 * threads {
         for batch in 0..batches {
             parallel::for_each(threads, |b| block(batch, b, threads));

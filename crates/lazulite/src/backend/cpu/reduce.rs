@@ -311,7 +311,7 @@ fn blocks(x: &Tensor, axes: &[usize]) -> Option<Blocks> {
 
 /// Whether a kernel over `size` input elements should split its work across threads.
 fn parallel(size: usize) -> bool {
-    size >= PARALLEL_MIN && rayon::current_num_threads() > 1
+    size >= PARALLEL_MIN && parallel::threads() > 1
 }
 
 /// Calls `work(k, chunk)` for the consecutive chunks of `len` elements of `out`, on the
@@ -368,7 +368,7 @@ fn fold_blocks<I: Element, A: Copy + Send + Sync>(
 ) {
     let parallel = parallel(data.len());
     if b.inner == 1 {
-        if b.outer >= 2 * rayon::current_num_threads() || !parallel {
+        if b.outer >= 2 * parallel::threads() || !parallel {
             // Enough rows to share out: each task folds whole rows.
             let rows_per_task = (PARALLEL_MIN / 2).div_ceil(b.reduced.max(1));
             for_each_chunk(acc, rows_per_task, parallel, |k, outs| {
@@ -798,7 +798,7 @@ fn arg_blocks<I: Element, A: Ordered>(
         found.map_or(0, |(_, at)| at as u32)
     };
     if b.inner == 1 {
-        if b.outer >= 2 * rayon::current_num_threads() || !parallel {
+        if b.outer >= 2 * parallel::threads() || !parallel {
             let rows_per_task = (PARALLEL_MIN / 2).div_ceil(b.reduced);
             for_each_chunk(index, rows_per_task, parallel, |k, outs| {
                 for (j, out) in outs.iter_mut().enumerate() {

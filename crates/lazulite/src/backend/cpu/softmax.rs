@@ -135,7 +135,7 @@ fn each_row<S: Sync, D: Send>(
     row: impl Fn(&[S], &mut [D]) + Sync,
 ) {
     let one_row = |(s, d): (&[S], &mut [D])| row(s, d);
-    if src.len() < PARALLEL_MIN || rayon::current_num_threads() < 2 {
+    if src.len() < PARALLEL_MIN || parallel::threads() < 2 {
         src.chunks(n).zip(dst.chunks_mut(m)).for_each(one_row);
     } else {
         // Whole rows per task, enough of them to amortise scheduling.

@@ -127,7 +127,7 @@ pub(crate) fn par_for_each_run<const N: usize>(
         return;
     }
     let (shape, strides) = collapse(shape, strides);
-    let parallel = total >= PARALLEL_MIN && rayon::current_num_threads() > 1;
+    let parallel = total >= PARALLEL_MIN && parallel::threads() > 1;
     if let Some(tiles) = Tiles::plan(&shape, &strides, offsets) {
         let units = tiles.units();
         if parallel {
