@@ -69,6 +69,30 @@ def test_quantized_matmul(i):
     np.testing.assert_allclose(values(out), expected(case["mlx"]), rtol=10 * rtol, atol=10 * atol)
 
 
+@pytest.mark.parametrize("bits", [2, 4, 8])
+@pytest.mark.parametrize("group_size", [32, 64, 128])
+@pytest.mark.parametrize("rows", [1, 3, 8])
+def test_bfloat16_few_row_products_match_dequantized(bits, group_size, rows):
+    # Decode-sized products of bfloat16 activations, checked against float64 NumPy on the
+    # dequantized matrix; the result is bfloat16, so its rounding bounds the difference.
+    rng = np.random.default_rng(bits * 1000 + group_size + rows)
+    for k in (256, 768):
+        w = mx.array(rng.normal(size=(40, k)).astype(np.float32)).astype(mx.bfloat16)
+        w_q, scales, biases = mx.quantize(w, group_size=group_size, bits=bits)
+        x = mx.array(rng.normal(size=(rows, k)).astype(np.float32)).astype(mx.bfloat16)
+        out = mx.quantized_matmul(x, w_q, scales, biases, group_size=group_size, bits=bits)
+        assert out.dtype == mx.bfloat16 and out.shape == (rows, 40)
+        # Dequantized in float64 (MLX's dequantize rounds to bfloat16; the product does not).
+        words = np.array(w_q).astype(np.uint64)
+        shifts = np.arange(32 // bits, dtype=np.uint64) * np.uint64(bits)
+        levels = ((words[..., None] >> shifts) & np.uint64((1 << bits) - 1)).reshape(40, k)
+        per_group = lambda a: np.repeat(values(a).astype(np.float64), group_size, axis=1)
+        dense = per_group(scales) * levels + per_group(biases)
+        want = values(x).astype(np.float64) @ dense.T
+        size = np.abs(values(x)).astype(np.float64) @ np.abs(dense).T
+        np.testing.assert_array_less(np.abs(values(out) - want), 2**-8 * np.abs(want) + 1e-5 * size + 1e-6)
+
+
 def test_dequantize_dtype():
     case = FIXTURE["dequantize_dtype"]
     args = arr(case["w_q"]), arr(case["scales"]), arr(case["biases"])

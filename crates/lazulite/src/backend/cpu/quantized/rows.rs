@@ -2,13 +2,16 @@
 //! quantized language model, which must stream the packed weights once at memory speed.
 //!
 //! The rows of `x` are laid out once per call for the packed dot products of the SIMD
-//! path ([`simd::PackedDots`]), which unpack each chunk of words once for up to
-//! [`simd::MAX_VECTORS`] rows of `x`. Scales and biases are read in their own dtype
-//! (float32, float16 or bfloat16) and widened for a parallel task's rows of `W` at once,
-//! which one call of the kernel then serves.
+//! path, which unpack each chunk of words once for up to [`simd::MAX_VECTORS`] rows of
+//! `x`. On the float32 path ([`simd::PackedDots`]) scales and biases are read in their own
+//! dtype (float32, float16 or bfloat16) and widened for a parallel task's rows of `W` at
+//! once, which one call of the kernel then serves; the bfloat16 pair product
+//! ([`simd::PackedBf16Dots`]) reads bfloat16 scales and biases as stored.
 
 use super::super::parallel;
-use super::super::simd::{self, vectorised, PackedBf16Dots, PackedDots, PackedRows};
+use super::super::simd::{
+    self, vectorised, AffineRows, BFloat16Vector, PackedBf16Dots, PackedDots, PackedRows,
+};
 use super::{
     batch_offset, contiguous, dot, Packing, Product, Quantized, Real, SendPtr, TASK_ELEMENTS,
 };
@@ -21,33 +24,32 @@ use crate::error::Result;
 pub(super) enum Kernel {
     /// float32 vectors: any float `x`.
     Float32(PackedDots),
-    /// bfloat16 vectors through the pair product: a bfloat16 `x` at 2 or 4 bits.
+    /// bfloat16 vectors through the pair product: a bfloat16 `x`, whose scales and biases
+    /// are bfloat16 too.
     BFloat16(PackedBf16Dots),
 }
 
 /// The packed dot products that compute this product, if they do: `W` stored transposed,
 /// at most `max_rows` rows of `x`, a nonzero depth, 2, 4 or 8 bits, rows of whole chunks
 /// of words and groups that are whole chunks or divide one (none on the scalar path).
-/// A bfloat16 `x` at 2 or 4 bits takes the pair product where the CPU has it.
+/// A bfloat16 `x` takes the pair product where the CPU has it and its rows fit.
 pub(super) fn kernel(packing: Packing, p: Product, max_rows: usize, x: DType) -> Option<Kernel> {
-    let fits = |lanes: usize| {
-        let words_per_row = p.k * packing.bits / 32;
-        let words_per_group = packing.group_size * packing.bits / 32;
-        p.transpose
-            && p.k > 0
-            && p.m <= max_rows
-            && matches!(packing.bits, 2 | 4 | 8)
-            && words_per_row.is_multiple_of(lanes)
-            && words_per_group > 0
-            && (words_per_group.is_multiple_of(lanes) || lanes.is_multiple_of(words_per_group))
-    };
-    if x == DType::BFloat16 && matches!(packing.bits, 2 | 4) && fits(simd::BF16_CHUNK_WORDS) {
+    if !(p.transpose && p.k > 0 && p.m <= max_rows && matches!(packing.bits, 2 | 4 | 8)) {
+        return None;
+    }
+    if x == DType::BFloat16 && simd::bf16_rows_fit(packing.bits, p.k, packing.group_size) {
         if let Some(kernel) = simd::packed_bf16_dots() {
             return Some(Kernel::BFloat16(kernel));
         }
     }
     let kernel = simd::packed_dots()?;
-    fits(kernel.lanes).then_some(Kernel::Float32(kernel))
+    let words_per_row = p.k * packing.bits / 32;
+    let words_per_group = packing.group_size * packing.bits / 32;
+    let fits = words_per_row.is_multiple_of(kernel.lanes)
+        && words_per_group > 0
+        && (words_per_group.is_multiple_of(kernel.lanes)
+            || kernel.lanes.is_multiple_of(words_per_group));
+    fits.then_some(Kernel::Float32(kernel))
 }
 
 /// The tensors of a product: `x` contiguous float32 `(batch, m, k)`, `w` with contiguous
@@ -78,7 +80,7 @@ pub(super) fn product<T: Real<Acc = f32>>(
     let words_per_row = p.k * packing.bits / 32;
     let groups_per_row = p.k / packing.group_size;
     let words = w.buf.as_ptr() as *const u32;
-    let (xs, ss, bs) = (x.slice::<f32>(), scales.slice::<T>(), biases.slice::<T>());
+    let xs = x.slice::<f32>();
     let dst = out.slice_mut::<f32>();
     for b in 0..p.batch {
         // SAFETY: the offset addresses the first word of matrix `b` inside w's buffer, and
@@ -86,93 +88,46 @@ pub(super) fn product<T: Real<Acc = f32>>(
         let wb = unsafe {
             std::slice::from_raw_parts(words.offset(batch_offset(&w, b)), p.n * words_per_row)
         };
-        let g = p.n * groups_per_row;
-        let matrix = Quantized {
-            words: wb,
-            scales: &ss[b * g..][..g],
-            biases: &bs[b * g..][..g],
-            words_per_row,
-            groups_per_row,
-            packing,
-        };
+        let g = b * p.n * groups_per_row..(b + 1) * p.n * groups_per_row;
         let x = &xs[b * p.m * p.k..][..p.m * p.k];
         let out = &mut dst[b * p.m * p.n..][..p.m * p.n];
-        rows(kernel, x, &matrix, p, out);
+        match kernel {
+            Kernel::Float32(kernel) => {
+                let matrix = Quantized {
+                    words: wb,
+                    scales: &scales.slice::<T>()[g.clone()],
+                    biases: &biases.slice::<T>()[g],
+                    words_per_row,
+                    groups_per_row,
+                    packing,
+                };
+                float32_rows(kernel, x, &matrix, p, out);
+            }
+            Kernel::BFloat16(kernel) => {
+                // bfloat16 scales and biases, read as their bits.
+                let matrix = AffineRows {
+                    words: wb,
+                    words_per_row,
+                    scales: &scales.slice::<u16>()[g.clone()],
+                    biases: &biases.slice::<u16>()[g],
+                    bits: packing.bits,
+                    group_size: packing.group_size,
+                };
+                bfloat16_rows(kernel, x, &matrix, p, out);
+            }
+        }
     }
     Ok(out)
 }
 
-/// A row of `x` laid out for the kernel, with its group sums.
-struct LaidOutRow {
-    values: LaidOut,
-    group_sums: Vec<f32>,
+/// Rows of `W` handed to one parallel task of a product of depth `k`.
+fn rows_per_task(k: usize) -> usize {
+    (TASK_ELEMENTS * 4 / k).max(1)
 }
 
-/// Values in the layout of a [`Kernel`].
-enum LaidOut {
-    Float32(Vec<f32>),
-    BFloat16(Vec<u16>),
-}
-
-impl LaidOutRow {
-    fn new(row: &[f32], kernel: Kernel, bits: usize, group_size: usize) -> LaidOutRow {
-        let values = match kernel {
-            Kernel::Float32(k) => {
-                let mut values = vec![0.0; row.len()];
-                simd::lay_out(row, bits, k.lanes, &mut values);
-                LaidOut::Float32(values)
-            }
-            Kernel::BFloat16(_) => {
-                // The row was widened from bfloat16: dropping the low half is exact.
-                let halves: Vec<u16> = row.iter().map(|v| (v.to_bits() >> 16) as u16).collect();
-                let mut values = vec![0; row.len()];
-                simd::lay_out_bf16(&halves, bits, &mut values);
-                LaidOut::BFloat16(values)
-            }
-        };
-        let group_sums = row
-            .chunks_exact(group_size)
-            .map(|g| g.iter().sum())
-            .collect();
-        LaidOutRow { values, group_sums }
-    }
-}
-
-/// `out = scaled dots of the packed rows with up to [`simd::MAX_VECTORS`] laid-out rows of
-/// `x` (see [`PackedDots::dots`]).
-fn packed_dots(
-    kernel: Kernel,
-    bits: usize,
-    rows: &PackedRows<'_>,
-    xs: &[LaidOutRow],
-    out: &mut [f32],
-) {
-    match kernel {
-        Kernel::Float32(k) => {
-            let values: [&[f32]; simd::MAX_VECTORS] = std::array::from_fn(|i| match xs.get(i) {
-                Some(LaidOutRow {
-                    values: LaidOut::Float32(v),
-                    ..
-                }) => &v[..],
-                _ => &[][..],
-            });
-            (k.dots)(bits, rows, &values[..xs.len()], out)
-        }
-        Kernel::BFloat16(k) => {
-            let values: [&[u16]; simd::MAX_VECTORS] = std::array::from_fn(|i| match xs.get(i) {
-                Some(LaidOutRow {
-                    values: LaidOut::BFloat16(v),
-                    ..
-                }) => &v[..],
-                _ => &[][..],
-            });
-            (k.dots)(bits, rows, &values[..xs.len()], out)
-        }
-    }
-}
-
-fn rows<T: Real<Acc = f32>>(
-    kernel: Kernel,
+/// The float32 path of [`product`].
+fn float32_rows<T: Real<Acc = f32>>(
+    kernel: PackedDots,
     x: &[f32],
     w: &Quantized<'_, T>,
     p: Product,
@@ -186,7 +141,7 @@ fn rows<T: Real<Acc = f32>>(
     let words_per_group = group_size * bits / 32;
     let groups = w.groups_per_row;
     let dst = SendPtr(out.as_mut_ptr());
-    let rows_per_task = (TASK_ELEMENTS * 4 / p.k).max(1);
+    let rows_per_task = rows_per_task(p.k);
     parallel::for_each(p.n.div_ceil(rows_per_task), |task| {
         let rows = task * rows_per_task..((task + 1) * rows_per_task).min(p.n);
         let count = rows.len();
@@ -219,7 +174,9 @@ fn rows<T: Real<Acc = f32>>(
                     .zip((0..).step_by(simd::MAX_VECTORS))
                 {
                     let dots = &mut dots[..count * block.len()];
-                    packed_dots(kernel, bits, &packed, block, dots);
+                    let values: [&[f32]; simd::MAX_VECTORS] =
+                        std::array::from_fn(|i| block.get(i).map_or(&[][..], |x| &x.values[..]));
+                    (kernel.dots)(bits, &packed, &values[..block.len()], dots);
                     for ((n, dots), biases) in rows
                         .clone()
                         .zip(dots.chunks_exact(block.len()))
@@ -236,4 +193,73 @@ fn rows<T: Real<Acc = f32>>(
             },
         )
     });
+}
+
+/// The bfloat16 path of [`product`]: the kernel adds the biases itself.
+fn bfloat16_rows(
+    kernel: PackedBf16Dots,
+    x: &[f32],
+    w: &AffineRows<'_>,
+    p: Product,
+    out: &mut [f32],
+) {
+    let xs: Vec<BFloat16Vector> = x
+        .chunks_exact(p.k)
+        .map(|row| {
+            // The row was widened from bfloat16: dropping the low half is exact.
+            let halves: Vec<u16> = row.iter().map(|v| (v.to_bits() >> 16) as u16).collect();
+            BFloat16Vector::new(&halves, w.bits, w.group_size)
+                .expect("the kernel was chosen for rows of this shape")
+        })
+        .collect();
+    let groups = p.k / w.group_size;
+    let dst = SendPtr(out.as_mut_ptr());
+    let rows_per_task = rows_per_task(p.k);
+    parallel::for_each(p.n.div_ceil(rows_per_task), |task| {
+        let rows = task * rows_per_task..((task + 1) * rows_per_task).min(p.n);
+        let ahead = rows.start * groups..(rows.end + rows_per_task).min(p.n) * groups;
+        simd::prefetch(&w.scales[ahead.clone()]);
+        simd::prefetch(&w.biases[ahead]);
+        let at = rows.start * groups..rows.end * groups;
+        let task_rows = AffineRows {
+            words: &w.words[rows.start * w.words_per_row..rows.end * w.words_per_row],
+            scales: &w.scales[at.clone()],
+            biases: &w.biases[at],
+            ..*w
+        };
+        let mut dots = vec![0.0f32; rows.len() * simd::MAX_VECTORS];
+        for (block, first) in xs
+            .chunks(simd::MAX_VECTORS)
+            .zip((0..).step_by(simd::MAX_VECTORS))
+        {
+            let dots = &mut dots[..rows.len() * block.len()];
+            let vectors: Vec<&BFloat16Vector> = block.iter().collect();
+            (kernel.dots)(&task_rows, &vectors, dots);
+            for (n, dots) in rows.clone().zip(dots.chunks_exact(block.len())) {
+                for (i, &d) in dots.iter().enumerate() {
+                    // SAFETY: (first + i, n) is inside the m x n result and this task
+                    // alone writes column n.
+                    unsafe { *dst.get().add((first + i) * p.n + n) = d };
+                }
+            }
+        }
+    });
+}
+
+/// A row of `x` laid out for the float32 kernel, with its group sums.
+struct LaidOutRow {
+    values: Vec<f32>,
+    group_sums: Vec<f32>,
+}
+
+impl LaidOutRow {
+    fn new(row: &[f32], kernel: PackedDots, bits: usize, group_size: usize) -> LaidOutRow {
+        let mut values = vec![0.0; row.len()];
+        simd::lay_out(row, bits, kernel.lanes, &mut values);
+        let group_sums = row
+            .chunks_exact(group_size)
+            .map(|g| g.iter().sum())
+            .collect();
+        LaidOutRow { values, group_sums }
+    }
 }

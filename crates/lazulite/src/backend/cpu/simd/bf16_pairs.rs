@@ -1,37 +1,36 @@
 //! Dot products with bfloat16 vectors by AVX-512 BF16's pair product (`vdpbf16ps`), which
 //! multiplies 32 pairs of bfloat16 values and adds them into 16 f32 lanes: the decode step
-//! of a bfloat16 model, its weights bfloat16 or packed at 2 or 4 bits. The float32 paths
-//! ([`super::packed`], [`super::halves`]) widen every weight and multiply it with a
-//! separate instruction; here bfloat16 weights are used as stored, and packed levels
-//! become bfloat16 by a table lookup, 32 at once.
+//! of a bfloat16 model, its weights bfloat16 or quantized at 2, 4 or 8 bits with bfloat16
+//! scales and biases. The float32 paths ([`super::packed`], [`super::halves`]) widen every
+//! weight and multiply it with a separate instruction; here bfloat16 weights are used as
+//! stored, and packed levels become bfloat16 with one bitwise instruction per 32 levels.
 //!
-//! Nothing is rounded that the float32 paths keep: two bfloat16 values, or a level (at
-//! most 15) and a bfloat16 value, have so few significant bits that their product is
-//! exact in f32, as it is when the vector was bfloat16 to begin with. Only the order of
-//! the f32 sums differs.
+//! A level `q` (at most 15) becomes the bfloat16 number `128 + q`: its bits are those of
+//! 128.0 with `q` in the low mantissa bits. The sum of `(128 + q) x` over a group, less
+//! `128` times the sum of `x`, is the sum of `q x`; every product is exact in f32 (8
+//! significant bits times 8), only the order and cancellation of f32 sums round. An 8-bit
+//! level is two 4-bit ones, `lo + 16 hi`: an 8-bit row is read as a 4-bit row twice as
+//! long against the vector with each value followed by 16 times it.
 //!
-//! Layout of packed rows: a row's words are read as bytes, 32 at a time (a chunk:
-//! [`CHUNK_WORDS`] words, `32 * per` levels with `per = 8 / bits` levels per byte).
-//! Widened to 16-bit lanes, sub-level `j` of every byte gives one vector whose lane `t` is
-//! level `per * t + j` of the chunk; [`lay_out_bf16`] arranges the values of each vector
-//! the same way, so that the pair product lines each level up with its value. A f32
-//! accumulator lane `i` then sums the levels of bytes `2i` and `2i + 1`, that is of word
-//! `i / 2`.
+//! Layout of packed rows: a row's bytes are read 64 at a time (a step), as 32 lanes of 16
+//! bits, each holding `per = 16 / bits` levels. Sub-level `j` of every lane gives one
+//! vector whose lane `t` is level `per * t + j` of the step; [`BFloat16Vector`] arranges
+//! the values the same way, so that the pair product lines each level up with its value.
+//! A f32 accumulator lane `i` then sums levels `2 per i` to `2 per (i + 1) - 1` of the
+//! step, which is how the lanes of a step map to groups of levels.
 
-use super::packed::{PackedRows, MAX_VECTORS, SCALE_PADDING};
+use super::MAX_VECTORS;
 
-/// Words per chunk: 32 bytes, one 256-bit load.
-pub const CHUNK_WORDS: usize = 8;
+/// Bytes per step: one 512-bit load.
+const STEP_BYTES: usize = 64;
 
 /// The pair-product kernels, where the CPU has them.
 #[derive(Copy, Clone)]
 pub struct PackedBf16Dots {
-    /// `out[r * xs.len() + i] = row r . xs[i]`, the levels times their group's scale, for
-    /// 1 to [`MAX_VECTORS`] vectors of bfloat16 bits laid out by [`lay_out_bf16`], at `bits`
-    /// 2 or 4. The rows are whole chunks and whole groups, a group whole chunks or a
-    /// divisor of one. Panics on lengths that do not
-    /// fit (an engine bug).
-    pub dots: fn(bits: usize, rows: &PackedRows<'_>, xs: &[&[u16]], out: &mut [f32]),
+    /// `out[r * xs.len() + i] = row r . xs[i]`, each level times its group's scale plus
+    /// the group's bias, for 1 to [`MAX_VECTORS`] vectors laid out for these rows. Panics
+    /// on rows or vectors that do not fit (an engine bug).
+    pub dots: fn(rows: &AffineRows<'_>, xs: &[&BFloat16Vector], out: &mut [f32]),
     /// `out[i] = row . xs[i]` for a row of bfloat16 values and 1 to [`MAX_VECTORS`]
     /// bfloat16 vectors at least as long, summed in f32. Panics on lengths that do not
     /// fit (an engine bug).
@@ -44,11 +43,12 @@ pub fn packed_bf16_dots() -> Option<PackedBf16Dots> {
     {
         let supported = super::Isa::active() == super::Isa::Avx512
             && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vl")
             && is_x86_feature_detected!("avx512bf16");
         if supported {
             // SAFETY (both): the CPU has the instruction sets the kernels are compiled for.
             return Some(PackedBf16Dots {
-                dots: |bits, rows, xs, out| unsafe { avx512::dots(bits, rows, xs, out) },
+                dots: |rows, xs, out| unsafe { avx512::dots(rows, xs, out) },
                 row_dots: |row, xs, out| unsafe { avx512::row_dots(row, xs, out) },
             });
         }
@@ -56,69 +56,192 @@ pub fn packed_bf16_dots() -> Option<PackedBf16Dots> {
     None
 }
 
-/// Writes the bfloat16 values `x` (whole chunks of `32 * 8 / bits` values) into `out` in
-/// the chunk layout of the module documentation.
-pub fn lay_out_bf16(x: &[u16], bits: usize, out: &mut [u16]) {
-    let per = 8 / bits;
-    for (src, dst) in x.chunks_exact(32 * per).zip(out.chunks_exact_mut(32 * per)) {
-        for t in 0..32 {
-            for j in 0..per {
-                dst[j * 32 + t] = src[per * t + j];
+/// Rows of levels packed at `bits` (2, 4 or 8) into u32 words, `group_size` consecutive
+/// levels sharing a bfloat16 scale and bias (MLX's affine quantization).
+pub struct AffineRows<'a> {
+    /// The rows' words, one row after another.
+    pub words: &'a [u32],
+    /// Words per row.
+    pub words_per_row: usize,
+    /// bfloat16 bits of one scale per group, row after row.
+    pub scales: &'a [u16],
+    /// bfloat16 bits of one bias per group, row after row.
+    pub biases: &'a [u16],
+    pub bits: usize,
+    pub group_size: usize,
+}
+
+/// How the kernels read rows of `levels` levels at `bits` in groups of `group_size`: as
+/// rows of 2 or 4 bits (an 8-bit row as a 4-bit row twice as long).
+#[derive(Copy, Clone, Debug, PartialEq)]
+struct View {
+    bits: usize,
+    levels: usize,
+    group_size: usize,
+}
+
+impl View {
+    /// The view, if the kernels take such rows: whole steps, groups of whole accumulator
+    /// lanes that are whole steps or divide one.
+    fn of(bits: usize, levels: usize, group_size: usize) -> Option<View> {
+        let view = match bits {
+            2 | 4 => View {
+                bits,
+                levels,
+                group_size,
+            },
+            8 => View {
+                bits: 4,
+                levels: 2 * levels,
+                group_size: 2 * group_size,
+            },
+            _ => return None,
+        };
+        let (step, lane) = (view.step_levels(), 2 * view.per_lane());
+        let fits = view.levels > 0
+            && view.levels.is_multiple_of(step)
+            && view.group_size.is_multiple_of(lane)
+            && (view.group_size.is_multiple_of(step) || step.is_multiple_of(view.group_size));
+        fits.then_some(view)
+    }
+
+    /// Levels per 16-bit lane.
+    fn per_lane(&self) -> usize {
+        16 / self.bits
+    }
+
+    fn step_levels(&self) -> usize {
+        STEP_BYTES * 8 / self.bits
+    }
+}
+
+/// Whether [`PackedBf16Dots::dots`] computes rows of `levels` levels packed at `bits` in
+/// groups of `group_size`.
+pub fn bf16_rows_fit(bits: usize, levels: usize, group_size: usize) -> bool {
+    View::of(bits, levels, group_size).is_some()
+}
+
+/// The sum of bfloat16 values in f32, in 16 lanes that the compiler can vectorise.
+fn sum(values: &[u16]) -> f32 {
+    let mut lanes = [0.0f32; 16];
+    let chunks = values.chunks_exact(16);
+    let rest: f32 = chunks.remainder().iter().map(|&b| widen(b)).sum();
+    for chunk in chunks {
+        for (lane, &b) in lanes.iter_mut().zip(chunk) {
+            *lane += widen(b);
+        }
+    }
+    lanes.iter().sum::<f32>() + rest
+}
+
+fn widen(b: u16) -> f32 {
+    f32::from_bits(u32::from(b) << 16)
+}
+
+/// A bfloat16 vector laid out for the rows it meets: its values in step order (for 8-bit
+/// rows each followed by 16 times itself), with each group's sums.
+pub struct BFloat16Vector {
+    /// The rows the layout is for.
+    view: View,
+    values: Vec<u16>,
+    /// Per group, `128` times the sum of the laid-out values: what the levels' offset
+    /// adds. Zero-padded to whole vectors of 16.
+    offsets: Vec<f32>,
+    /// Per group, the sum of the vector's values: what multiplies the bias. Zero-padded
+    /// to whole vectors of 16.
+    sums: Vec<f32>,
+}
+
+impl BFloat16Vector {
+    /// `x` (bfloat16 bits) laid out for rows of `x.len()` levels packed at `bits` in
+    /// groups of `group_size`; `None` if [`bf16_rows_fit`] refuses such rows.
+    pub fn new(x: &[u16], bits: usize, group_size: usize) -> Option<BFloat16Vector> {
+        let view = View::of(bits, x.len(), group_size)?;
+        // The values the view's levels meet: 16 x is exact (a change of exponent).
+        let values: Vec<u16> = if bits == 8 {
+            x.iter()
+                .flat_map(|&b| [b, ((widen(b) * 16.0).to_bits() >> 16) as u16])
+                .collect()
+        } else {
+            x.to_vec()
+        };
+        let groups = view.levels / view.group_size;
+        let padded = groups.next_multiple_of(16);
+        let mut sums = vec![0.0f32; padded];
+        for (s, g) in sums.iter_mut().zip(x.chunks_exact(group_size)) {
+            *s = sum(g);
+        }
+        // The laid-out values of a group sum to its sum, or 17 times it for 8 bits.
+        let factor = if bits == 8 { 128.0 * 17.0 } else { 128.0 };
+        let offsets = sums.iter().map(|s| factor * s).collect();
+        let (per, step) = (view.per_lane(), view.step_levels());
+        let mut laid_out = vec![0u16; values.len()];
+        for (src, dst) in values
+            .chunks_exact(step)
+            .zip(laid_out.chunks_exact_mut(step))
+        {
+            for t in 0..32 {
+                for j in 0..per {
+                    dst[j * 32 + t] = src[per * t + j];
+                }
             }
         }
+        Some(BFloat16Vector {
+            view,
+            values: laid_out,
+            offsets,
+            sums,
+        })
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::{PackedRows, CHUNK_WORDS, MAX_VECTORS, SCALE_PADDING};
+    use super::{AffineRows, BFloat16Vector, View, MAX_VECTORS, STEP_BYTES};
     use std::arch::x86_64::*;
 
-    /// bfloat16 bits of the integers 0 to 31: the lookup table of levels.
-    const LEVELS: [u16; 32] = {
-        let mut table = [0u16; 32];
-        let mut n = 0;
-        while n < 32 {
-            table[n] = ((n as f32).to_bits() >> 16) as u16;
-            n += 1;
-        }
-        table
-    };
+    /// Bytes ahead of the step being unpacked that are fetched into L2: far enough for
+    /// two cores streaming weights from memory to keep enough lines in flight (measured:
+    /// 4 KB into L2 read about 30% faster than 1 KB into L1).
+    const PREFETCH_BYTES: usize = 4096;
 
-    /// Bytes ahead of the chunk being unpacked that are fetched into L1.
-    const PREFETCH_BYTES: usize = 1024;
+    /// bfloat16 bits of 128.0, whose low mantissa bits a level fills.
+    const OFFSET_BITS: i16 = 0x4300;
 
     /// # Safety
-    /// The CPU must support AVX-512F, BW and BF16.
-    #[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
-    pub(super) unsafe fn dots(bits: usize, rows: &PackedRows<'_>, xs: &[&[u16]], out: &mut [f32]) {
-        let (wpg, wpr) = (rows.words_per_group, rows.words_per_row);
-        let count = rows.words.len() / wpr.max(1);
+    /// The CPU must support AVX-512F, BW, VL and BF16.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512bf16")]
+    pub(super) unsafe fn dots(rows: &AffineRows<'_>, xs: &[&BFloat16Vector], out: &mut [f32]) {
+        let view = xs.first().map(|x| x.view);
+        let count = rows.words.len() / rows.words_per_row.max(1);
+        let groups_per_row = rows.words_per_row * 32 / rows.bits.max(1) / rows.group_size.max(1);
         assert!(
-            matches!(bits, 2 | 4)
-                && wpr > 0
-                && rows.words.len() == count * wpr
-                && wpr.is_multiple_of(CHUNK_WORDS)
-                && wpg > 0
-                && wpr.is_multiple_of(wpg)
-                && (wpg.is_multiple_of(CHUNK_WORDS) || CHUNK_WORDS.is_multiple_of(wpg))
-                && rows.scales.len() >= count * (wpr / wpg) + SCALE_PADDING
-                && (1..=MAX_VECTORS).contains(&xs.len())
-                && out.len() == count * xs.len()
-                && xs.iter().all(|x| x.len() >= wpr * (32 / bits)),
+            view.is_some()
+                && view
+                    == View::of(
+                        rows.bits,
+                        rows.words_per_row * 32 / rows.bits,
+                        rows.group_size
+                    )
+                && xs.iter().all(|x| Some(x.view) == view)
+                && rows.words.len() == count * rows.words_per_row
+                && rows.scales.len() == count * groups_per_row
+                && rows.biases.len() == count * groups_per_row
+                && xs.len() <= MAX_VECTORS
+                && out.len() == count * xs.len(),
             "packed rows and bfloat16 vectors do not fit"
         );
         macro_rules! with_vectors {
             ($bits:literal) => {
                 match xs.len() {
-                    1 => rows_dots::<$bits, 1>(rows, xs, out),
-                    2 => rows_dots::<$bits, 2>(rows, xs, out),
-                    3 => rows_dots::<$bits, 3>(rows, xs, out),
-                    _ => rows_dots::<$bits, 4>(rows, xs, out),
+                    1 => affine_rows::<$bits, 1>(rows, xs, out),
+                    2 => affine_rows::<$bits, 2>(rows, xs, out),
+                    3 => affine_rows::<$bits, 3>(rows, xs, out),
+                    _ => affine_rows::<$bits, 4>(rows, xs, out),
                 }
             };
         }
-        match bits {
+        match xs[0].view.bits {
             2 => with_vectors!(2),
             _ => with_vectors!(4),
         }
@@ -190,146 +313,175 @@ mod avx512 {
         }
     }
 
+    /// 16 bfloat16 values from `p` as f32, those past `count` zero.
+    ///
+    /// # Safety
+    /// `p` valid for reading `count` (at most 16) values; the CPU supports AVX-512F, BW
+    /// and VL.
+    #[inline(always)]
+    unsafe fn widened(p: *const u16, count: usize) -> __m512 {
+        let mask = (1u32 << count).wrapping_sub(1) as u16;
+        let halves = _mm256_maskz_loadu_epi16(mask, p.cast());
+        _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(halves)))
+    }
+
     /// # Safety
     /// As [`dots`], whose checks make every read below in bounds.
     #[inline(always)]
-    unsafe fn rows_dots<const BITS: usize, const M: usize>(
-        rows: &PackedRows<'_>,
-        xs: &[&[u16]],
+    unsafe fn affine_rows<const BITS: usize, const M: usize>(
+        rows: &AffineRows<'_>,
+        xs: &[&BFloat16Vector],
         out: &mut [f32],
     ) {
-        let (wpr, wpg) = (rows.words_per_row, rows.words_per_group);
-        let (chunks, groups_per_row) = (wpr / CHUNK_WORDS, wpr / wpg);
-        let xs: [*const u16; M] = std::array::from_fn(|i| xs[i].as_ptr());
-        let table = _mm512_loadu_si512(LEVELS.as_ptr().cast());
+        let view = xs[0].view;
+        let step_levels = view.step_levels();
+        let steps = view.levels / step_levels;
+        let groups_per_row = view.levels / view.group_size;
+        let xs: [&BFloat16Vector; M] = std::array::from_fn(|i| xs[i]);
+        let values: [*const u16; M] = std::array::from_fn(|i| xs[i].values.as_ptr());
         let zero = _mm512_setzero_ps();
-        // When a chunk holds several groups, accumulator lane `i` (word `i / 2` of the
-        // chunk) takes the scale of group `i / 2 / wpg` of the chunk's groups.
-        let mut lane_group = [0u32; 16];
-        if wpg < CHUNK_WORDS {
-            for (i, g) in lane_group.iter_mut().enumerate() {
-                *g = (i / 2 / wpg) as u32;
+        // Groups smaller than a step: accumulator lane `i` takes the scale of the step's
+        // group `i / lanes_per_group`. Larger groups: one scale for whole steps.
+        let groups_per_step = step_levels / view.group_size;
+        let lane_group = match groups_per_step {
+            0 => _mm512_setzero_si512(),
+            g => {
+                let per_group = 16 / g;
+                let indices: [u32; 16] = std::array::from_fn(|i| (i / per_group) as u32);
+                _mm512_loadu_si512(indices.as_ptr().cast())
             }
-        }
-        let lane_group = _mm512_loadu_si512(lane_group.as_ptr().cast());
-        // A step is one group of whole chunks, or one chunk of several groups.
-        let chunks_per_step = (wpg / CHUNK_WORDS).max(1);
-        let steps = chunks / chunks_per_step;
-        let geometry = Geometry {
-            chunks_per_step,
-            groups_per_chunk: (wpg < CHUNK_WORDS).then_some(CHUNK_WORDS / wpg),
-            table,
-            lane_group,
         };
+        let steps_per_group = (view.group_size / step_levels).max(1);
         for (r, out) in out.chunks_exact_mut(M).enumerate() {
-            let bytes = rows.words.as_ptr().add(r * wpr).cast::<u8>();
+            let bytes = rows.words.as_ptr().add(r * rows.words_per_row).cast::<u8>();
             let scales = rows.scales.as_ptr().add(r * groups_per_row);
-            // Two sums per vector, steps alternating between them in registers, so that
-            // one step's addition need not wait for the previous one's.
+            let biases = rows.biases.as_ptr().add(r * groups_per_row);
+            let scales_of = Scales {
+                scales,
+                groups_per_step,
+                steps_per_group,
+                lane_group,
+            };
+            // Two sums per vector, steps alternating between them, so that one step's
+            // addition need not wait for the previous one's.
             let (mut even, mut odd) = ([zero; M], [zero; M]);
             let mut s = 0;
-            while s + 1 < steps {
-                let a = step::<BITS, M>(bytes, scales, s, &geometry, &xs);
-                let b = step::<BITS, M>(bytes, scales, s + 1, &geometry, &xs);
+            while s < steps {
+                let dots = step::<BITS, M>(bytes.add(s * STEP_BYTES), s * step_levels, &values);
+                let scale = scales_of.step(s);
                 for m in 0..M {
-                    even[m] = _mm512_add_ps(even[m], a[m]);
-                    odd[m] = _mm512_add_ps(odd[m], b[m]);
+                    even[m] = _mm512_fmadd_ps(scale, dots[m], even[m]);
+                }
+                if s + 1 < steps {
+                    let next = s + 1;
+                    let dots =
+                        step::<BITS, M>(bytes.add(next * STEP_BYTES), next * step_levels, &values);
+                    let scale = scales_of.step(next);
+                    for m in 0..M {
+                        odd[m] = _mm512_fmadd_ps(scale, dots[m], odd[m]);
+                    }
                 }
                 s += 2;
             }
-            if s < steps {
-                let a = step::<BITS, M>(bytes, scales, s, &geometry, &xs);
+            // Per group: the bias times the vector's sum, less the scale times the
+            // levels' offset.
+            for first in (0..groups_per_row).step_by(16) {
+                let count = (groups_per_row - first).min(16);
+                let (scale, bias) = (
+                    widened(scales.add(first), count),
+                    widened(biases.add(first), count),
+                );
                 for m in 0..M {
-                    even[m] = _mm512_add_ps(even[m], a[m]);
+                    let offsets = _mm512_loadu_ps(xs[m].offsets.as_ptr().add(first));
+                    let group_sums = _mm512_loadu_ps(xs[m].sums.as_ptr().add(first));
+                    even[m] = _mm512_fmadd_ps(bias, group_sums, even[m]);
+                    odd[m] = _mm512_fnmadd_ps(scale, offsets, odd[m]);
                 }
             }
-            for (m, o) in out.iter_mut().enumerate() {
-                *o = _mm512_reduce_add_ps(_mm512_add_ps(even[m], odd[m]));
+            for m in 0..M {
+                out[m] = _mm512_reduce_add_ps(_mm512_add_ps(even[m], odd[m]));
             }
         }
     }
 
-    /// What every step of a call shares.
-    struct Geometry {
-        chunks_per_step: usize,
-        /// Groups per chunk when a group is smaller than a chunk.
-        groups_per_chunk: Option<usize>,
-        /// [`LEVELS`], loaded.
-        table: __m512i,
-        /// The group of each accumulator lane within a chunk (all 0 for whole chunks).
-        lane_group: __m512i,
-    }
+    // Functions, not closures: a closure does not inherit the target features of the
+    // function it is inlined into, and its intrinsics would become calls.
 
-    /// The scaled dot products of step `s` of the row at `bytes` with each vector.
+    /// The dot products of one step's levels (plus their offset) at `bytes` with the
+    /// vectors' values from `first`, one f32 lane per `2 * 16 / BITS` levels.
     ///
     /// # Safety
     /// As [`dots`]: the step and the vectors' matching values are in bounds.
     #[inline(always)]
     unsafe fn step<const BITS: usize, const M: usize>(
         bytes: *const u8,
-        scales: *const f32,
-        s: usize,
-        geometry: &Geometry,
-        xs: &[*const u16; M],
+        first: usize,
+        values: &[*const u16; M],
     ) -> [__m512; M] {
+        // A prefetch never faults, so the address may lie past the matrix.
+        _mm_prefetch::<_MM_HINT_T1>(bytes.cast::<i8>().wrapping_add(PREFETCH_BYTES));
+        let packed = _mm512_loadu_si512(bytes.cast());
+        let (mask, offset) = (
+            _mm512_set1_epi16((1 << BITS) - 1),
+            _mm512_set1_epi16(OFFSET_BITS),
+        );
         let zero = _mm512_setzero_ps();
+        let per = 16 / BITS;
         let mut dots = [[zero; 2]; M];
-        let first = s * geometry.chunks_per_step;
-        for c in first..first + geometry.chunks_per_step {
-            chunk::<BITS, M>(bytes, c, geometry.table, xs, &mut dots);
+        for j in 0..per {
+            let shifted = match j * BITS {
+                0 => packed,
+                2 => _mm512_srli_epi16::<2>(packed),
+                4 => _mm512_srli_epi16::<4>(packed),
+                6 => _mm512_srli_epi16::<6>(packed),
+                8 => _mm512_srli_epi16::<8>(packed),
+                10 => _mm512_srli_epi16::<10>(packed),
+                12 => _mm512_srli_epi16::<12>(packed),
+                _ => _mm512_srli_epi16::<14>(packed),
+            };
+            // (shifted & mask) | offset; the top sub-level needs no mask.
+            let levels = if j + 1 < per {
+                _mm512_ternarylogic_epi32::<0xEA>(shifted, mask, offset)
+            } else {
+                _mm512_or_si512(shifted, offset)
+            };
+            let levels: __m512bh = std::mem::transmute(levels);
+            for (d, x) in dots.iter_mut().zip(values) {
+                d[j % 2] = _mm512_dpbf16_ps(d[j % 2], levels, pairs(x.add(first + j * 32)));
+            }
         }
-        let scale = match geometry.groups_per_chunk {
-            None => _mm512_set1_ps(*scales.add(s)),
-            Some(per_chunk) => _mm512_permutexvar_ps(
-                geometry.lane_group,
-                _mm512_loadu_ps(scales.add(s * per_chunk)),
-            ),
-        };
-        let mut scaled = [zero; M];
-        for (out, d) in scaled.iter_mut().zip(&dots) {
-            *out = _mm512_mul_ps(scale, _mm512_add_ps(d[0], d[1]));
+        let mut sums = [zero; M];
+        for m in 0..M {
+            sums[m] = _mm512_add_ps(dots[m][0], dots[m][1]);
         }
-        scaled
+        sums
     }
 
-    // A function, not a closure: a closure does not inherit the target features of the
-    // function it is inlined into, and its intrinsics would become calls.
+    /// Where a row's steps find their scales.
+    struct Scales {
+        /// bfloat16 bits of the row's scales.
+        scales: *const u16,
+        /// Groups per step when a group is smaller than a step, else 0.
+        groups_per_step: usize,
+        /// Steps per group when a group is at least a step, else 1.
+        steps_per_group: usize,
+        /// The group of each accumulator lane within a step.
+        lane_group: __m512i,
+    }
 
-    /// Adds the levels of chunk `c` of the row at `bytes` times the vectors' values to
-    /// `dots` (sub-level `j` into chain `j % 2`).
-    ///
-    /// # Safety
-    /// As [`dots`]: chunk `c` and the vectors' matching values are in bounds.
-    #[inline(always)]
-    unsafe fn chunk<const BITS: usize, const M: usize>(
-        bytes: *const u8,
-        c: usize,
-        table: __m512i,
-        xs: &[*const u16; M],
-        dots: &mut [[__m512; 2]; M],
-    ) {
-        let per = 8 / BITS;
-        let at = bytes.add(c * CHUNK_WORDS * 4);
-        // A prefetch never faults, so the address may lie past the matrix.
-        _mm_prefetch::<_MM_HINT_T0>(at.cast::<i8>().wrapping_add(PREFETCH_BYTES));
-        let widened = _mm512_cvtepu8_epi16(_mm256_loadu_si256(at.cast()));
-        let mask = _mm512_set1_epi16(((1 << BITS) - 1) as i16);
-        for j in 0..per {
-            // The top sub-level of a byte needs no mask.
-            let shifted = match j * BITS {
-                0 => widened,
-                2 => _mm512_srli_epi16::<2>(widened),
-                4 => _mm512_srli_epi16::<4>(widened),
-                _ => _mm512_srli_epi16::<6>(widened),
-            };
-            let levels = if j + 1 < per {
-                _mm512_and_si512(shifted, mask)
-            } else {
-                shifted
-            };
-            let levels: __m512bh = std::mem::transmute(_mm512_permutexvar_epi16(levels, table));
-            for (d, x) in dots.iter_mut().zip(xs) {
-                d[j % 2] = _mm512_dpbf16_ps(d[j % 2], levels, pairs(x.add((c * per + j) * 32)));
+    impl Scales {
+        /// The scale of each accumulator lane of step `s`.
+        ///
+        /// # Safety
+        /// As [`dots`]: step `s` is in the row; the CPU supports AVX-512F, BW and VL.
+        #[inline(always)]
+        unsafe fn step(&self, s: usize) -> __m512 {
+            match self.groups_per_step {
+                0 => {
+                    let bits = *self.scales.add(s / self.steps_per_group);
+                    _mm512_set1_ps(f32::from_bits(u32::from(bits) << 16))
+                }
+                g => _mm512_permutexvar_ps(self.lane_group, widened(self.scales.add(s * g), g)),
             }
         }
     }

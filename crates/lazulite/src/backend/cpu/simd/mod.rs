@@ -26,9 +26,7 @@ mod tests;
 #[cfg(target_arch = "x86_64")]
 mod vector;
 
-pub use bf16_pairs::{
-    lay_out_bf16, packed_bf16_dots, PackedBf16Dots, CHUNK_WORDS as BF16_CHUNK_WORDS,
-};
+pub use bf16_pairs::{bf16_rows_fit, packed_bf16_dots, AffineRows, BFloat16Vector, PackedBf16Dots};
 pub use halves::{Half, HalfDots};
 pub use packed::{lay_out, PackedDots, PackedRows, MAX_VECTORS, SCALE_PADDING};
 pub use tensor::map;

@@ -365,75 +365,82 @@ fn packed_dots_on_every_path_match_unpacked_sums() {
 }
 
 #[test]
-fn bfloat16_pair_dots_match_unpacked_sums() {
-    use super::{lay_out_bf16, packed_bf16_dots, PackedRows, BF16_CHUNK_WORDS};
+fn bfloat16_pair_dots_match_dequantized_sums() {
+    use super::{bf16_rows_fit, packed_bf16_dots, AffineRows, BFloat16Vector};
     let Some(kernel) = packed_bf16_dots() else {
         return;
     };
     let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
-    let chunk = BF16_CHUNK_WORDS;
-    for bits in [2usize, 4] {
-        let per = 32 / bits;
-        for words_per_group in [chunk / 4, chunk / 2, chunk, 2 * chunk] {
-            for (rows, words_per_row) in [(1, 4 * chunk), (3, 2 * chunk), (5, 6 * chunk)] {
-                if !words_per_row.is_multiple_of(words_per_group) {
+    // bfloat16 bits of a value in [-1, 1) (halved for scales).
+    let mut value = |scale: f32| {
+        let v = ((next() % 2000) as f32 / 1000.0 - 1.0) * scale;
+        (v.to_bits() >> 16) as u16
+    };
+    let widen = |b: u16| f32::from_bits(u32::from(b) << 16) as f64;
+    let mut words_of = xorshift(0x2545_f491_4f6c_dd1du64);
+    let mut checked = 0;
+    for bits in [2usize, 4, 8] {
+        for group_size in [32usize, 64, 128] {
+            for (rows, levels) in [(1, 256), (3, 512), (5, 768), (2, 1024)] {
+                if !bf16_rows_fit(bits, levels, group_size) {
                     continue;
                 }
-                let words: Vec<u32> = (0..rows * words_per_row).map(|_| next() as u32).collect();
-                let groups = rows * words_per_row / words_per_group;
-                let scales: Vec<f32> = (0..groups + super::SCALE_PADDING)
-                    .map(|_| (next() % 1000) as f32 / 500.0 - 1.0)
+                let words_per_row = levels * bits / 32;
+                let words: Vec<u32> = (0..rows * words_per_row)
+                    .map(|_| words_of() as u32)
                     .collect();
-                let packed = PackedRows {
+                let groups = rows * levels / group_size;
+                let scales: Vec<u16> = (0..groups).map(|_| value(0.5)).collect();
+                let biases: Vec<u16> = (0..groups).map(|_| value(1.0)).collect();
+                let matrix = AffineRows {
                     words: &words,
                     words_per_row,
                     scales: &scales,
-                    words_per_group,
+                    biases: &biases,
+                    bits,
+                    group_size,
                 };
                 for vectors in 1..=super::MAX_VECTORS {
-                    // bfloat16 values: the top half of a float32's bits.
                     let xs: Vec<Vec<u16>> = (0..vectors)
-                        .map(|_| {
-                            (0..words_per_row * per)
-                                .map(|_| {
-                                    let v = (next() % 2000) as f32 / 1000.0 - 1.0;
-                                    (v.to_bits() >> 16) as u16
-                                })
-                                .collect()
-                        })
+                        .map(|_| (0..levels).map(|_| value(1.0)).collect())
                         .collect();
-                    let laid_out: Vec<Vec<u16>> = xs
+                    let laid_out: Vec<BFloat16Vector> = xs
                         .iter()
-                        .map(|x| {
-                            let mut out = vec![0; x.len()];
-                            lay_out_bf16(x, bits, &mut out);
-                            out
-                        })
+                        .map(|x| BFloat16Vector::new(x, bits, group_size).unwrap())
                         .collect();
-                    let refs: Vec<&[u16]> = laid_out.iter().map(|x| &x[..]).collect();
+                    let refs: Vec<&BFloat16Vector> = laid_out.iter().collect();
                     let mut got = vec![0.0; rows * vectors];
-                    (kernel.dots)(bits, &packed, &refs, &mut got);
+                    (kernel.dots)(&matrix, &refs, &mut got);
                     for r in 0..rows {
                         for (i, x) in xs.iter().enumerate() {
-                            let want: f64 = (0..words_per_row * per)
+                            // The sum, and the sum of the terms' sizes that f32 rounding
+                            // is relative to.
+                            let (want, size) = (0..levels)
                                 .map(|e| {
-                                    let w = r * words_per_row + e / per;
-                                    let level = (words[w] >> (e % per * bits)) & ((1 << bits) - 1);
-                                    let value = f32::from_bits((x[e] as u32) << 16);
-                                    scales[w / words_per_group] as f64 * level as f64 * value as f64
+                                    let per = 32 / bits;
+                                    let w = words[r * words_per_row + e / per];
+                                    let level = (w >> (e % per * bits)) & ((1 << bits) - 1);
+                                    let g = (r * levels + e) / group_size;
+                                    let weight = widen(scales[g]) * level as f64 + widen(biases[g]);
+                                    weight * widen(x[e])
                                 })
-                                .sum();
-                            let g = got[r * vectors + i];
+                                .fold((0.0, 0.0), |(sum, size), t| (sum + t, size + t.abs()));
+                            let g = got[r * vectors + i] as f64;
+                            // The levels' offset (128) costs about 17 times f32's rounding
+                            // of the plain sum: far below a bfloat16 result's.
                             assert!(
-                                (g as f64 - want).abs() <= 1e-4 * (1.0 + want.abs()),
-                                "bits {bits} group {words_per_group} row {r}: {g} vs {want}"
+                                (g - want).abs() <= 1e-5 * size + 1e-6,
+                                "bits {bits} group {group_size} row {r}: {g} vs {want} (size {size})"
                             );
+                            checked += 1;
                         }
                     }
                 }
             }
         }
     }
+    // Every bit width and group size above has some row length the kernel takes.
+    assert!(checked > 100, "{checked}");
 }
 
 #[test]
