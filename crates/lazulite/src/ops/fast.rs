@@ -468,24 +468,24 @@ pub fn scaled_dot_product_attention(
     }
     let group = (heads / kv_heads) as i64;
     let (b, kh, tq, tk) = (batch as i64, kv_heads as i64, t_q as i64, t_kv as i64);
-    // Query heads grouped under their key/value head: (B, N_kv, group, T_q, D) against
-    // (B, N_kv, 1, T_kv, D) broadcasts without repeating keys or values.
-    // In a shapeless trace without grouping, the group axis is inserted and removed by
-    // shape-generic expand_dims and squeeze, so the sequence lengths may change.
-    let generic = group == 1 && crate::ops::trace::in_shapeless_trace();
+    // The queries of the heads that share a key/value head are rows of one product,
+    // (B, N_kv, group * T_q, D) against (B, N_kv, D, T_kv): each key and value is read once
+    // for all of them (a decode step's few-row products stream the cache once), and never
+    // repeated. Without grouping no reshape is needed, and none is made: in a shapeless
+    // trace the sequence lengths may then change.
+    let grouped = group > 1;
     let scaled_q = multiply(&astype(q, dtype)?, scale)?;
-    let grouped_q = if generic {
-        expand_dims(&scaled_q, 2)?
+    let (k, v) = (astype(k, dtype)?, astype(v, dtype)?);
+    let grouped_q = if grouped {
+        reshape(&scaled_q, &[b, kh, group * tq, qs[3] as i64])?
     } else {
-        reshape(&scaled_q, &[b, kh, group, tq, qs[3] as i64])?
+        scaled_q
     };
-    let k5 = expand_dims(&astype(k, dtype)?, 2)?;
-    let v5 = expand_dims(&astype(v, dtype)?, 2)?;
-    let scores = matmul(&grouped_q, &swapaxes(&k5, -1, -2)?)?;
-    let scores = if generic {
-        squeeze(&scores, 2)?
-    } else {
+    let scores = matmul(&grouped_q, &swapaxes(&k, -1, -2)?)?;
+    let scores = if grouped {
         reshape(&scores, &[b, heads as i64, tq, tk])?
+    } else {
+        scores
     };
     let mut scores = astype(&scores, DType::Float32)?;
     match mask {
@@ -535,12 +535,11 @@ pub fn scaled_dot_product_attention(
             slice_axis(&with_sink, 3, 1, tk + 1, 1)?
         }
     };
-    if generic {
-        let weights = expand_dims(&astype(&weights, dtype)?, 2)?;
-        return squeeze(&matmul(&weights, &v5)?, 2);
+    if !grouped {
+        return matmul(&astype(&weights, dtype)?, &v);
     }
-    let weights = reshape(&astype(&weights, dtype)?, &[b, kh, group, tq, tk])?;
-    let out = matmul(&weights, &v5)?;
+    let weights = reshape(&astype(&weights, dtype)?, &[b, kh, group * tq, tk])?;
+    let out = matmul(&weights, &v)?;
     reshape(&out, &[b, heads as i64, tq, vs[3] as i64])
 }
 
