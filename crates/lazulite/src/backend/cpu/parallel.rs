@@ -2,10 +2,15 @@
 //!
 //! A kernel split into tasks hands them to [`for_each`]: the calling thread starts on them
 //! at once while the helper threads (one fewer than the pool's threads) join in as they
-//! wake, each claiming the next unclaimed task. When the caller runs out of tasks it waits
-//! only for tasks already begun, never for a helper to wake up. Helpers spin briefly after
-//! a job before sleeping, so the next kernel of a decode step, a few small ops later,
-//! finds them awake.
+//! wake. The tasks are cut into one contiguous run per thread, which that thread works
+//! through in order: a kernel that streams memory then reads one long stretch per core,
+//! which the hardware prefetches better than interleaved pieces (a 4-bit product of
+//! weights streamed from memory by two cores: about 15% faster). A thread whose run is
+//! done takes tasks from the back of the run with the most left, so a helper that wakes
+//! late or is descheduled delays nothing. When the caller runs out of tasks it waits only
+//! for tasks already begun, never for a helper to wake up. Helpers spin briefly after a
+//! job before sleeping, so the next kernel of a decode step, a few small ops later, finds
+//! them awake.
 //!
 //! Why not a rayon parallel iterator: from a thread outside rayon's pool (the thread that
 //! evaluates), each such iterator wakes a worker, sleeps until the workers finish, and is
@@ -29,7 +34,8 @@ const SPIN: Duration = Duration::from_micros(200);
 /// task panics here, after every task begun has ended.
 pub fn for_each(tasks: usize, task: impl Fn(usize) + Sync) {
     let team = team();
-    if tasks < 2 || team.helpers == 0 || team.busy.swap(true, Ordering::Acquire) {
+    let serial = tasks < 2 || team.helpers == 0 || tasks > MAX_TASKS;
+    if serial || team.busy.swap(true, Ordering::Acquire) {
         (0..tasks).for_each(task);
         return;
     }
@@ -38,20 +44,20 @@ pub fn for_each(tasks: usize, task: impl Fn(usize) + Sync) {
     // before this function returns, also on unwinding) waits for every claimed task to
     // end; a helper that claims nothing never touches it. So no call outlives the borrow.
     let task: &'static (dyn Fn(usize) + Sync) = unsafe { std::mem::transmute(task) };
+    let threads = team.helpers + 1;
     let job = Arc::new(Job {
         task,
-        tasks,
-        next: AtomicUsize::new(0),
+        runs: (0..threads)
+            .map(|t| Run::new(t * tasks / threads, (t + 1) * tasks / threads))
+            .collect(),
+        owners: AtomicUsize::new(1),
         active: AtomicUsize::new(0),
         panic: Mutex::new(None),
     });
     team.publish(Some(job.clone()));
     let finish = Finish { team, job: &job };
-    loop {
-        let i = job.next.fetch_add(1, Ordering::SeqCst);
-        if i >= tasks {
-            break;
-        }
+    let mut victim = None;
+    while let Some(i) = job.claim(Some(0), &mut victim) {
         task(i);
     }
     drop(finish);
@@ -60,6 +66,10 @@ pub fn for_each(tasks: usize, task: impl Fn(usize) + Sync) {
         std::panic::resume_unwind(payload);
     }
 }
+
+/// Most tasks one job splits among threads (a run's ends are packed in one word); more
+/// run on the calling thread.
+const MAX_TASKS: usize = u32::MAX as usize;
 
 /// The threads that run a job: the calling one and the helpers.
 pub fn threads() -> usize {
@@ -93,11 +103,12 @@ unsafe impl<T: Send> Sync for SharedMut<T> {}
 
 /// One call of [`for_each`], as the helpers see it.
 struct Job {
-    /// Valid while `next` is below `tasks` (see `for_each`).
+    /// Valid while some task is unclaimed (see `for_each`).
     task: &'static (dyn Fn(usize) + Sync),
-    tasks: usize,
-    /// The next task to claim.
-    next: AtomicUsize,
+    /// One run of tasks per thread; the caller owns the first.
+    runs: Box<[Run]>,
+    /// The run the next helper to join owns.
+    owners: AtomicUsize,
     /// Helpers that may hold a claimed task.
     active: AtomicUsize,
     /// A helper's panic, raised again on the calling thread.
@@ -105,17 +116,39 @@ struct Job {
 }
 
 impl Job {
+    /// A task for the thread that owns run `own` (none for a helper that joined after
+    /// every run had an owner): the next of its run, else the last of `victim`, the run
+    /// it takes from, which becomes the run with the most left once empty (so a thread
+    /// walks one run backwards at a time). `None` when every task is claimed.
+    fn claim(&self, own: Option<usize>, victim: &mut Option<usize>) -> Option<usize> {
+        if let Some(i) = own.and_then(|r| self.runs[r].claim_front()) {
+            return Some(i);
+        }
+        loop {
+            if let Some(i) = victim.and_then(|r| self.runs[r].claim_back()) {
+                return Some(i);
+            }
+            let (r, fullest) = self.runs.iter().enumerate().max_by_key(|(_, r)| r.left())?;
+            if fullest.left() == 0 {
+                return None;
+            }
+            *victim = Some(r);
+        }
+    }
+
     /// Claims and runs tasks until none is left.
     fn help(&self) {
+        let slot = self.owners.fetch_add(1, Ordering::SeqCst);
+        let own = (slot < self.runs.len()).then_some(slot);
+        let mut victim = None;
         loop {
             // Counted before claiming, so that a caller that saw the last task claimed
             // also sees this helper as possibly running it.
             self.active.fetch_add(1, Ordering::SeqCst);
-            let i = self.next.fetch_add(1, Ordering::SeqCst);
-            if i >= self.tasks {
+            let Some(i) = self.claim(own, &mut victim) else {
                 self.active.fetch_sub(1, Ordering::Release);
                 return;
-            }
+            };
             let task = self.task;
             if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task(i)))
             {
@@ -125,6 +158,62 @@ impl Job {
                 return;
             }
             self.active.fetch_sub(1, Ordering::Release);
+        }
+    }
+
+    /// Lets no more tasks be claimed.
+    fn close(&self) {
+        for run in self.runs.iter() {
+            run.0.store(0, Ordering::SeqCst);
+        }
+    }
+}
+
+/// The unclaimed tasks `next..end` of a run, both ends in one word so that the owner
+/// (from the front) and the others (from the back) claim each task once.
+struct Run(AtomicU64);
+
+impl Run {
+    fn new(next: usize, end: usize) -> Run {
+        Run(AtomicU64::new(((next as u64) << 32) | end as u64))
+    }
+
+    fn left(&self) -> usize {
+        let (next, end) = Self::ends(self.0.load(Ordering::SeqCst));
+        end.saturating_sub(next)
+    }
+
+    fn ends(word: u64) -> (usize, usize) {
+        ((word >> 32) as usize, (word & u64::from(u32::MAX)) as usize)
+    }
+
+    fn claim_front(&self) -> Option<usize> {
+        self.claim(|next, end| (next, Run::new(next + 1, end)))
+    }
+
+    fn claim_back(&self) -> Option<usize> {
+        self.claim(|next, end| (end - 1, Run::new(next, end - 1)))
+    }
+
+    /// Moves one end as `step` says (the task claimed and the run left), unless the run
+    /// is empty.
+    fn claim(&self, step: impl Fn(usize, usize) -> (usize, Run)) -> Option<usize> {
+        let mut word = self.0.load(Ordering::SeqCst);
+        loop {
+            let (next, end) = Self::ends(word);
+            if next >= end {
+                return None;
+            }
+            let (task, left) = step(next, end);
+            match self.0.compare_exchange_weak(
+                word,
+                left.0.into_inner(),
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => return Some(task),
+                Err(now) => word = now,
+            }
         }
     }
 }
@@ -138,7 +227,7 @@ struct Finish<'a> {
 impl Drop for Finish<'_> {
     fn drop(&mut self) {
         // Claims after this fail, also on unwinding from a caller's task.
-        self.job.next.fetch_max(self.job.tasks, Ordering::SeqCst);
+        self.job.close();
         self.team.publish(None);
         let mut spins = 0u32;
         while self.job.active.load(Ordering::SeqCst) != 0 {
@@ -256,6 +345,30 @@ mod tests {
                 counts.iter().all(|c| c.load(Ordering::Relaxed) == 1),
                 "{tasks} tasks"
             );
+        }
+    }
+
+    #[test]
+    fn each_thread_works_through_a_contiguous_run() {
+        // Every thread's tasks, in the order it ran them: its own run forwards, then
+        // other runs backwards one at a time, so it jumps at most once per run.
+        let order: Mutex<Vec<(std::thread::ThreadId, usize)>> = Mutex::new(Vec::new());
+        for_each(200, |i| {
+            std::thread::sleep(Duration::from_micros(20));
+            order.lock().unwrap().push((std::thread::current().id(), i));
+        });
+        let order = order.into_inner().unwrap();
+        let mut seen: Vec<usize> = order.iter().map(|&(_, i)| i).collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..200).collect::<Vec<_>>());
+        let ids: std::collections::HashSet<_> = order.iter().map(|&(t, _)| t).collect();
+        for id in ids {
+            let tasks: Vec<usize> = order.iter().filter(|o| o.0 == id).map(|o| o.1).collect();
+            let jumps = tasks
+                .windows(2)
+                .filter(|w| w[0].abs_diff(w[1]) != 1)
+                .count();
+            assert!(jumps <= threads(), "{tasks:?}");
         }
     }
 
