@@ -1,7 +1,7 @@
 //! Products `x @ W` and `x @ W^T` whose right operand is stored in another form than the
 //! arithmetic's (bfloat16 or float16 weights multiplied in float32, quantized weights):
-//! `W` is decoded a panel of result columns at a time, and gemm multiplies each panel on
-//! all threads. A panel is a few megabytes, so the decoded copy never costs a whole
+//! `W` is decoded a panel of result columns at a time, and gemm multiplies each panel, one
+//! block of its columns per thread. A panel is a few megabytes, so the decoded copy never costs a whole
 //! widened `W` in memory, and it is large enough for gemm's own blocking (decoding small
 //! tiles for one gemm call each ran at half of gemm's speed).
 
@@ -23,6 +23,8 @@ const PANEL_ELEMENTS: usize = 1 << 21;
 const PANEL_STEP: usize = 128;
 /// Rows of a panel one parallel decoding task writes.
 const DECODE_ROWS: usize = 16;
+/// Fewest panel columns worth a thread of their own in the product.
+const PANEL_SPLIT: usize = 32;
 
 /// The shape of one product: `x` is `(m, k)` and the result `(m, n)`. With `transpose`
 /// the decoded matrix is `W` as `(n, k)` and the result `x @ W^T`; otherwise it is `(k, n)`
@@ -83,35 +85,45 @@ where
             (1, nb as isize)
         };
         let (target, target_cs, target_rs) = if g.transpose {
-            (block.as_mut_ptr(), g.m as isize, 1)
+            (SendPtr(block.as_mut_ptr()), g.m as isize, 1)
         } else {
-            (out[n0..].as_mut_ptr(), 1, g.n as isize)
+            (SendPtr(out[n0..].as_mut_ptr()), 1, g.n as isize)
         };
-        // SAFETY: x is (m, k) and the panel (nb, k) or (k, nb), both contiguous; the target
-        // is the (m, nb) column-major block or the result's columns n0..n0 + nb.
-        unsafe {
-            gemm::gemm(
-                g.m,
-                nb,
-                g.k,
-                target,
-                target_cs,
-                target_rs,
-                false,
-                x.as_ptr(),
-                1,
-                g.k as isize,
-                panel.as_ptr(),
-                rhs_cs,
-                rhs_rs,
-                one,
-                one,
-                false,
-                false,
-                false,
-                gemm::Parallelism::Rayon(0),
-            )
-        };
+        let rhs = SendPtr(panel.as_mut_ptr());
+        // One block of the panel's columns per thread, each a single-threaded gemm call on
+        // the kernels' fork-join (gemm's own rayon threads would compete with its helpers).
+        let threads = parallel::threads().min(nb.div_ceil(PANEL_SPLIT)).max(1);
+        parallel::for_each(threads, |t| {
+            let (target, rhs) = (&target, &rhs);
+            let columns = t * nb / threads..(t + 1) * nb / threads;
+            let first = columns.start as isize;
+            // SAFETY: x is (m, k) and the panel (nb, k) or (k, nb), both contiguous; the
+            // target is the (m, nb) column-major block or the result's columns
+            // n0..n0 + nb, of which this task writes its own `columns`.
+            unsafe {
+                gemm::gemm(
+                    g.m,
+                    columns.len(),
+                    g.k,
+                    target.0.offset(first * target_cs),
+                    target_cs,
+                    target_rs,
+                    false,
+                    x.as_ptr(),
+                    1,
+                    g.k as isize,
+                    rhs.0.offset(first * rhs_cs),
+                    rhs_cs,
+                    rhs_rs,
+                    one,
+                    one,
+                    false,
+                    false,
+                    false,
+                    gemm::Parallelism::None,
+                )
+            };
+        });
         if g.transpose {
             for (i, row) in out.chunks_exact_mut(g.n).enumerate() {
                 for (j, o) in row[n0..n0 + nb].iter_mut().enumerate() {
