@@ -200,11 +200,6 @@ mod avx512 {
     use super::{AffineRows, BFloat16Vector, View, MAX_VECTORS, STEP_BYTES};
     use std::arch::x86_64::*;
 
-    /// Bytes ahead of the step being unpacked that are fetched into L2: far enough for
-    /// two cores streaming weights from memory to keep enough lines in flight (measured:
-    /// 4 KB into L2 read about 30% faster than 1 KB into L1).
-    const PREFETCH_BYTES: usize = 4096;
-
     /// bfloat16 bits of 128.0, whose low mantissa bits a level fills.
     const OFFSET_BITS: i16 = 0x4300;
 
@@ -288,6 +283,7 @@ mod avx512 {
         while i + CHAINS * 32 <= n {
             for c in 0..CHAINS {
                 let at = i + c * 32;
+                super::super::prefetch_ahead(w.add(at));
                 let v = pairs(w.add(at));
                 for (a, x) in acc.iter_mut().zip(&xs) {
                     a[c] = _mm512_dpbf16_ps(a[c], v, pairs(x.add(at)));
@@ -418,8 +414,7 @@ mod avx512 {
         first: usize,
         values: &[*const u16; M],
     ) -> [__m512; M] {
-        // A prefetch never faults, so the address may lie past the matrix.
-        _mm_prefetch::<_MM_HINT_T1>(bytes.cast::<i8>().wrapping_add(PREFETCH_BYTES));
+        super::super::prefetch_ahead(bytes);
         let packed = _mm512_loadu_si512(bytes.cast());
         let (mask, offset) = (
             _mm512_set1_epi16((1 << BITS) - 1),

@@ -54,6 +54,23 @@ pub fn prefetch<T>(data: &[T]) {
     let _ = data;
 }
 
+/// How far ahead of its read position a kernel streaming weights from memory asks for
+/// them, into L2: two cores streaming need that many lines in flight (two threads reading
+/// 200 MB of packed weights: 20-24 GB/s fetching 4 KB ahead into L2, 16-18 GB/s fetching
+/// 1 KB ahead into L1).
+#[cfg(target_arch = "x86_64")]
+const STREAM_AHEAD: usize = 4096;
+
+/// Asks for the line [`STREAM_AHEAD`] bytes past `at`, in data read forwards a line at a
+/// time (a hint: the address may lie past the data).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn prefetch_ahead<T>(at: *const T) {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
+    // SAFETY: a prefetch never faults, whatever the address.
+    unsafe { _mm_prefetch::<_MM_HINT_T1>(at.cast::<i8>().wrapping_add(STREAM_AHEAD)) };
+}
+
 /// A slice kernel: a one-input op that has one, with its scalar implementation (the path
 /// used where no vector one is available).
 #[derive(Copy, Clone, Debug)]

@@ -106,10 +106,6 @@ pub(super) unsafe fn dots<V: Vector>(
     }
 }
 
-/// Bytes ahead of the chunk being unpacked that are fetched into L1: the words stream
-/// from memory, and a load that waits for one stalls the unpacking behind it.
-const PREFETCH_BYTES: usize = 1024;
-
 /// # Safety
 /// As [`dots`], whose checks make every read below in bounds.
 #[cfg(target_arch = "x86_64")]
@@ -187,11 +183,9 @@ unsafe fn chunk<V: Vector, const BITS: usize, const M: usize>(
     xs: &[*const f32; M],
     dots: &mut [[V; CHAINS]; M],
 ) {
-    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
     let (lanes, per) = (V::LANES, 32 / BITS);
     let at = words.add(c * lanes);
-    // A prefetch never faults, so the address may lie past the matrix.
-    _mm_prefetch::<_MM_HINT_T0>(at.cast::<i8>().wrapping_add(PREFETCH_BYTES));
+    super::prefetch_ahead(at);
     let words = V::load_words(at);
     for j in 0..per {
         let levels = V::levels(words, (j * BITS) as u32, BITS as u32);
