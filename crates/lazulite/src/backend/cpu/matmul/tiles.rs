@@ -1,9 +1,9 @@
 //! Products `x @ W` and `x @ W^T` whose right operand is stored in another form than the
 //! arithmetic's (bfloat16 or float16 weights multiplied in float32, quantized weights):
 //! `W` is decoded a panel of result columns at a time, and gemm multiplies each panel, one
-//! block of its columns per thread. A panel is a few megabytes, so the decoded copy never costs a whole
-//! widened `W` in memory, and it is large enough for gemm's own blocking (decoding small
-//! tiles for one gemm call each ran at half of gemm's speed).
+//! block of its columns per thread. A panel is a few megabytes, so the decoded copy never
+//! costs a whole widened `W` in memory, and it is large enough for gemm's own blocking
+//! (decoding small tiles for one gemm call each ran at half of gemm's speed).
 
 use super::super::elementwise::converted;
 use super::super::parallel;

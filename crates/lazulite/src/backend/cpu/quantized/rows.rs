@@ -212,6 +212,11 @@ fn bfloat16_rows(
                 .expect("the kernel was chosen for rows of this shape")
         })
         .collect();
+    // The vectors a pass over the rows serves, a few at a time; set up once for all tasks.
+    let blocks: Vec<Vec<&BFloat16Vector>> = xs
+        .chunks(simd::MAX_VECTORS)
+        .map(|block| block.iter().collect())
+        .collect();
     let groups = p.k / w.group_size;
     let dst = SendPtr(out.as_mut_ptr());
     let rows_per_task = rows_per_task(p.k);
@@ -228,13 +233,9 @@ fn bfloat16_rows(
             ..*w
         };
         let mut dots = vec![0.0f32; rows.len() * simd::MAX_VECTORS];
-        for (block, first) in xs
-            .chunks(simd::MAX_VECTORS)
-            .zip((0..).step_by(simd::MAX_VECTORS))
-        {
+        for (block, first) in blocks.iter().zip((0..).step_by(simd::MAX_VECTORS)) {
             let dots = &mut dots[..rows.len() * block.len()];
-            let vectors: Vec<&BFloat16Vector> = block.iter().collect();
-            (kernel.dots)(&task_rows, &vectors, dots);
+            (kernel.dots)(&task_rows, block, dots);
             for (n, dots) in rows.clone().zip(dots.chunks_exact(block.len())) {
                 for (i, &d) in dots.iter().enumerate() {
                     // SAFETY: (first + i, n) is inside the m x n result and this task
