@@ -36,6 +36,33 @@ def test_async_eval_inside_a_transform_raises():
     assert y.tolist() == [2.0, 2.0]
 
 
+def test_async_eval_in_a_decode_style_loop():
+    # A decode-style loop: each step queued while earlier ones may still be computing.
+    x, expected, history = mx.array([0.5, -1.0, 2.0]), np.array([0.5, -1.0, 2.0], np.float32), []
+    for step in range(100):
+        x = x * 0.5 + step
+        mx.async_eval(x)
+        expected = expected * np.float32(0.5) + np.float32(step)
+        history.append((x, expected))
+        if step % 5 == 2:
+            assert history[step // 2][0].tolist() == history[step // 2][1].tolist()
+    for array, values in history:
+        assert array.tolist() == values.tolist()
+
+
+def test_custom_function_inside_compile_runs_on_values():
+    @mx.custom_function
+    def f(x):
+        return x * x
+
+    g = mx.compile(lambda x: f(x) + 1)
+    x = mx.array([1.0, 2.0])
+    for _ in range(3):
+        y = g(x)
+        mx.async_eval(y)  # the forward is Python: computed on this thread when read
+        assert y.tolist() == [2.0, 5.0]
+
+
 def test_compile_refuses_arguments_that_are_not_trees_of_arrays_or_constants():
     with pytest.raises(ValueError, match=r"\[compile\] Function arguments must be trees of arrays or constants"):
         mx.compile(lambda x, s: x)(mx.ones(2), object())

@@ -91,8 +91,8 @@ fn eval(py: Python<'_>, args: &Bound<'_, PyTuple>) -> Res<()> {
     Ok(())
 }
 
-/// MLX's `async_eval`: on the CPU the work would run on this core anyway, so lazulite
-/// computes before returning (with the GIL released); results are the same as `eval`'s.
+/// MLX's `async_eval`: queues the arrays for lazulite's evaluation thread and returns, so
+/// Python can record the next step meanwhile; reading them (or `eval`) waits for them.
 /// Arrays that depend on the inputs of a running transform are refused, as in MLX.
 #[pyfunction]
 #[pyo3(signature = (*args))]

@@ -42,6 +42,14 @@ pub(crate) trait Primitive: Send + Sync + Any {
         Err(cannot_infer(self.name()))
     }
 
+    /// Whether the kernel must run on the thread that asked for the value: it calls back
+    /// into the host language (a custom function's forward) or talks to other processes
+    /// (distributed ops). [`async_eval`](crate::async_eval) leaves graphs holding such a
+    /// node to be evaluated when they are read.
+    fn runs_on_caller(&self) -> bool {
+        false
+    }
+
     /// Computes the outputs from evaluated inputs. Inputs are owned so that a kernel can
     /// write into a buffer nobody else holds (donation).
     fn eval(&self, inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>>;

@@ -255,6 +255,10 @@ impl Primitive for AllReduce {
         self.op_name()
     }
 
+    fn runs_on_caller(&self) -> bool {
+        true
+    }
+
     fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
         let x = inputs.pop().expect("one input");
         let comm = self.group.comm(self.op_name())?;
@@ -364,6 +368,10 @@ impl Primitive for AllGather {
         "all_gather"
     }
 
+    fn runs_on_caller(&self) -> bool {
+        true
+    }
+
     fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
         let x = make_contiguous(inputs.pop().expect("one input"))?;
         let comm = self.group.comm("all_gather")?;
@@ -459,6 +467,10 @@ impl Primitive for SumScatter {
         "sum_scatter"
     }
 
+    fn runs_on_caller(&self) -> bool {
+        true
+    }
+
     fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
         let x = make_contiguous(inputs.pop().expect("one input"))?;
         let comm = self.group.comm("sum_scatter")?;
@@ -540,6 +552,10 @@ impl Primitive for Send {
         "send"
     }
 
+    fn runs_on_caller(&self) -> bool {
+        true
+    }
+
     fn params(&self) -> String {
         format!("dst={}", self.dst)
     }
@@ -619,6 +635,10 @@ struct Recv {
 impl Primitive for Recv {
     fn name(&self) -> &'static str {
         "recv"
+    }
+
+    fn runs_on_caller(&self) -> bool {
+        true
     }
 
     fn params(&self) -> String {

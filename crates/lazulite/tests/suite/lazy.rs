@@ -169,3 +169,66 @@ fn a_failed_evaluation_fails_the_same_way_again() {
         assert_eq!(e.kind(), ErrorKind::Index, "{}", e.message());
     }
 }
+
+/// `async_eval` in a decode-style loop: each step is queued while the previous one may
+/// still be computing, and earlier steps are read after later ones were queued.
+#[test]
+fn async_evaluation_gives_what_eval_gives() {
+    let mut x = vector(&[0.5, -1.0, 2.0]);
+    let mut expected = [0.5f32, -1.0, 2.0];
+    let mut history = Vec::new();
+    for step in 0..200 {
+        x = &(&x * 0.5) + step as f32;
+        lazulite::async_eval(&[&x]).unwrap();
+        for e in &mut expected {
+            *e = *e * 0.5 + step as f32;
+        }
+        history.push((x.clone(), expected));
+        if step % 7 == 3 {
+            let (earlier, values) = &history[step / 2];
+            assert_eq!(earlier.to_vec::<f32>().unwrap(), values);
+        }
+    }
+    for (array, values) in &history {
+        assert_eq!(array.to_vec::<f32>().unwrap(), values);
+    }
+}
+
+#[test]
+fn async_evaluation_errors_surface_when_read() {
+    let a = vector(&[1.0, 2.0, 3.0]);
+    let indices = Array::from_slice(&[5i32], &[1]).unwrap();
+    let picked = lazulite::take(&a, &indices, Some(0)).unwrap();
+    let later = &picked + 1.0;
+    lazulite::async_eval(&[&later]).unwrap();
+    assert_eq!(eval(&[&later]).unwrap_err().kind(), ErrorKind::Index);
+    assert_eq!(picked.to_vec::<f32>().unwrap_err().kind(), ErrorKind::Index);
+    let fine = &a * 2.0;
+    lazulite::async_eval(&[&fine]).unwrap();
+    assert_eq!(fine.to_vec::<f32>().unwrap(), vec![2.0, 4.0, 6.0]);
+}
+
+/// A custom function's forward may call back into a host language that only the caller's
+/// thread can enter: `async_eval` leaves such graphs to be computed when read.
+#[test]
+fn async_evaluation_runs_custom_functions_on_the_caller() {
+    use std::sync::{Arc, Mutex};
+    let threads = Arc::new(Mutex::new(Vec::new()));
+    let seen = threads.clone();
+    let f = lazulite::custom_function(move |x: &[Array]| {
+        seen.lock().unwrap().push(std::thread::current().id());
+        Ok(vec![x[0].square()?])
+    });
+    let compiled = lazulite::compile(move |x: &[Array]| f.call(x));
+    let x = vector(&[1.0, 2.0]);
+    compiled.call(std::slice::from_ref(&x)).unwrap();
+    for _ in 0..3 {
+        let y = compiled.call(std::slice::from_ref(&x)).unwrap();
+        lazulite::async_eval(&[&y[0]]).unwrap();
+        assert_eq!(y[0].to_vec::<f32>().unwrap(), vec![1.0, 4.0]);
+    }
+    let me = std::thread::current().id();
+    let threads = threads.lock().unwrap();
+    assert!(threads.len() > 1, "the forward ran {} times", threads.len());
+    assert!(threads.iter().all(|t| *t == me));
+}

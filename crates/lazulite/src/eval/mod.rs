@@ -14,8 +14,11 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
+mod background;
+
 /// Computes `arrays` and everything they depend on that is not computed yet.
-/// Evaluating an evaluated array is a no-op.
+/// Evaluating an evaluated array is a no-op. An array queued by [`async_eval`] is waited
+/// for rather than computed twice.
 ///
 /// ```
 /// use lazulite::{eval, Array};
@@ -25,6 +28,7 @@ use std::sync::Arc;
 /// assert!(b.is_evaluated() && c.is_evaluated());
 /// ```
 pub fn eval(arrays: &[&Array]) -> Result<()> {
+    background::wait_for(arrays);
     let (order, stamps) = schedule(arrays);
     for (i, node) in order.into_iter().enumerate() {
         run(&node, stamps.as_ref().map_or(0, |s| s[i]))?;
@@ -32,16 +36,19 @@ pub fn eval(arrays: &[&Array]) -> Result<()> {
     Ok(())
 }
 
-/// MLX's `async_eval`: on the CPU the work would run on the calling core anyway, so it
-/// computes before returning, as [`eval`]. Unlike `eval`, it refuses arrays that depend
-/// on the inputs of a running transform (grad, vmap, compile), as MLX does.
+/// MLX's `async_eval`: queues `arrays` to be computed on a background thread and returns
+/// at once, so the caller can record the next graph meanwhile (a decode loop records
+/// token `n + 1` while token `n` is computed). Reading the arrays, or [`eval`], waits for
+/// them; an error surfaces there. Graphs with custom functions or distributed ops, and
+/// dataflow graphs, are computed when read instead. Like MLX, it refuses arrays that depend
+/// on the inputs of a running transform (grad, vmap, compile).
 ///
 /// ```
 /// use lazulite::{async_eval, grad, Array};
 /// let x = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
 /// let y = &x * 2.0;
 /// async_eval(&[&y]).unwrap();
-/// assert!(y.is_evaluated());
+/// assert_eq!(y.to_vec::<f32>().unwrap(), [2.0, 4.0]);
 /// let inside = grad(|x: &Array| {
 ///     async_eval(&[x])?;
 ///     x.sum(lazulite::Axes::All, false)
@@ -53,6 +60,9 @@ pub fn async_eval(arrays: &[&Array]) -> Result<()> {
         return Err(Error::value(
             "[async_eval] Not allowed inside a graph transformation.",
         ));
+    }
+    if background::submit(arrays) {
+        return Ok(());
     }
     eval(arrays)
 }
