@@ -610,31 +610,27 @@ fn gather_mm_rejects_bad_operands() {
     );
 }
 
-#[test]
-fn few_row_products_match_float64_in_every_layout() {
-    // Products with up to 8 rows on the left (one decode step of a language model) stream
-    // the right operand in its own dtype and layout; checked against float64 products of
-    // the same values, for both unit-stride layouts, batches, broadcasts, gathers and addmm.
-    let normal = |shape: &[usize]| {
-        lazulite::random::normal(shape, DType::Float32, None, None, None).unwrap()
-    };
-    let f64_of = |a: &Array| a.astype(DType::Float64).unwrap();
+fn normal(shape: &[usize]) -> Array {
+    lazulite::random::normal(shape, DType::Float32, None, None, None).unwrap()
+}
+
+fn float64(a: &Array) -> Array {
+    a.astype(DType::Float64).unwrap()
+}
+
+/// Products of `(m, k)` by `(k, n)` in each float dtype against float64 products of the
+/// same values: both unit-stride layouts of the right operand, a left operand whose rows
+/// are a slice of wider ones, batches, broadcasts, gathers and addmm.
+fn products_match_float64_in_every_layout(shapes: &[(usize, usize, usize)]) {
     let check = |got: &Array, want: &Array, dtype: DType, what: &str| {
         assert_eq!(got.dtype(), dtype, "{what}");
         assert_eq!(got.shape(), want.shape(), "{what}");
         let tol = if dtype == DType::Float32 { 1e-5 } else { 1e-2 };
-        let close = lazulite::allclose(&f64_of(got), want, tol, tol, false).unwrap();
+        let close = lazulite::allclose(&float64(got), want, tol, tol, false).unwrap();
         assert!(close.item::<bool>().unwrap(), "{what}");
     };
     for dtype in [DType::Float32, DType::BFloat16, DType::Float16] {
-        for (m, k, n) in [
-            (1, 1, 5),
-            (1, 300, 33),
-            (2, 64, 1),
-            (3, 7, 40),
-            (5, 129, 17),
-            (8, 64, 600),
-        ] {
+        for &(m, k, n) in shapes {
             let what = format!("{dtype} m={m} k={k} n={n}");
             let x = normal(&[m, k]).astype(dtype).unwrap();
             // Row-major (k, n), and the transpose of a row-major (n, k).
@@ -645,10 +641,10 @@ fn few_row_products_match_float64_in_every_layout() {
                 .transpose(&[1, 0])
                 .unwrap();
             for b in [&b_rows, &b_cols] {
-                let want = matmul(&f64_of(&x), &f64_of(b)).unwrap();
+                let want = matmul(&float64(&x), &float64(b)).unwrap();
                 check(&matmul(&x, b).unwrap(), &want, dtype, &what);
                 let c = normal(&[m, n]).astype(dtype).unwrap();
-                let want_addmm = addmm(&f64_of(&c), &f64_of(&x), &f64_of(b), 0.5, 2.0).unwrap();
+                let want_addmm = addmm(&float64(&c), &float64(&x), &float64(b), 0.5, 2.0).unwrap();
                 check(
                     &addmm(&c, &x, b, 0.5, 2.0).unwrap(),
                     &want_addmm,
@@ -656,24 +652,55 @@ fn few_row_products_match_float64_in_every_layout() {
                     &what,
                 );
             }
+            let wide = normal(&[m, k + 6]).astype(dtype).unwrap();
+            let sliced = lazulite::slice(&wide, &[0, 0], &[m as i64, k as i64], &[1, 1]).unwrap();
+            let want = matmul(&float64(&sliced), &float64(&b_cols)).unwrap();
+            check(&matmul(&sliced, &b_cols).unwrap(), &want, dtype, &what);
             // A batch of left operands against one broadcast right operand, and a batch
             // of right operands.
             let xs = normal(&[3, m, k]).astype(dtype).unwrap();
-            let want = matmul(&f64_of(&xs), &f64_of(&b_cols)).unwrap();
+            let want = matmul(&float64(&xs), &float64(&b_cols)).unwrap();
             check(&matmul(&xs, &b_cols).unwrap(), &want, dtype, &what);
             let bs = normal(&[3, n, k])
                 .astype(dtype)
                 .unwrap()
                 .transpose(&[0, 2, 1])
                 .unwrap();
-            let want = matmul(&f64_of(&x), &f64_of(&bs)).unwrap();
+            let want = matmul(&float64(&x), &float64(&bs)).unwrap();
             check(&matmul(&x, &bs).unwrap(), &want, dtype, &what);
             let rhs = Array::from_slice(&[2u32, 0, 2], &[3]).unwrap();
             let got = lazulite::gather_mm(&x, &bs, None, Some(&rhs)).unwrap();
-            let want = lazulite::gather_mm(&f64_of(&x), &f64_of(&bs), None, Some(&rhs)).unwrap();
+            let want = lazulite::gather_mm(&float64(&x), &float64(&bs), None, Some(&rhs)).unwrap();
             check(&got, &want, dtype, &what);
         }
     }
+}
+
+#[test]
+fn few_row_products_match_float64_in_every_layout() {
+    // Up to 8 rows on the left (one decode step of a language model): the right operand
+    // is streamed in its own dtype and layout.
+    products_match_float64_in_every_layout(&[
+        (1, 1, 5),
+        (1, 300, 33),
+        (2, 64, 1),
+        (3, 7, 40),
+        (5, 129, 17),
+        (8, 64, 600),
+    ]);
+}
+
+#[test]
+fn many_row_products_match_float64_in_every_layout() {
+    // More rows (a prefill): bfloat16 with an even depth goes through the pair-product
+    // tiles (column blocks of 32, rows in passes of 8), other cases through gemm.
+    products_match_float64_in_every_layout(&[
+        (9, 2, 33),
+        (40, 64, 70),
+        (130, 96, 65),
+        (17, 300, 1),
+        (20, 33, 40),
+    ]);
 }
 
 #[test]

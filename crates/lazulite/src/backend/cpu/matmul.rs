@@ -6,6 +6,7 @@
 //! made contiguous only when neither of its matrix strides is 1, where gemm's packing
 //! would gather element by element.
 
+mod paired;
 mod rows;
 pub(crate) mod tiles;
 
@@ -181,8 +182,9 @@ fn collapsed_row_stride(t: &Tensor) -> Option<isize> {
     Some(row_stride)
 }
 
-/// Half-precision products multiply in float32, as MLX's CPU build does, and round once:
-/// the left operand is widened whole, the right one a panel at a time.
+/// Half-precision products accumulate in float32, as MLX's CPU build does, and round once:
+/// bfloat16 ones on the pair-product kernel where the CPU has it, others widened to
+/// float32 (the left operand whole, the right one a panel at a time).
 fn half_product<E: Widen>(
     a: Tensor,
     b: Tensor,
@@ -191,7 +193,10 @@ fn half_product<E: Widen>(
     pairs: Pairs,
 ) -> Result<Tensor> {
     let dtype = a.dtype;
-    let mut out = tiles::widened_product::<E>(a, b, shape, pairs)?;
+    let mut out = match paired::applies(&a, &b) {
+        Some(kernel) => paired::product(a, b, shape, pairs, kernel)?,
+        None => tiles::widened_product::<E>(a, b, shape, pairs)?,
+    };
     add_scaled(&mut out, addend)?;
     converted(out, dtype)
 }

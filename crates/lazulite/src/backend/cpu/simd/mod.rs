@@ -14,6 +14,7 @@ mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 mod bf16_pairs;
+mod bf16_tiles;
 #[cfg(target_arch = "x86_64")]
 mod fold;
 mod halves;
@@ -27,6 +28,7 @@ mod tests;
 mod vector;
 
 pub use bf16_pairs::{bf16_rows_fit, packed_bf16_dots, AffineRows, BFloat16Vector, PackedBf16Dots};
+pub use bf16_tiles::{bf16_tiles, Bf16Tiles, TILE_COLUMNS};
 pub use halves::{Half, HalfDots};
 pub use packed::{lay_out, PackedDots, PackedRows, MAX_VECTORS, SCALE_PADDING};
 pub use tensor::map;

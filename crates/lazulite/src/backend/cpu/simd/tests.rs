@@ -523,3 +523,52 @@ fn half_dots_on_every_path_match_widened_sums() {
         }
     }
 }
+
+#[test]
+fn bfloat16_tiles_match_float64_products() {
+    use super::{bf16_tiles, TILE_COLUMNS};
+    let Some(kernel) = bf16_tiles() else {
+        return;
+    };
+    let mut next = xorshift(0x51_7cc1_b727_220au64);
+    let mut value = || {
+        let v = (next() % 2000) as f32 / 1000.0 - 1.0;
+        (v.to_bits() >> 16) as u16
+    };
+    let widen = |b: u16| f64::from(f32::from_bits(u32::from(b) << 16));
+    for (m, columns, pairs) in [
+        (1, 32, 16),
+        (13, 32, 40),
+        (8, 5, 3),
+        (17, 29, 64),
+        (3, 1, 1),
+    ] {
+        let (k, w_stride, x_stride) = (2 * pairs, 2 * pairs + 6, 2 * pairs + 2);
+        let w: Vec<u16> = (0..columns * w_stride).map(|_| value()).collect();
+        let x: Vec<u16> = (0..m * x_stride).map(|_| value()).collect();
+        let mut packed = vec![u32::MAX; pairs * TILE_COLUMNS];
+        (kernel.pack)(&w, w_stride, columns, pairs, &mut packed);
+        let c_stride = columns + 3;
+        let mut c = vec![f32::NAN; m * c_stride];
+        (kernel.multiply)(&x, x_stride, m, &packed, pairs, columns, &mut c, c_stride);
+        for i in 0..m {
+            for j in 0..c_stride {
+                let got = c[i * c_stride + j];
+                if j >= columns {
+                    assert!(got.is_nan(), "column {j} past the block was written");
+                    continue;
+                }
+                let (mut want, mut magnitude) = (0.0, 0.0);
+                for d in 0..k {
+                    let term = widen(x[i * x_stride + d]) * widen(w[j * w_stride + d]);
+                    want += term;
+                    magnitude += term.abs();
+                }
+                assert!(
+                    (f64::from(got) - want).abs() <= 1e-6 * magnitude.max(1.0),
+                    "m {m} columns {columns} pairs {pairs}: ({i}, {j}) {got} vs {want}"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! Tiles of a bfloat16 matrix product `x @ W^T` by AVX-512 BF16's pair product
+//! (`vdpbf16ps`): the prefill of a bfloat16 model. Each instruction multiplies 16 pairs of
+//! bfloat16 values by another 16 pairs and adds the pair sums into 16 f32 lanes: twice
+//! the multiply-adds of a float32 FMA, with no widening of either operand. Every product
+//! of two bfloat16 values is exact in f32; only the f32 sums round, as in a float32
+//! product of the widened operands.
+//!
+//! Consecutive values of a row of `x` or `W` form a pair (one u32). A block of
+//! [`TILE_COLUMNS`] rows of `W` is packed as `pairs` lines of 32 u32, line `p` holding pair
+//! `p` of each row (a transpose of u32s), so that a line is two vectors of one pair per
+//! result column; each pair of a row of `x` is broadcast against them.
+
+/// Result columns per packed block of `W`.
+pub const TILE_COLUMNS: usize = 32;
+
+/// The tile kernels, where the CPU has them.
+#[derive(Copy, Clone)]
+pub struct Bf16Tiles {
+    /// Packs `rows` (at most [`TILE_COLUMNS`]) rows of `pairs` bfloat16 pairs, row `t`
+    /// starting at `w[t * stride]`, into `out` (`pairs * TILE_COLUMNS` u32, missing rows
+    /// zero). Panics on bounds that do not fit (an engine bug).
+    pub pack: fn(w: &[u16], stride: usize, rows: usize, pairs: usize, out: &mut [u32]),
+    /// `c[i * c_stride + j] = x_i . W_j` for the `m` rows `x_i = x[i * x_stride..]` of
+    /// `pairs` pairs and the first `columns` packed rows `W_j`. Panics on bounds that do
+    /// not fit (an engine bug).
+    #[allow(clippy::type_complexity)]
+    pub multiply: fn(
+        x: &[u16],
+        x_stride: usize,
+        m: usize,
+        packed: &[u32],
+        pairs: usize,
+        columns: usize,
+        c: &mut [f32],
+        c_stride: usize,
+    ),
+}
+
+/// The tile kernels if the CPU has AVX-512 BF16 and the active path is AVX-512.
+pub fn bf16_tiles() -> Option<Bf16Tiles> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let supported = super::Isa::active() == super::Isa::Avx512
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512bf16");
+        if supported {
+            return Some(Bf16Tiles {
+                pack: |w, stride, rows, pairs, out| {
+                    check_pack(w.len(), stride, rows, pairs, out.len());
+                    // SAFETY: the CPU has the instruction sets; the check bounds every read.
+                    unsafe { avx512::pack(w, stride, rows, pairs, out) }
+                },
+                multiply: |x, x_stride, m, packed, pairs, columns, c, c_stride| {
+                    check_multiply(x.len(), x_stride, m, packed.len(), pairs, columns);
+                    assert!(
+                        m == 0 || c.len() >= (m - 1) * c_stride + columns,
+                        "result tile does not fit"
+                    );
+                    // SAFETY: as above.
+                    unsafe { avx512::multiply(x, x_stride, m, packed, pairs, columns, c, c_stride) }
+                },
+            });
+        }
+    }
+    None
+}
+
+fn check_pack(w: usize, stride: usize, rows: usize, pairs: usize, out: usize) {
+    assert!(
+        rows <= TILE_COLUMNS
+            && out >= pairs * TILE_COLUMNS
+            && (rows == 0 || w >= (rows - 1) * stride + 2 * pairs),
+        "rows to pack do not fit"
+    );
+}
+
+fn check_multiply(x: usize, x_stride: usize, m: usize, packed: usize, pairs: usize, cols: usize) {
+    assert!(
+        cols <= TILE_COLUMNS
+            && packed >= pairs * TILE_COLUMNS
+            && (m == 0 || x >= (m - 1) * x_stride + 2 * pairs),
+        "product tile does not fit"
+    );
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::TILE_COLUMNS;
+    use std::arch::x86_64::*;
+
+    /// Rows of `x` per pass of [`rows`]: 8 rows by 32 columns keep 16 accumulators.
+    const TILE_ROWS: usize = 8;
+
+    /// # Safety
+    /// The CPU supports AVX-512F, BW and BF16; bounds as checked by `check_pack`.
+    #[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
+    pub(super) unsafe fn pack(
+        w: &[u16],
+        stride: usize,
+        rows: usize,
+        pairs: usize,
+        out: &mut [u32],
+    ) {
+        let out = out.as_mut_ptr();
+        let whole = pairs / 16 * 16;
+        for half in 0..2 {
+            let first = half * 16;
+            let present = rows.saturating_sub(first).min(16);
+            for p in (0..whole).step_by(16) {
+                let lines: [__m512i; 16] = std::array::from_fn(|t| {
+                    if t < present {
+                        _mm512_loadu_si512(w.as_ptr().add((first + t) * stride + 2 * p).cast())
+                    } else {
+                        _mm512_setzero_si512()
+                    }
+                });
+                let columns = transpose(lines);
+                for (c, v) in columns.iter().enumerate() {
+                    _mm512_storeu_si512(out.add((p + c) * TILE_COLUMNS + first).cast(), *v);
+                }
+            }
+        }
+        for p in whole..pairs {
+            for t in 0..TILE_COLUMNS {
+                let pair = if t < rows {
+                    let at = w.as_ptr().add(t * stride + 2 * p);
+                    u32::from(*at) | u32::from(*at.add(1)) << 16
+                } else {
+                    0
+                };
+                *out.add(p * TILE_COLUMNS + t) = pair;
+            }
+        }
+    }
+
+    /// The transpose of a 16 x 16 matrix of u32, one row per vector.
+    #[inline(always)]
+    unsafe fn transpose(r: [__m512i; 16]) -> [__m512i; 16] {
+        // Pairs of rows interleaved, then pairs of those: vector `4 q + j` then holds, in
+        // its 128-bit lane `l`, column `4 l + j` of rows `4 q` to `4 q + 3`.
+        let t: [__m512i; 16] = std::array::from_fn(|i| {
+            let (a, b) = (r[i / 2 * 2], r[i / 2 * 2 + 1]);
+            if i % 2 == 0 {
+                _mm512_unpacklo_epi32(a, b)
+            } else {
+                _mm512_unpackhi_epi32(a, b)
+            }
+        });
+        let u: [__m512i; 16] = std::array::from_fn(|i| {
+            let (q, j) = (i / 4, i % 4);
+            let (a, b) = (t[4 * q + j % 2], t[4 * q + 2 + j % 2]);
+            if j < 2 {
+                _mm512_unpacklo_epi64(a, b)
+            } else {
+                _mm512_unpackhi_epi64(a, b)
+            }
+        });
+        // `u[4 q + j]` with j = 0, 1, 2, 3 holds columns 4 l + {0, 2, 1, 3}: lanes are then
+        // gathered across the four row blocks.
+        let order = [0, 2, 1, 3];
+        let mut out = [_mm512_setzero_si512(); 16];
+        for (j, &column) in order.iter().enumerate() {
+            let (u0, u1, u2, u3) = (u[j], u[4 + j], u[8 + j], u[12 + j]);
+            let even01 = _mm512_shuffle_i32x4::<0x88>(u0, u1);
+            let odd01 = _mm512_shuffle_i32x4::<0xDD>(u0, u1);
+            let even23 = _mm512_shuffle_i32x4::<0x88>(u2, u3);
+            let odd23 = _mm512_shuffle_i32x4::<0xDD>(u2, u3);
+            out[column] = _mm512_shuffle_i32x4::<0x88>(even01, even23);
+            out[8 + column] = _mm512_shuffle_i32x4::<0xDD>(even01, even23);
+            out[4 + column] = _mm512_shuffle_i32x4::<0x88>(odd01, odd23);
+            out[12 + column] = _mm512_shuffle_i32x4::<0xDD>(odd01, odd23);
+        }
+        out
+    }
+
+    /// # Safety
+    /// The CPU supports AVX-512F, BW and BF16; bounds as checked by `check_multiply` and
+    /// the result check.
+    #[allow(clippy::too_many_arguments)]
+    #[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
+    pub(super) unsafe fn multiply(
+        x: &[u16],
+        x_stride: usize,
+        m: usize,
+        packed: &[u32],
+        pairs: usize,
+        columns: usize,
+        c: &mut [f32],
+        c_stride: usize,
+    ) {
+        let mask = ((1u64 << columns) - 1) as u32;
+        let (x, c) = (x.as_ptr(), c.as_mut_ptr());
+        let mut i = 0;
+        while i < m {
+            let (xi, ci) = (x.add(i * x_stride), c.add(i * c_stride));
+            let tile = (m - i).min(TILE_ROWS);
+            macro_rules! with_rows {
+                ($r:literal) => {
+                    rows::<$r>(xi, x_stride, packed.as_ptr(), pairs, mask, ci, c_stride)
+                };
+            }
+            match tile {
+                8 => with_rows!(8),
+                7 => with_rows!(7),
+                6 => with_rows!(6),
+                5 => with_rows!(5),
+                4 => with_rows!(4),
+                3 => with_rows!(3),
+                2 => with_rows!(2),
+                _ => with_rows!(1),
+            }
+            i += tile;
+        }
+    }
+
+    /// `R` rows of `x` by the packed block: 2 R accumulators of 16 columns.
+    ///
+    /// # Safety
+    /// As [`multiply`], for rows `x..x + R * x_stride` and result rows from `c`.
+    #[inline(always)]
+    unsafe fn rows<const R: usize>(
+        x: *const u16,
+        x_stride: usize,
+        packed: *const u32,
+        pairs: usize,
+        mask: u32,
+        c: *mut f32,
+        c_stride: usize,
+    ) {
+        let mut acc = [[_mm512_setzero_ps(); 2]; R];
+        let xs: [*const u32; R] = std::array::from_fn(|r| x.add(r * x_stride).cast::<u32>());
+        for p in 0..pairs {
+            let line = packed.add(p * TILE_COLUMNS);
+            let lo: __m512bh = std::mem::transmute(_mm512_loadu_si512(line.cast()));
+            let hi: __m512bh = std::mem::transmute(_mm512_loadu_si512(line.add(16).cast()));
+            for r in 0..R {
+                let pair = xs[r].add(p).read_unaligned();
+                let xv: __m512bh = std::mem::transmute(_mm512_set1_epi32(pair as i32));
+                acc[r][0] = _mm512_dpbf16_ps(acc[r][0], lo, xv);
+                acc[r][1] = _mm512_dpbf16_ps(acc[r][1], hi, xv);
+            }
+        }
+        let (lo_mask, hi_mask) = (mask as u16, (mask >> 16) as u16);
+        for (r, a) in acc.iter().enumerate() {
+            let row = c.add(r * c_stride);
+            _mm512_mask_storeu_ps(row, lo_mask, a[0]);
+            _mm512_mask_storeu_ps(row.add(16), hi_mask, a[1]);
+        }
+    }
+}
