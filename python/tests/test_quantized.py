@@ -71,10 +71,11 @@ def test_quantized_matmul(i):
 
 @pytest.mark.parametrize("bits", [2, 4, 8])
 @pytest.mark.parametrize("group_size", [32, 64, 128])
-@pytest.mark.parametrize("rows", [1, 3, 8])
-def test_bfloat16_few_row_products_match_dequantized(bits, group_size, rows):
-    # Decode-sized products of bfloat16 activations, checked against float64 NumPy on the
-    # dequantized matrix; the result is bfloat16, so its rounding bounds the difference.
+@pytest.mark.parametrize("rows", [1, 3, 8, 9, 70])
+def test_bfloat16_products_match_dequantized(bits, group_size, rows):
+    # Decode-sized (up to 8 rows) and prefill-sized products of bfloat16 activations,
+    # checked against float64 NumPy on the dequantized matrix; the result is bfloat16, so
+    # its rounding bounds the difference.
     rng = np.random.default_rng(bits * 1000 + group_size + rows)
     for k in (256, 768):
         w = mx.array(rng.normal(size=(40, k)).astype(np.float32)).astype(mx.bfloat16)

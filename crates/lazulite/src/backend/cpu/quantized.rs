@@ -12,6 +12,7 @@
 //! in float64: [`Real::Acc`].
 
 pub(crate) mod fp;
+mod paired;
 mod rows;
 
 use super::elementwise::{cast, map1};
@@ -630,7 +631,8 @@ pub struct Product {
 }
 
 /// At most this many rows of `x` use the fused kernel (each packed row is unpacked once
-/// and dotted with every row of `x`); more go through dequantized tiles and gemm.
+/// and dotted with every row of `x`); more go through the bfloat16 pair-product tiles or
+/// dequantized tiles and gemm.
 const FUSED_MAX_ROWS: usize = 8;
 
 /// `x @ W^T` or `x @ W` for `W` quantized as `w`, `scales` and, in affine mode, `biases`
@@ -655,6 +657,18 @@ pub fn quantized_matmul(
         };
         return narrowed(out, dtype);
     };
+    if product.m > FUSED_MAX_ROWS {
+        if let Some(tiles) = paired::applies(dtype, scales.dtype, packing, product) {
+            let operands = rows::Operands {
+                x,
+                w,
+                scales,
+                biases,
+            };
+            let out = paired::product(operands, packing, product, out_shape, tiles)?;
+            return narrowed(out, dtype);
+        }
+    }
     let kernel = match dtype {
         DType::Float64 => None,
         _ => rows::kernel(packing, product, FUSED_MAX_ROWS, dtype),

@@ -52,8 +52,9 @@ pub(super) fn kernel(packing: Packing, p: Product, max_rows: usize, x: DType) ->
     fits.then_some(Kernel::Float32(kernel))
 }
 
-/// The tensors of a product: `x` contiguous float32 `(batch, m, k)`, `w` with contiguous
-/// last two dimensions, `scales` and `biases` of the element type of the product.
+/// The tensors of an affine product: `x` of shape `(batch, m, k)` (contiguous float32 for
+/// the kernels here), `w` with contiguous last two dimensions, `scales` and `biases` of the
+/// element type of the product.
 pub(super) struct Operands {
     pub x: Tensor,
     pub w: Tensor,

@@ -20,6 +20,24 @@ pub struct Bf16Tiles {
     /// starting at `w[t * stride]`, into `out` (`pairs * TILE_COLUMNS` u32, missing rows
     /// zero). Panics on bounds that do not fit (an engine bug).
     pub pack: fn(w: &[u16], stride: usize, rows: usize, pairs: usize, out: &mut [u32]),
+    /// Packs like `pack`, from rows of 4- or 8-bit levels: row `t` of `rows` starts at
+    /// `words[t * words_per_row]`, level `d` in bits `bits * (d % (32 / bits))` of word
+    /// `d / (32 / bits)` (MLX's packing). A 4-bit level `q` becomes `128 + q` (the offset
+    /// [`level_offset`] reports), an 8-bit one `q`: both exact in bfloat16. `pairs` is a
+    /// multiple of 16. Panics on bounds that do not fit (an engine bug).
+    pub pack_levels: fn(
+        words: &[u32],
+        words_per_row: usize,
+        bits: usize,
+        rows: usize,
+        pairs: usize,
+        out: &mut [u32],
+    ),
+    /// `c[i * c_stride + j] = sum over groups g of scales[g][j] * (x_i . W_j over g)
+    /// + offsets[g][j] * sums[i][g]`, groups of `group_pairs` pairs, `scales` and
+    /// `offsets` holding [`TILE_COLUMNS`] values per group, `sums` `groups` per row: an
+    /// affine quantized product from packed levels. Bounds as `multiply`.
+    pub multiply_groups: fn(tile: GroupedTile<'_>, c: &mut [f32], c_stride: usize),
     /// `c[i * c_stride + j] = x_i . W_j` for the `m` rows `x_i = x[i * x_stride..]` of
     /// `pairs` pairs and the first `columns` packed rows `W_j`. Panics on bounds that do
     /// not fit (an engine bug).
@@ -36,6 +54,36 @@ pub struct Bf16Tiles {
     ),
 }
 
+/// The operands of [`Bf16Tiles::multiply_groups`].
+pub struct GroupedTile<'a> {
+    /// bfloat16 rows of `x`, `x_stride` apart.
+    pub x: &'a [u16],
+    pub x_stride: usize,
+    /// Rows of `x` to multiply.
+    pub m: usize,
+    /// The packed levels of the block, `pairs` lines.
+    pub packed: &'a [u32],
+    pub pairs: usize,
+    /// Packed rows of `W` that are real (the rest of the block is padding).
+    pub columns: usize,
+    pub group_pairs: usize,
+    /// Per group, one scale per column of the block.
+    pub scales: &'a [f32],
+    /// Per group, what each column adds per unit of the group's sum of `x`.
+    pub offsets: &'a [f32],
+    /// Per row of `x`, its sum over each group.
+    pub sums: &'a [f32],
+}
+
+/// What [`Bf16Tiles::pack_levels`] adds to each level of `bits`.
+pub fn level_offset(bits: usize) -> f32 {
+    if bits == 4 {
+        128.0
+    } else {
+        0.0
+    }
+}
+
 /// The tile kernels if the CPU has AVX-512 BF16 and the active path is AVX-512.
 pub fn bf16_tiles() -> Option<Bf16Tiles> {
     #[cfg(target_arch = "x86_64")]
@@ -49,6 +97,43 @@ pub fn bf16_tiles() -> Option<Bf16Tiles> {
                     check_pack(w.len(), stride, rows, pairs, out.len());
                     // SAFETY: the CPU has the instruction sets; the check bounds every read.
                     unsafe { avx512::pack(w, stride, rows, pairs, out) }
+                },
+                pack_levels: |words, words_per_row, bits, rows, pairs, out| {
+                    assert!(
+                        matches!(bits, 4 | 8)
+                            && pairs % 16 == 0
+                            && rows <= TILE_COLUMNS
+                            && out.len() >= pairs * TILE_COLUMNS
+                            && words_per_row * 32 >= 2 * pairs * bits
+                            && (rows == 0
+                                || words.len()
+                                    >= (rows - 1) * words_per_row + 2 * pairs * bits / 32),
+                        "levels to pack do not fit"
+                    );
+                    // SAFETY: as above.
+                    unsafe { avx512::pack_levels(words, words_per_row, bits, rows, pairs, out) }
+                },
+                multiply_groups: |tile, c, c_stride| {
+                    check_multiply(
+                        tile.x.len(),
+                        tile.x_stride,
+                        tile.m,
+                        tile.packed.len(),
+                        tile.pairs,
+                        tile.columns,
+                    );
+                    let groups = tile.pairs / tile.group_pairs.max(1);
+                    assert!(
+                        tile.group_pairs > 0
+                            && tile.pairs % tile.group_pairs == 0
+                            && tile.scales.len() >= groups * TILE_COLUMNS
+                            && tile.offsets.len() >= groups * TILE_COLUMNS
+                            && tile.sums.len() >= tile.m * groups
+                            && (tile.m == 0 || c.len() >= (tile.m - 1) * c_stride + tile.columns),
+                        "grouped tile does not fit"
+                    );
+                    // SAFETY: as above.
+                    unsafe { avx512::multiply_groups(&tile, c, c_stride) }
                 },
                 multiply: |x, x_stride, m, packed, pairs, columns, c, c_stride| {
                     check_multiply(x.len(), x_stride, m, packed.len(), pairs, columns);
@@ -133,6 +218,68 @@ mod avx512 {
         }
     }
 
+    /// # Safety
+    /// The CPU supports AVX-512F, BW and BF16; bounds as checked by the caller.
+    #[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
+    pub(super) unsafe fn pack_levels(
+        words: &[u32],
+        words_per_row: usize,
+        bits: usize,
+        rows: usize,
+        pairs: usize,
+        out: &mut [u32],
+    ) {
+        let (words, out) = (words.as_ptr().cast::<u8>(), out.as_mut_ptr());
+        // 16 pairs (32 levels) of a row from its bytes at `at`.
+        let pairs_of = |at: *const u8| -> __m512i {
+            if bits == 4 {
+                // A byte holds levels 2i (low nibble) and 2i + 1: bfloat16 128 + q is
+                // 0x4300 | q, the high level shifted to the upper half.
+                let v = _mm512_cvtepu8_epi32(_mm_loadu_si128(at.cast()));
+                let low = _mm512_ternarylogic_epi32::<0xEA>(
+                    v,
+                    _mm512_set1_epi32(0xF),
+                    _mm512_set1_epi32(0x4300_4300),
+                );
+                _mm512_ternarylogic_epi32::<0xEA>(
+                    _mm512_slli_epi32::<12>(v),
+                    _mm512_set1_epi32(0xF_0000),
+                    low,
+                )
+            } else {
+                // Two bytes per pair; small integers are exact in bfloat16.
+                let v = _mm512_cvtepu16_epi32(_mm256_loadu_si256(at.cast()));
+                let low = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_and_si512(
+                    v,
+                    _mm512_set1_epi32(0xFF),
+                )));
+                let high = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_srli_epi32::<8>(v)));
+                _mm512_ternarylogic_epi32::<0xEA>(
+                    _mm512_set1_epi32(0xFFFF_0000u32 as i32),
+                    high,
+                    _mm512_srli_epi32::<16>(low),
+                )
+            }
+        };
+        let chunk_bytes = 32 * bits / 8;
+        for half in 0..2 {
+            let first = half * 16;
+            let present = rows.saturating_sub(first).min(16);
+            for (chunk, p) in (0..pairs).step_by(16).enumerate() {
+                let lines: [__m512i; 16] = std::array::from_fn(|t| {
+                    if t < present {
+                        pairs_of(words.add(((first + t) * words_per_row) * 4 + chunk * chunk_bytes))
+                    } else {
+                        _mm512_setzero_si512()
+                    }
+                });
+                for (c, v) in transpose(lines).iter().enumerate() {
+                    _mm512_storeu_si512(out.add((p + c) * TILE_COLUMNS + first).cast(), *v);
+                }
+            }
+        }
+    }
+
     /// The transpose of a 16 x 16 matrix of u32, one row per vector.
     #[inline(always)]
     unsafe fn transpose(r: [__m512i; 16]) -> [__m512i; 16] {
@@ -210,6 +357,101 @@ mod avx512 {
                 _ => with_rows!(1),
             }
             i += tile;
+        }
+    }
+
+    /// Rows of `x` per pass of [`grouped_rows`]: each row keeps a group's sums and the
+    /// running result, 4 accumulators.
+    const GROUPED_ROWS: usize = 4;
+
+    /// # Safety
+    /// The CPU supports AVX-512F, BW and BF16; bounds as checked by the caller.
+    #[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
+    pub(super) unsafe fn multiply_groups(
+        tile: &super::GroupedTile<'_>,
+        c: &mut [f32],
+        c_stride: usize,
+    ) {
+        let mask = ((1u64 << tile.columns) - 1) as u32;
+        let groups = tile.pairs / tile.group_pairs;
+        let c = c.as_mut_ptr();
+        let mut i = 0;
+        while i < tile.m {
+            let rows = (tile.m - i).min(GROUPED_ROWS);
+            let at = Grouped {
+                x: tile.x.as_ptr().add(i * tile.x_stride),
+                x_stride: tile.x_stride,
+                packed: tile.packed.as_ptr(),
+                groups,
+                group_pairs: tile.group_pairs,
+                scales: tile.scales.as_ptr(),
+                offsets: tile.offsets.as_ptr(),
+                sums: tile.sums.as_ptr().add(i * groups),
+            };
+            let ci = c.add(i * c_stride);
+            match rows {
+                4 => grouped_rows::<4>(&at, mask, ci, c_stride),
+                3 => grouped_rows::<3>(&at, mask, ci, c_stride),
+                2 => grouped_rows::<2>(&at, mask, ci, c_stride),
+                _ => grouped_rows::<1>(&at, mask, ci, c_stride),
+            }
+            i += rows;
+        }
+    }
+
+    /// Where [`grouped_rows`] reads, from its first row.
+    struct Grouped {
+        x: *const u16,
+        x_stride: usize,
+        packed: *const u32,
+        groups: usize,
+        group_pairs: usize,
+        scales: *const f32,
+        offsets: *const f32,
+        sums: *const f32,
+    }
+
+    /// `R` rows of `x` by the packed block of levels, group by group.
+    ///
+    /// # Safety
+    /// As [`multiply_groups`], for `R` rows from `at` and result rows from `c`.
+    #[inline(always)]
+    unsafe fn grouped_rows<const R: usize>(at: &Grouped, mask: u32, c: *mut f32, c_stride: usize) {
+        let zero = _mm512_setzero_ps();
+        let mut result = [[zero; 2]; R];
+        let xs: [*const u32; R] = std::array::from_fn(|r| at.x.add(r * at.x_stride).cast::<u32>());
+        for g in 0..at.groups {
+            let mut dots = [[zero; 2]; R];
+            for p in g * at.group_pairs..(g + 1) * at.group_pairs {
+                let line = at.packed.add(p * TILE_COLUMNS);
+                let lo: __m512bh = std::mem::transmute(_mm512_loadu_si512(line.cast()));
+                let hi: __m512bh = std::mem::transmute(_mm512_loadu_si512(line.add(16).cast()));
+                for r in 0..R {
+                    let pair = xs[r].add(p).read_unaligned();
+                    let xv: __m512bh = std::mem::transmute(_mm512_set1_epi32(pair as i32));
+                    dots[r][0] = _mm512_dpbf16_ps(dots[r][0], lo, xv);
+                    dots[r][1] = _mm512_dpbf16_ps(dots[r][1], hi, xv);
+                }
+            }
+            let (scales, offsets) = (
+                at.scales.add(g * TILE_COLUMNS),
+                at.offsets.add(g * TILE_COLUMNS),
+            );
+            for h in 0..2 {
+                let scale = _mm512_loadu_ps(scales.add(16 * h));
+                let offset = _mm512_loadu_ps(offsets.add(16 * h));
+                for r in 0..R {
+                    let sum = _mm512_set1_ps(*at.sums.add(r * at.groups + g));
+                    result[r][h] = _mm512_fmadd_ps(scale, dots[r][h], result[r][h]);
+                    result[r][h] = _mm512_fmadd_ps(offset, sum, result[r][h]);
+                }
+            }
+        }
+        let (lo_mask, hi_mask) = (mask as u16, (mask >> 16) as u16);
+        for (r, a) in result.iter().enumerate() {
+            let row = c.add(r * c_stride);
+            _mm512_mask_storeu_ps(row, lo_mask, a[0]);
+            _mm512_mask_storeu_ps(row.add(16), hi_mask, a[1]);
         }
     }
 

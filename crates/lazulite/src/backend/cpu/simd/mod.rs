@@ -28,7 +28,7 @@ mod tests;
 mod vector;
 
 pub use bf16_pairs::{bf16_rows_fit, packed_bf16_dots, AffineRows, BFloat16Vector, PackedBf16Dots};
-pub use bf16_tiles::{bf16_tiles, Bf16Tiles, TILE_COLUMNS};
+pub use bf16_tiles::{bf16_tiles, level_offset, Bf16Tiles, GroupedTile, TILE_COLUMNS};
 pub use halves::{Half, HalfDots};
 pub use packed::{lay_out, PackedDots, PackedRows, MAX_VECTORS, SCALE_PADDING};
 pub use tensor::map;

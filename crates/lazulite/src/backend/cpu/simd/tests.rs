@@ -572,3 +572,92 @@ fn bfloat16_tiles_match_float64_products() {
         }
     }
 }
+
+#[test]
+fn bfloat16_level_tiles_match_float64_affine_products() {
+    use super::{bf16_tiles, level_offset, GroupedTile, TILE_COLUMNS};
+    let Some(kernel) = bf16_tiles() else {
+        return;
+    };
+    let mut next = xorshift(0x2f0b_3c8a_77e1_d905u64);
+    let mut value = |scale: f32| {
+        let v = ((next() % 2000) as f32 / 1000.0 - 1.0) * scale;
+        (v.to_bits() >> 16) as u16
+    };
+    let widen = |b: u16| f64::from(f32::from_bits(u32::from(b) << 16));
+    let mut words_of = xorshift(0x6a09_e667_f3bc_c908u64);
+    for bits in [4usize, 8] {
+        for (m, columns, k, group_size) in [(5, 32, 64, 32), (9, 7, 256, 64), (4, 19, 384, 128)] {
+            let (pairs, group_pairs, groups) = (k / 2, group_size / 2, k / group_size);
+            let words_per_row = k * bits / 32 + 3;
+            let words: Vec<u32> = (0..columns * words_per_row)
+                .map(|_| words_of() as u32)
+                .collect();
+            let level = |j: usize, d: usize| {
+                let per = 32 / bits;
+                (words[j * words_per_row + d / per] >> (bits * (d % per))) & ((1 << bits) - 1)
+            };
+            let x_stride = k + 4;
+            let x: Vec<u16> = (0..m * x_stride).map(|_| value(1.0)).collect();
+            let s: Vec<f32> = (0..columns * groups)
+                .map(|_| widen(value(0.1)) as f32)
+                .collect();
+            let b: Vec<f32> = (0..columns * groups)
+                .map(|_| widen(value(1.0)) as f32)
+                .collect();
+            let mut scales = vec![0.0f32; groups * TILE_COLUMNS];
+            let mut offsets = vec![0.0f32; groups * TILE_COLUMNS];
+            for g in 0..groups {
+                for j in 0..columns {
+                    let (sj, bj) = (s[j * groups + g], b[j * groups + g]);
+                    scales[g * TILE_COLUMNS + j] = sj;
+                    offsets[g * TILE_COLUMNS + j] = bj - level_offset(bits) * sj;
+                }
+            }
+            let sums: Vec<f32> = (0..m * groups)
+                .map(|e| {
+                    let (i, g) = (e / groups, e % groups);
+                    (g * group_size..(g + 1) * group_size)
+                        .map(|d| widen(x[i * x_stride + d]) as f32)
+                        .sum()
+                })
+                .collect();
+            let mut packed = vec![u32::MAX; pairs * TILE_COLUMNS];
+            (kernel.pack_levels)(&words, words_per_row, bits, columns, pairs, &mut packed);
+            let c_stride = columns + 1;
+            let mut c = vec![f32::NAN; m * c_stride];
+            let tile = GroupedTile {
+                x: &x,
+                x_stride,
+                m,
+                packed: &packed,
+                pairs,
+                columns,
+                group_pairs,
+                scales: &scales,
+                offsets: &offsets,
+                sums: &sums,
+            };
+            (kernel.multiply_groups)(tile, &mut c, c_stride);
+            for i in 0..m {
+                assert!(c[i * c_stride + columns].is_nan());
+                for j in 0..columns {
+                    let (mut want, mut magnitude) = (0.0, 0.0);
+                    for d in 0..k {
+                        let g = d / group_size;
+                        let w = f64::from(s[j * groups + g]) * f64::from(level(j, d))
+                            + f64::from(b[j * groups + g]);
+                        let term = widen(x[i * x_stride + d]) * w;
+                        want += term;
+                        magnitude += term.abs();
+                    }
+                    let got = f64::from(c[i * c_stride + j]);
+                    assert!(
+                        (got - want).abs() <= 1e-5 * magnitude.max(1.0),
+                        "{bits}-bit m {m} columns {columns} k {k}: ({i}, {j}) {got} vs {want}"
+                    );
+                }
+            }
+        }
+    }
+}
