@@ -39,8 +39,8 @@ pub(super) trait Widen: Element {
 
     /// `src` as float32: in `buf` (widened there), or `src` itself for float32.
     #[inline(always)]
-    fn as_f32<'a>(src: &'a [Self], buf: &'a mut [f32]) -> &'a [f32] {
-        let buf = &mut buf[..src.len()];
+    fn as_f32<'a>(src: &'a [Self], buf: &'a mut Vec<f32>) -> &'a [f32] {
+        buf.resize(src.len(), 0.0);
         Self::widen_into(src, buf);
         buf
     }
@@ -53,7 +53,7 @@ impl Widen for f32 {
     }
 
     #[inline(always)]
-    fn as_f32<'a>(src: &'a [f32], _: &'a mut [f32]) -> &'a [f32] {
+    fn as_f32<'a>(src: &'a [f32], _: &'a mut Vec<f32>) -> &'a [f32] {
         src
     }
 }
@@ -166,6 +166,18 @@ fn typed<E: Widen>(a: &Tensor, b: Tensor, shape: &[usize], pairs: Pairs) -> Resu
         COLUMN_BLOCK
     };
     let blocks = n.div_ceil(columns_per_task);
+    // Rows of x that hold bfloat16 values (the low half of every value's bits zero, as
+    // when x was bfloat16) meet bfloat16 columns in the pair product, without widening;
+    // narrowed once here for every task.
+    let pair_kernel = simd::packed_bf16_dots().filter(|_| {
+        depth_contiguous
+            && E::halves(&[]).is_some_and(|(_, f)| f == simd::Half::BFloat16)
+            && xs.iter().all(|v| v.to_bits() & 0xffff == 0)
+    });
+    let narrowed: Vec<u16> = match pair_kernel {
+        Some(_) => xs.iter().map(|v| (v.to_bits() >> 16) as u16).collect(),
+        None => Vec::new(),
+    };
     let task = |t: usize| {
         // Whole wrappers captured (not their pointer fields), so the closure is Sync.
         let (base, dst) = (base, dst);
@@ -180,7 +192,11 @@ fn typed<E: Widen>(a: &Tensor, b: Tensor, shape: &[usize], pairs: Pairs) -> Resu
             #[inline(always)]
             || {
                 if depth_contiguous {
-                    dots::<E>(x, b, rhs.col_stride, k, n, columns, out)
+                    let pairs = pair_kernel.map(|kernel| PairRows {
+                        kernel,
+                        rows: &narrowed[batch_a * m * k..][..m * k],
+                    });
+                    dots::<E>(x, pairs, b, rhs.col_stride, k, n, columns, out)
                 } else {
                     axpys::<E>(x, b, rhs.row_stride, k, n, columns, out)
                 }
@@ -197,11 +213,22 @@ fn typed<E: Widen>(a: &Tensor, b: Tensor, shape: &[usize], pairs: Pairs) -> Resu
     Ok(out)
 }
 
+/// `x` as bfloat16 for the pair-product kernel.
+#[derive(Clone, Copy)]
+struct PairRows<'a> {
+    kernel: simd::PackedBf16Dots,
+    /// The bfloat16 bits of `x`, row after row.
+    rows: &'a [u16],
+}
+
 /// `out[r, j] = x[r] . b[:, j]` for `j` in `columns`, where column `j` of `b` is the `k`
-/// contiguous elements at `b + j * column_stride`.
+/// contiguous elements at `b + j * column_stride`; bfloat16 columns by the pair product
+/// when `pairs` has `x` narrowed for it.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn dots<E: Widen>(
     x: &[f32],
+    pairs: Option<PairRows<'_>>,
     b: *const E,
     column_stride: isize,
     k: usize,
@@ -209,24 +236,15 @@ fn dots<E: Widen>(
     columns: std::ops::Range<usize>,
     out: *mut f32,
 ) {
-    let mut buf = vec![0.0f32; k];
+    // Filled only by columns widened to float32.
+    let mut buf = Vec::new();
     // Explicit vector code where there is some: LLVM sums the lanes of its own
     // vectorisation in order, which costs more than the products at short depths
     // (attention over 64-wide heads).
     let dot = simd::folds().map_or(dot as fn(&[f32], &[f32]) -> f32, |folds| folds.dot);
     let half_dots = simd::half_dots();
     let rows: Vec<&[f32]> = x.chunks_exact(k).collect();
-    // Rows of x that hold bfloat16 values (the low half of every value's bits zero, as
-    // when x was bfloat16) meet bfloat16 columns in the pair product, without widening.
-    let pairs = simd::packed_bf16_dots().filter(|_| {
-        E::halves(&[]).is_some_and(|(_, f)| f == simd::Half::BFloat16)
-            && x.iter().all(|v| v.to_bits() & 0xffff == 0)
-    });
-    let narrowed: Vec<u16> = match pairs {
-        Some(_) => x.iter().map(|v| (v.to_bits() >> 16) as u16).collect(),
-        None => Vec::new(),
-    };
-    let narrowed_rows: Vec<&[u16]> = narrowed.chunks_exact(k).collect();
+    let narrowed_rows: Vec<&[u16]> = pairs.map_or(Vec::new(), |p| p.rows.chunks_exact(k).collect());
     for j in columns {
         // SAFETY: column j of the matrix holds k elements from here, inside b's buffer.
         let column = unsafe { std::slice::from_raw_parts(b.offset(j as isize * column_stride), k) };
@@ -246,8 +264,9 @@ fn dots<E: Widen>(
             }
         };
         match (pairs, half_dots, E::halves(column)) {
-            (Some(kernel), _, Some((bits, _))) => {
-                by_blocks(&mut |block, dots| (kernel.row_dots)(bits, &narrowed_rows[block], dots));
+            (Some(pairs), _, Some((bits, _))) => {
+                let row_dots = pairs.kernel.row_dots;
+                by_blocks(&mut |block, dots| row_dots(bits, &narrowed_rows[block], dots));
                 continue;
             }
             (None, Some(kernel), Some((bits, format))) => {
