@@ -54,23 +54,56 @@ impl Queue {
     }
 }
 
+/// The queue once its thread has started (`None` inside if it could not be).
+static QUEUE: OnceLock<Option<&'static Queue>> = OnceLock::new();
+
 /// The queue, with its thread started on first use; `None` if the thread cannot be
 /// started (then `async_eval` evaluates before returning).
 fn queue() -> Option<&'static Queue> {
-    static QUEUE: OnceLock<Option<&'static Queue>> = OnceLock::new();
     let queue = *QUEUE.get_or_init(|| {
         let queue: &'static Queue = Box::leak(Box::new(Queue {
             state: Mutex::default(),
             changed: Condvar::new(),
             pid: std::process::id(),
         }));
-        std::thread::Builder::new()
+        let started = std::thread::Builder::new()
             .name("lazulite-eval".into())
             .spawn(move || work(queue))
-            .ok()
-            .map(|_| queue)
+            .is_ok();
+        if started {
+            drain_before_fork();
+        }
+        started.then_some(queue)
     });
     queue.filter(|q| q.pid == std::process::id())
+}
+
+/// Makes `fork` wait until the queue is empty: a child process has no evaluation thread,
+/// and a node that thread was computing would stay locked in the child forever.
+fn drain_before_fork() {
+    #[cfg(unix)]
+    {
+        extern "C" fn drain() {
+            if let Some(Some(queue)) = QUEUE.get() {
+                let mut state = queue.lock();
+                while state.finished < state.queued {
+                    state = queue.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+                }
+            }
+        }
+        extern "C" {
+            fn pthread_atfork(
+                prepare: Option<extern "C" fn()>,
+                parent: Option<extern "C" fn()>,
+                child: Option<extern "C" fn()>,
+            ) -> std::ffi::c_int;
+        }
+        // SAFETY: registers a handler that takes only this module's lock; failing to
+        // register (out of memory) leaves fork as it was.
+        unsafe {
+            pthread_atfork(Some(drain), None, None);
+        }
+    }
 }
 
 /// Queues `arrays` for the evaluation thread; `false` if there is none (the caller then
