@@ -19,6 +19,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use std::ffi::{c_void, CStr};
 use std::ptr::NonNull;
+use std::sync::Mutex;
 
 const CPU: i32 = 1;
 const DLTENSOR: &CStr = c"dltensor";
@@ -250,8 +251,35 @@ impl Imported {
     }
 }
 
+/// Imported tensors dropped on a thread without the GIL, whose deleters wait for
+/// [`release_deferred`].
+static DEFERRED: Mutex<Vec<Imported>> = Mutex::new(Vec::new());
+
+/// Hands the tensors dropped without the GIL back to their producers; called with the GIL
+/// held, where Python calls into lazulite to evaluate or import.
+pub(crate) fn release_deferred(_py: Python<'_>) {
+    let deferred = std::mem::take(&mut *DEFERRED.lock().unwrap_or_else(|e| e.into_inner()));
+    drop(deferred);
+}
+
 impl Drop for Imported {
     fn drop(&mut self) {
+        // A producer's deleter may take the GIL (NumPy's and PyTorch's do). The thread
+        // behind `async_eval` drops the last handles to what it computed, and Python may
+        // hold the GIL while it waits for that thread: a thread without the GIL leaves
+        // the deleter to the next one that has it.
+        // SAFETY: only asks whether this thread holds the GIL.
+        if unsafe { ffi::PyGILState_Check() } == 0 {
+            let again = match self {
+                Imported::Legacy(m) => Imported::Legacy(*m),
+                Imported::Versioned(m) => Imported::Versioned(*m),
+            };
+            DEFERRED
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(again);
+            return;
+        }
         // SAFETY: the consumer (us) calls the deleter exactly once.
         unsafe {
             match self {
@@ -322,6 +350,7 @@ fn take_capsule(obj: &Bound<'_, PyAny>) -> PyResult<Imported> {
 /// lazulite can wrap (another device, an unknown dtype, misaligned data), so that the
 /// caller converts it another way.
 pub fn import(obj: &Bound<'_, PyAny>) -> PyResult<Option<Array>> {
+    release_deferred(obj.py());
     if let Ok(device) = obj.call_method0("__dlpack_device__") {
         if device.extract::<(i32, i32)>().ok().map(|d| d.0) != Some(CPU) {
             return Ok(None);

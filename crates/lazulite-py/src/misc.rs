@@ -87,6 +87,7 @@ fn arange(
 fn eval(py: Python<'_>, args: &Bound<'_, PyTuple>) -> Res<()> {
     let mut arrays: Vec<Array> = Vec::new();
     crate::trees::leaves(args.as_any(), false, &mut arrays)?;
+    crate::dlpack::release_deferred(py);
     py.detach(|| lazulite::eval(&arrays.iter().collect::<Vec<_>>()))?;
     Ok(())
 }
@@ -99,6 +100,7 @@ fn eval(py: Python<'_>, args: &Bound<'_, PyTuple>) -> Res<()> {
 fn async_eval(py: Python<'_>, args: &Bound<'_, PyTuple>) -> Res<()> {
     let mut arrays: Vec<Array> = Vec::new();
     crate::trees::leaves(args.as_any(), false, &mut arrays)?;
+    crate::dlpack::release_deferred(py);
     py.detach(|| lazulite::async_eval(&arrays.iter().collect::<Vec<_>>()))?;
     Ok(())
 }

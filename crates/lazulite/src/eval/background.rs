@@ -3,17 +3,18 @@
 //! thread does. In a decode loop the host language records token `n + 1` while token `n`
 //! is computed.
 //!
-//! Nothing waits on this thread for correctness: every node is locked while it runs, so a
-//! node the caller needs is computed by whichever thread reaches it first. Waiting is for
-//! speed only: reading an array that a queued job was asked for waits for that job rather
-//! than computing the same graph alongside it. Graphs that hold a node that must run on the
-//! caller's thread (see `Primitive::runs_on_caller`) or that depend on placeholders are
-//! left to be evaluated when read.
+//! Reading an array never depends on this thread: every node is locked while it runs, so
+//! a node the caller needs is computed by whichever thread reaches it first. Reading an
+//! array that a queued job was asked for waits for that job rather than computing the same
+//! graph alongside it. Only `fork` waits for the thread (see [`drain_before_fork`]).
+//! Graphs that hold a node that must run on the caller's thread (see
+//! `Primitive::runs_on_caller`) or that depend on placeholders are never queued.
 
 use super::{run, schedule};
 use crate::array::Array;
+use crate::error::Error;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
 /// The queue shared by callers and the evaluation thread.
@@ -43,6 +44,9 @@ struct Job {
 /// How many jobs are queued or running: lets `eval` skip the queue's lock when none are.
 static UNFINISHED: AtomicUsize = AtomicUsize::new(0);
 
+/// Set while a `fork` waits for the queue to drain: nothing new is queued meanwhile.
+static FORKING: AtomicBool = AtomicBool::new(false);
+
 thread_local! {
     /// Set on the evaluation thread, which never waits for its own jobs.
     static ON_EVALUATION_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -52,13 +56,18 @@ impl Queue {
     fn lock(&self) -> MutexGuard<'_, QueueState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// Waits for the next change to the queue.
+    fn wait<'a>(&self, state: MutexGuard<'a, QueueState>) -> MutexGuard<'a, QueueState> {
+        self.changed.wait(state).unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// The queue once its thread has started (`None` inside if it could not be).
 static QUEUE: OnceLock<Option<&'static Queue>> = OnceLock::new();
 
 /// The queue, with its thread started on first use; `None` if the thread cannot be
-/// started (then `async_eval` evaluates before returning).
+/// started (then `async_eval` evaluates before returning) and in a forked child.
 fn queue() -> Option<&'static Queue> {
     let queue = *QUEUE.get_or_init(|| {
         let queue: &'static Queue = Box::leak(Box::new(Queue {
@@ -78,18 +87,27 @@ fn queue() -> Option<&'static Queue> {
     queue.filter(|q| q.pid == std::process::id())
 }
 
-/// Makes `fork` wait until the queue is empty: a child process has no evaluation thread,
-/// and a node that thread was computing would stay locked in the child forever.
+/// Makes `fork` wait until the queue is empty and queue nothing new until it is done: a
+/// child process has no evaluation thread, and a node that thread was computing would
+/// stay locked in the child forever.
 fn drain_before_fork() {
     #[cfg(unix)]
     {
-        extern "C" fn drain() {
-            if let Some(Some(queue)) = QUEUE.get() {
-                let mut state = queue.lock();
-                while state.finished < state.queued {
-                    state = queue.changed.wait(state).unwrap_or_else(|e| e.into_inner());
-                }
+        extern "C" fn prepare() {
+            if ON_EVALUATION_THREAD.with(|f| f.get()) {
+                return;
             }
+            let Some(queue) = queue() else {
+                return;
+            };
+            FORKING.store(true, Ordering::SeqCst);
+            let mut state = queue.lock();
+            while state.finished < state.queued {
+                state = queue.wait(state);
+            }
+        }
+        extern "C" fn parent() {
+            FORKING.store(false, Ordering::SeqCst);
         }
         extern "C" {
             fn pthread_atfork(
@@ -98,21 +116,24 @@ fn drain_before_fork() {
                 child: Option<extern "C" fn()>,
             ) -> std::ffi::c_int;
         }
-        // SAFETY: registers a handler that takes only this module's lock; failing to
-        // register (out of memory) leaves fork as it was.
+        // SAFETY: registers handlers that take this module's lock and wait for the jobs
+        // under way; failing to register (out of memory) leaves fork as it was.
         unsafe {
-            pthread_atfork(Some(drain), None, None);
+            pthread_atfork(Some(prepare), Some(parent), None);
         }
     }
 }
 
-/// Queues `arrays` for the evaluation thread; `false` if there is none (the caller then
-/// evaluates them itself).
+/// Queues `arrays` for the evaluation thread; `false` if there is none or a `fork` is
+/// under way (the caller then evaluates them itself).
 pub(super) fn submit(arrays: &[&Array]) -> bool {
     let Some(queue) = queue() else {
         return false;
     };
     let mut state = queue.lock();
+    if FORKING.load(Ordering::SeqCst) {
+        return false;
+    }
     state.queued += 1;
     let number = state.queued;
     state.jobs.push_back(Job {
@@ -147,7 +168,7 @@ pub(super) fn wait_for(arrays: &[&Array]) {
         .max();
     if let Some(number) = wanted {
         while state.finished < number {
-            state = queue.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+            state = queue.wait(state);
         }
     }
 }
@@ -162,25 +183,25 @@ fn work(queue: &'static Queue) {
                 if let Some(job) = state.jobs.front() {
                     break (job.number, job.targets.clone());
                 }
-                state = queue.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+                state = queue.wait(state);
             }
         };
-        // A kernel's panic is an engine bug; it must not stop the thread, or readers of
-        // later jobs would wait forever. The failed node reports itself when read.
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| evaluate(&targets)));
-        drop(targets);
+        evaluate(&targets);
         let mut state = queue.lock();
-        state.jobs.pop_front();
+        let job = state.jobs.pop_front();
         state.finished = number;
         UNFINISHED.fetch_sub(1, Ordering::Release);
         drop(state);
         queue.changed.notify_all();
+        // The last handles to a graph may be these: it is freed outside the lock.
+        drop((job, targets));
     }
 }
 
-/// Computes what `targets` need, unless a node must run on the caller's thread or the
-/// graph depends on placeholders. An error stops the job; the failed node gives it again
-/// when read.
+/// Computes what `targets` need. An error stops the job; the failed node gives it again
+/// when read. Graphs that must run on the caller's thread were not queued, but one that
+/// turns up anyway (a node the caller's check passed over while another thread held it)
+/// is left to be evaluated when read.
 fn evaluate(targets: &[Array]) {
     let targets: Vec<&Array> = targets.iter().collect();
     let (order, stamps) = schedule(&targets);
@@ -194,8 +215,18 @@ fn evaluate(targets: &[Array]) {
         return;
     }
     for node in order {
-        if run(&node, 0).is_err() {
-            return;
+        // A kernel's panic is an engine bug; it must not stop the thread, or readers of
+        // later jobs would wait forever. The node keeps the panic as its error.
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&node, 0))) {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => return,
+            Err(_) => {
+                node.lock().failed = Some(Error::runtime(
+                    "[eval] A kernel panicked while evaluating this array on the evaluation \
+                     thread.",
+                ));
+                return;
+            }
         }
     }
 }

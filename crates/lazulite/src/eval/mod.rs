@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::primitive::OutputSpec;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, TryLockError};
 
 mod background;
 
@@ -40,8 +40,8 @@ pub fn eval(arrays: &[&Array]) -> Result<()> {
 /// at once, so the caller can record the next graph meanwhile (a decode loop records
 /// token `n + 1` while token `n` is computed). Reading the arrays, or [`eval`], waits for
 /// them; an error surfaces there. Graphs with custom functions or distributed ops, and
-/// dataflow graphs, are computed when read instead. Like MLX, it refuses arrays that depend
-/// on the inputs of a running transform (grad, vmap, compile).
+/// dataflow graphs, are computed before it returns, on the calling thread. Like MLX, it
+/// refuses arrays that depend on the inputs of a running transform (grad, vmap, compile).
 ///
 /// ```
 /// use lazulite::{async_eval, grad, Array};
@@ -61,10 +61,42 @@ pub fn async_eval(arrays: &[&Array]) -> Result<()> {
             "[async_eval] Not allowed inside a graph transformation.",
         ));
     }
-    if background::submit(arrays) {
+    if !stays_on_caller(arrays) && background::submit(arrays) {
         return Ok(());
     }
     eval(arrays)
+}
+
+/// Whether computing `arrays` would run a node that must stay on the calling thread
+/// (`Primitive::runs_on_caller`) or depends on placeholders. A node another thread holds
+/// locked is being computed or walked there and is passed over, so that this check never
+/// waits for a kernel.
+fn stays_on_caller(arrays: &[&Array]) -> bool {
+    let mut seen = NodeSet::default();
+    let mut stack: Vec<Arc<Node>> = arrays.iter().map(|a| a.node.clone()).collect();
+    while let Some(node) = stack.pop() {
+        if !seen.insert(Arc::as_ptr(&node)) {
+            continue;
+        }
+        let state = match node.state.try_lock() {
+            Ok(state) => state,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => continue,
+        };
+        if !expands(&node, &state) {
+            continue;
+        }
+        if node.flags().dataflow {
+            return true;
+        }
+        if let Some(op) = &state.op {
+            if op.primitive.runs_on_caller() {
+                return true;
+            }
+            stack.extend(op.inputs.iter().map(|input| input.node.clone()));
+        }
+    }
+    false
 }
 
 /// Hashes node addresses with one multiplication: the scheduling sets are keyed by

@@ -209,7 +209,7 @@ fn async_evaluation_errors_surface_when_read() {
 }
 
 /// A custom function's forward may call back into a host language that only the caller's
-/// thread can enter: `async_eval` leaves such graphs to be computed when read.
+/// thread can enter: `async_eval` computes such graphs on the caller's thread.
 #[test]
 fn async_evaluation_runs_custom_functions_on_the_caller() {
     use std::sync::{Arc, Mutex};
@@ -225,6 +225,7 @@ fn async_evaluation_runs_custom_functions_on_the_caller() {
     for _ in 0..3 {
         let y = compiled.call(std::slice::from_ref(&x)).unwrap();
         lazulite::async_eval(&[&y[0]]).unwrap();
+        assert!(y[0].is_evaluated(), "computed before async_eval returned");
         assert_eq!(y[0].to_vec::<f32>().unwrap(), vec![1.0, 4.0]);
     }
     let me = std::thread::current().id();

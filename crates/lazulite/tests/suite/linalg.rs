@@ -672,6 +672,12 @@ fn products_match_float64_in_every_layout(shapes: &[(usize, usize, usize)]) {
             let got = lazulite::gather_mm(&x, &bs, None, Some(&rhs)).unwrap();
             let want = lazulite::gather_mm(&float64(&x), &float64(&bs), None, Some(&rhs)).unwrap();
             check(&got, &want, dtype, &what);
+            // Gathered left operands of more dimensions than the right one.
+            let lhs = Array::from_slice(&[1u32, 2, 0, 1], &[4]).unwrap();
+            let got = lazulite::gather_mm(&xs, &b_cols, Some(&lhs), None).unwrap();
+            let want =
+                lazulite::gather_mm(&float64(&xs), &float64(&b_cols), Some(&lhs), None).unwrap();
+            check(&got, &want, dtype, &what);
         }
     }
 }

@@ -6,7 +6,7 @@
 //! made contiguous only when neither of its matrix strides is 1, where gemm's packing
 //! would gather element by element.
 
-mod paired;
+pub(crate) mod paired;
 mod rows;
 pub(crate) mod tiles;
 

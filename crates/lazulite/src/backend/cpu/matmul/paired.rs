@@ -1,7 +1,8 @@
 //! bfloat16 products `x @ W^T` of many rows (a prefill) on the pair-product tile kernel,
 //! where the CPU has it: neither operand is widened to float32. Each thread takes a run of
 //! [`TILE_COLUMNS`]-column blocks of the result, packs each block of `W` once per pass over
-//! a block of rows of `x`, and multiplies it with every row of that block.
+//! a block of rows of `x`, and multiplies it with every row of that block
+//! ([`ColumnBlocks`], shared with the quantized products).
 
 use super::super::parallel;
 use super::super::simd::{bf16_tiles, Bf16Tiles, TILE_COLUMNS};
@@ -10,22 +11,64 @@ use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::Result;
 use half::bf16;
+use std::ops::Range;
 
 /// Bytes of `x` rows one pass multiplies with each packed block: they stay in L2 while
 /// the pass goes through the thread's blocks.
 const ROWS_BYTES: usize = 256 << 10;
 
+/// How the threads of a pair-product share an `(m, n)` result of depth `k`: each takes a
+/// contiguous run of [`TILE_COLUMNS`]-column blocks, and goes through its run once per
+/// pass over a few rows of `x`.
+pub(crate) struct ColumnBlocks {
+    /// Threads taking part: slots `0..threads` of per-thread scratch.
+    pub threads: usize,
+    blocks: usize,
+    m: usize,
+    n: usize,
+    rows_per_pass: usize,
+}
+
+impl ColumnBlocks {
+    pub(crate) fn new(m: usize, n: usize, k: usize) -> ColumnBlocks {
+        let blocks = n.div_ceil(TILE_COLUMNS);
+        ColumnBlocks {
+            threads: parallel::threads().min(blocks).max(1),
+            blocks,
+            m,
+            n,
+            rows_per_pass: (ROWS_BYTES / (2 * k).max(1)).max(8) / 8 * 8,
+        }
+    }
+
+    /// Calls `visit(thread, rows, columns)` on the fork-join for every pass of `rows` and
+    /// block of `columns` of the result, each thread (numbered `thread`) through its own
+    /// run of blocks.
+    pub(crate) fn for_each(&self, visit: impl Fn(usize, Range<usize>, Range<usize>) + Sync) {
+        parallel::for_each(self.threads, |t| {
+            let mine = t * self.blocks / self.threads..(t + 1) * self.blocks / self.threads;
+            for first_row in (0..self.m).step_by(self.rows_per_pass) {
+                let rows = first_row..(first_row + self.rows_per_pass).min(self.m);
+                for block in mine.clone() {
+                    let j0 = block * TILE_COLUMNS;
+                    visit(t, rows.clone(), j0..(j0 + TILE_COLUMNS).min(self.n));
+                }
+            }
+        });
+    }
+}
+
 /// The kernel, if it applies to `a @ b`: bfloat16 operands, an even depth, rows of `a`
 /// contiguous and `b` the transpose of a matrix `W` whose rows are contiguous.
 pub(super) fn applies(a: &Tensor, b: &Tensor) -> Option<Bf16Tiles> {
-    let nd = a.ndim();
-    let k = a.shape[nd - 1];
+    let (ra, rb) = (a.ndim(), b.ndim());
+    let k = a.shape[ra - 1];
     let ok = a.dtype == DType::BFloat16
         && k.is_multiple_of(2)
         && k > 0
-        && a.strides[nd - 1] == 1
-        && b.strides[nd - 2] == 1
-        && b.strides[nd - 1] > 0
+        && a.strides[ra - 1] == 1
+        && b.strides[rb - 2] == 1
+        && b.strides[rb - 1] > 0
         && a.strides.iter().chain(&b.strides).all(|&s| s >= 0);
     ok.then(bf16_tiles).flatten()
 }
@@ -51,12 +94,10 @@ pub(super) fn product(
     if out.size() == 0 {
         return Ok(out);
     }
-    let blocks = n.div_ceil(TILE_COLUMNS);
-    let threads = parallel::threads().min(blocks);
+    let split = ColumnBlocks::new(m, n, k);
     let block_len = depth_pairs * TILE_COLUMNS;
-    let mut scratch = Tensor::uninit(DType::UInt32, &[threads * block_len])?;
+    let mut scratch = Tensor::uninit(DType::UInt32, &[split.threads * block_len])?;
     let scratch = SendPtr(scratch.slice_mut::<u32>().as_mut_ptr());
-    let rows_per_pass = (ROWS_BYTES / (2 * k)).max(8) / 8 * 8;
     let dst = SendPtr(out.slice_mut::<f32>().as_mut_ptr());
     // SAFETY: the buffers hold bfloat16 elements (aligned, whole) and outlive the loop.
     let (x_all, w_all): (&[u16], &[u16]) = unsafe {
@@ -67,41 +108,35 @@ pub(super) fn product(
     };
     for batch in 0..batches {
         let (batch_a, batch_b) = pairs.get(batch);
-        let (x_at, w_at) = (
-            lhs.batch_offset(batch_a) as usize,
-            rhs.batch_offset(batch_b) as usize,
-        );
-        parallel::for_each(threads, |t| {
+        let x = &x_all[lhs.batch_offset(batch_a) as usize..];
+        let w = &w_all[rhs.batch_offset(batch_b) as usize..];
+        split.for_each(|t, rows, columns| {
             let (scratch, dst) = (&scratch, &dst);
             // SAFETY: each thread has its own block of the scratch buffer.
             let packed =
                 unsafe { std::slice::from_raw_parts_mut(scratch.0.add(t * block_len), block_len) };
-            let (x, w) = (&x_all[x_at..], &w_all[w_at..]);
-            let mine = t * blocks / threads..(t + 1) * blocks / threads;
-            for first_row in (0..m).step_by(rows_per_pass) {
-                let rows = rows_per_pass.min(m - first_row);
-                for block in mine.clone() {
-                    let j0 = block * TILE_COLUMNS;
-                    let columns = TILE_COLUMNS.min(n - j0);
-                    (kernel.pack)(&w[j0 * w_stride..], w_stride, columns, depth_pairs, packed);
-                    let at = batch * m * n + first_row * n + j0;
-                    // SAFETY: rows first_row.. of the batch's result, columns j0.., all
-                    // inside `out`; no other thread writes these columns.
-                    let c = unsafe {
-                        std::slice::from_raw_parts_mut(dst.0.add(at), (rows - 1) * n + columns)
-                    };
-                    (kernel.multiply)(
-                        &x[first_row * x_stride..],
-                        x_stride,
-                        rows,
-                        packed,
-                        depth_pairs,
-                        columns,
-                        c,
-                        n,
-                    );
-                }
-            }
+            let j0 = columns.start;
+            (kernel.pack)(
+                &w[j0 * w_stride..],
+                w_stride,
+                columns.len(),
+                depth_pairs,
+                packed,
+            );
+            // SAFETY: the block's rows and columns lie inside this batch's result, and no
+            // other thread writes these columns.
+            unsafe {
+                (kernel.multiply)(
+                    &x[rows.start * x_stride..],
+                    x_stride,
+                    rows.len(),
+                    packed,
+                    depth_pairs,
+                    columns.len(),
+                    dst.0.add(batch * m * n + rows.start * n + j0),
+                    n,
+                )
+            };
         });
     }
     Ok(out)

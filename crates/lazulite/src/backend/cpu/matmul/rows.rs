@@ -166,13 +166,11 @@ fn typed<E: Widen>(a: &Tensor, b: Tensor, shape: &[usize], pairs: Pairs) -> Resu
         COLUMN_BLOCK
     };
     let blocks = n.div_ceil(columns_per_task);
-    // Rows of x that hold bfloat16 values (the low half of every value's bits zero, as
-    // when x was bfloat16) meet bfloat16 columns in the pair product, without widening;
-    // narrowed once here for every task.
+    // bfloat16 columns meet x, bfloat16 too (a product's operands share their dtype), in
+    // the pair product without widening; x is narrowed back once here for every task
+    // (exactly: it was widened from bfloat16).
     let pair_kernel = simd::packed_bf16_dots().filter(|_| {
-        depth_contiguous
-            && E::halves(&[]).is_some_and(|(_, f)| f == simd::Half::BFloat16)
-            && xs.iter().all(|v| v.to_bits() & 0xffff == 0)
+        depth_contiguous && E::halves(&[]).is_some_and(|(_, f)| f == simd::Half::BFloat16)
     });
     let narrowed: Vec<u16> = match pair_kernel {
         Some(_) => xs.iter().map(|v| (v.to_bits() >> 16) as u16).collect(),

@@ -3,9 +3,9 @@
 //! levels themselves are multiplied (exact small integers in bfloat16), and each group's
 //! sums are scaled and offset by the group's bias times the group's sum of `x`. Nothing is
 //! dequantized to float32. Threads split the result's columns as in the dense bfloat16
-//! product (`matmul/paired.rs`).
+//! product (`ColumnBlocks`).
 
-use super::super::parallel;
+use super::super::matmul::paired::ColumnBlocks;
 use super::super::simd::{bf16_tiles, level_offset, Bf16Tiles, GroupedTile, TILE_COLUMNS};
 use super::rows::Operands;
 use super::{batch_offset, contiguous, Packing, Product, QuantizationMode, SendPtr};
@@ -14,11 +14,8 @@ use crate::dtype::DType;
 use crate::error::Result;
 use half::bf16;
 
-/// Bytes of `x` rows one pass multiplies with each packed block.
-const ROWS_BYTES: usize = 256 << 10;
-
-/// The kernel, if it applies: `x @ W^T` with bfloat16 `x`, scales and biases, affine levels
-/// of 4 or 8 bits in groups of an even size, and more rows than the few-row kernel takes.
+/// The kernel, if it applies: `x @ W^T` with bfloat16 `x`, scales and biases, and affine
+/// levels of 4 or 8 bits in groups of a multiple of 32.
 pub(super) fn applies(x: DType, scales: DType, packing: Packing, p: Product) -> Option<Bf16Tiles> {
     let ok = x == DType::BFloat16
         && scales == DType::BFloat16
@@ -54,27 +51,23 @@ pub(super) fn product(
     let groups = k / packing.group_size;
     let words_per_row = k * packing.bits / 32;
     let pairs = k / 2;
-    let blocks = n.div_ceil(TILE_COLUMNS);
-    let threads = parallel::threads().min(blocks);
+    let split = ColumnBlocks::new(m, n, k);
     let packed_len = pairs * TILE_COLUMNS;
     let factors_len = 2 * groups * TILE_COLUMNS;
-    let mut packed = Tensor::uninit(DType::UInt32, &[threads * packed_len])?;
-    let mut factors = Tensor::uninit(DType::Float32, &[threads * factors_len])?;
+    let mut packed = Tensor::uninit(DType::UInt32, &[split.threads * packed_len])?;
+    let mut factors = Tensor::uninit(DType::Float32, &[split.threads * factors_len])?;
+    // Columns past a short last block are never stored; zero keeps their lanes ordinary.
+    factors.slice_mut::<f32>().fill(0.0);
     let mut sums = Tensor::uninit(DType::Float32, &[m * groups])?;
     let (packed, factors) = (
         SendPtr(packed.slice_mut::<u32>().as_mut_ptr()),
         SendPtr(factors.slice_mut::<f32>().as_mut_ptr()),
     );
     let sums = sums.slice_mut::<f32>();
-    let rows_per_pass = (ROWS_BYTES / (2 * k)).max(4) / 4 * 4;
     let offset = level_offset(packing.bits);
     let dst = SendPtr(out.slice_mut::<f32>().as_mut_ptr());
-    let xs: &[u16] = bytemuck::cast_slice(x.slice::<bf16>());
-    let (all_scales, all_biases): (&[u16], &[u16]) = (
-        bytemuck::cast_slice(scales.slice::<bf16>()),
-        bytemuck::cast_slice(biases.slice::<bf16>()),
-    );
-    let widen = |b: u16| f32::from_bits(u32::from(b) << 16);
+    let xs = x.slice::<bf16>();
+    let (all_scales, all_biases) = (scales.slice::<bf16>(), biases.slice::<bf16>());
     // SAFETY: w's matrices are contiguous; matrix `b` starts at its batch offset.
     let words = |b: usize| unsafe {
         std::slice::from_raw_parts(
@@ -86,60 +79,55 @@ pub(super) fn product(
         let x = &xs[batch * m * k..][..m * k];
         for (row, sums) in x.chunks_exact(k).zip(sums.chunks_exact_mut(groups)) {
             for (group, sum) in row.chunks_exact(packing.group_size).zip(sums.iter_mut()) {
-                *sum = group.iter().map(|&v| widen(v)).sum();
+                *sum = group.iter().map(|v| v.to_f32()).sum();
             }
         }
-        let sums = &*sums;
+        let (x, sums): (&[u16], &[f32]) = (bytemuck::cast_slice(x), sums);
         let w = words(batch);
         let at = batch * n * groups;
         let (batch_scales, batch_biases) = (&all_scales[at..], &all_biases[at..]);
-        parallel::for_each(threads, |t| {
+        split.for_each(|t, rows, columns| {
             let (packed, factors, dst) = (&packed, &factors, &dst);
             // SAFETY: each thread has its own part of both scratch buffers.
             let (packed, factors) = unsafe {
                 (
-                    std::slice::from_raw_parts_mut(packed.0.add(t * packed_len), packed_len),
-                    std::slice::from_raw_parts_mut(factors.0.add(t * factors_len), factors_len),
+                    std::slice::from_raw_parts_mut(packed.get().add(t * packed_len), packed_len),
+                    std::slice::from_raw_parts_mut(factors.get().add(t * factors_len), factors_len),
                 )
             };
             let (block_scales, block_offsets) = factors.split_at_mut(groups * TILE_COLUMNS);
-            let mine = t * blocks / threads..(t + 1) * blocks / threads;
-            for first_row in (0..m).step_by(rows_per_pass) {
-                let rows = rows_per_pass.min(m - first_row);
-                for block in mine.clone() {
-                    let j0 = block * TILE_COLUMNS;
-                    let columns = TILE_COLUMNS.min(n - j0);
-                    let w = &w[j0 * words_per_row..];
-                    (kernel.pack_levels)(w, words_per_row, packing.bits, columns, pairs, packed);
-                    for g in 0..groups {
-                        for j in 0..columns {
-                            let s = widen(batch_scales[(j0 + j) * groups + g]);
-                            let b = widen(batch_biases[(j0 + j) * groups + g]);
-                            block_scales[g * TILE_COLUMNS + j] = s;
-                            block_offsets[g * TILE_COLUMNS + j] = b - offset * s;
-                        }
-                    }
-                    let tile = GroupedTile {
-                        x: &x[first_row * k..],
-                        x_stride: k,
-                        m: rows,
-                        packed,
-                        pairs,
-                        columns,
-                        group_pairs: packing.group_size / 2,
-                        scales: block_scales,
-                        offsets: block_offsets,
-                        sums: &sums[first_row * groups..],
-                    };
-                    let at = batch * m * n + first_row * n + j0;
-                    // SAFETY: rows first_row.. of the batch's result, columns j0.., all
-                    // inside `out`; no other thread writes these columns.
-                    let c = unsafe {
-                        std::slice::from_raw_parts_mut(dst.get().add(at), (rows - 1) * n + columns)
-                    };
-                    (kernel.multiply_groups)(tile, c, n);
+            let j0 = columns.start;
+            let w = &w[j0 * words_per_row..];
+            (kernel.pack_levels)(w, words_per_row, packing.bits, columns.len(), pairs, packed);
+            for g in 0..groups {
+                for (j, column) in columns.clone().enumerate() {
+                    let s = batch_scales[column * groups + g].to_f32();
+                    let b = batch_biases[column * groups + g].to_f32();
+                    block_scales[g * TILE_COLUMNS + j] = s;
+                    block_offsets[g * TILE_COLUMNS + j] = b - offset * s;
                 }
             }
+            let tile = GroupedTile {
+                x: &x[rows.start * k..],
+                x_stride: k,
+                m: rows.len(),
+                packed,
+                pairs,
+                columns: columns.len(),
+                group_pairs: packing.group_size / 2,
+                scales: block_scales,
+                offsets: block_offsets,
+                sums: &sums[rows.start * groups..],
+            };
+            // SAFETY: the block's rows and columns lie inside this batch's result, and no
+            // other thread writes these columns.
+            unsafe {
+                (kernel.multiply_groups)(
+                    tile,
+                    dst.get().add(batch * m * n + rows.start * n + j0),
+                    n,
+                )
+            };
         });
     }
     Ok(out)

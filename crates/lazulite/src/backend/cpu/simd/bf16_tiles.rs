@@ -33,39 +33,51 @@ pub struct Bf16Tiles {
         pairs: usize,
         out: &mut [u32],
     ),
-    /// `c[i * c_stride + j] = sum over groups g of scales[g][j] * (x_i . W_j over g)
-    /// + offsets[g][j] * sums[i][g]`, groups of `group_pairs` pairs, `scales` and
-    /// `offsets` holding [`TILE_COLUMNS`] values per group, `sums` `groups` per row: an
-    /// affine quantized product from packed levels. Bounds as `multiply`.
-    pub multiply_groups: fn(tile: GroupedTile<'_>, c: &mut [f32], c_stride: usize),
+    /// An affine quantized product from packed levels: `c[i * c_stride + j]` is the sum
+    /// over groups `g` of `scales[g][j] * (x_i . W_j over g) + offsets[g][j] *
+    /// sums[i][g]`, groups of `group_pairs` pairs, `scales` and `offsets` holding
+    /// [`TILE_COLUMNS`] values per group, `sums` one per group and row of `x`. Panics on
+    /// operands that do not fit (an engine bug).
+    ///
+    /// # Safety
+    /// As `multiply`.
+    pub multiply_groups: unsafe fn(tile: GroupedTile<'_>, c: *mut f32, c_stride: usize),
     /// `c[i * c_stride + j] = x_i . W_j` for the `m` rows `x_i = x[i * x_stride..]` of
-    /// `pairs` pairs and the first `columns` packed rows `W_j`. Panics on bounds that do
+    /// `pairs` pairs and the first `columns` packed rows `W_j`. Panics on operands that do
     /// not fit (an engine bug).
+    ///
+    /// # Safety
+    /// `c + i * c_stride + j` for `i < m`, `j < columns` must be valid for writes that
+    /// nothing else reads or writes during the call (the rows of a result block that
+    /// other threads write beside).
     #[allow(clippy::type_complexity)]
-    pub multiply: fn(
+    pub multiply: unsafe fn(
         x: &[u16],
         x_stride: usize,
         m: usize,
         packed: &[u32],
         pairs: usize,
         columns: usize,
-        c: &mut [f32],
+        c: *mut f32,
         c_stride: usize,
     ),
 }
 
 /// The operands of [`Bf16Tiles::multiply_groups`].
 pub struct GroupedTile<'a> {
-    /// bfloat16 rows of `x`, `x_stride` apart.
+    /// bfloat16 rows of `x`.
     pub x: &'a [u16],
+    /// Elements from one row of `x` to the next.
     pub x_stride: usize,
     /// Rows of `x` to multiply.
     pub m: usize,
     /// The packed levels of the block, `pairs` lines.
     pub packed: &'a [u32],
+    /// Pairs of levels per row (half the depth).
     pub pairs: usize,
     /// Packed rows of `W` that are real (the rest of the block is padding).
     pub columns: usize,
+    /// Pairs per quantization group.
     pub group_pairs: usize,
     /// Per group, one scale per column of the block.
     pub scales: &'a [f32],
@@ -100,15 +112,15 @@ pub fn bf16_tiles() -> Option<Bf16Tiles> {
                 },
                 pack_levels: |words, words_per_row, bits, rows, pairs, out| {
                     assert!(
-                        matches!(bits, 4 | 8)
-                            && pairs % 16 == 0
-                            && rows <= TILE_COLUMNS
-                            && out.len() >= pairs * TILE_COLUMNS
-                            && words_per_row * 32 >= 2 * pairs * bits
-                            && (rows == 0
-                                || words.len()
-                                    >= (rows - 1) * words_per_row + 2 * pairs * bits / 32),
-                        "levels to pack do not fit"
+                        matches!(bits, 4 | 8) && pairs % 16 == 0,
+                        "levels do not fit"
+                    );
+                    check_pack(
+                        words.len() * 32 / bits,
+                        words_per_row * 32 / bits,
+                        rows,
+                        pairs,
+                        out.len(),
                     );
                     // SAFETY: as above.
                     unsafe { avx512::pack_levels(words, words_per_row, bits, rows, pairs, out) }
@@ -128,19 +140,15 @@ pub fn bf16_tiles() -> Option<Bf16Tiles> {
                             && tile.pairs % tile.group_pairs == 0
                             && tile.scales.len() >= groups * TILE_COLUMNS
                             && tile.offsets.len() >= groups * TILE_COLUMNS
-                            && tile.sums.len() >= tile.m * groups
-                            && (tile.m == 0 || c.len() >= (tile.m - 1) * c_stride + tile.columns),
+                            && tile.sums.len() >= tile.m * groups,
                         "grouped tile does not fit"
                     );
-                    // SAFETY: as above.
+                    // SAFETY: the CPU has the instruction sets; the checks bound every
+                    // read, the caller vouches for the result.
                     unsafe { avx512::multiply_groups(&tile, c, c_stride) }
                 },
                 multiply: |x, x_stride, m, packed, pairs, columns, c, c_stride| {
                     check_multiply(x.len(), x_stride, m, packed.len(), pairs, columns);
-                    assert!(
-                        m == 0 || c.len() >= (m - 1) * c_stride + columns,
-                        "result tile does not fit"
-                    );
                     // SAFETY: as above.
                     unsafe { avx512::multiply(x, x_stride, m, packed, pairs, columns, c, c_stride) }
                 },
@@ -150,6 +158,8 @@ pub fn bf16_tiles() -> Option<Bf16Tiles> {
     None
 }
 
+/// Bounds of a pack of `rows` rows of `pairs` pairs, `stride` elements apart, from `w`
+/// elements into `out` u32s.
 fn check_pack(w: usize, stride: usize, rows: usize, pairs: usize, out: usize) {
     assert!(
         rows <= TILE_COLUMNS
@@ -332,11 +342,11 @@ mod avx512 {
         packed: &[u32],
         pairs: usize,
         columns: usize,
-        c: &mut [f32],
+        c: *mut f32,
         c_stride: usize,
     ) {
         let mask = ((1u64 << columns) - 1) as u32;
-        let (x, c) = (x.as_ptr(), c.as_mut_ptr());
+        let x = x.as_ptr();
         let mut i = 0;
         while i < m {
             let (xi, ci) = (x.add(i * x_stride), c.add(i * c_stride));
@@ -365,16 +375,16 @@ mod avx512 {
     const GROUPED_ROWS: usize = 4;
 
     /// # Safety
-    /// The CPU supports AVX-512F, BW and BF16; bounds as checked by the caller.
+    /// The CPU supports AVX-512F, BW and BF16; bounds as checked by the caller, which
+    /// vouches for the result rows from `c`.
     #[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
     pub(super) unsafe fn multiply_groups(
         tile: &super::GroupedTile<'_>,
-        c: &mut [f32],
+        c: *mut f32,
         c_stride: usize,
     ) {
         let mask = ((1u64 << tile.columns) - 1) as u32;
         let groups = tile.pairs / tile.group_pairs;
-        let c = c.as_mut_ptr();
         let mut i = 0;
         while i < tile.m {
             let rows = (tile.m - i).min(GROUPED_ROWS);
@@ -447,12 +457,7 @@ mod avx512 {
                 }
             }
         }
-        let (lo_mask, hi_mask) = (mask as u16, (mask >> 16) as u16);
-        for (r, a) in result.iter().enumerate() {
-            let row = c.add(r * c_stride);
-            _mm512_mask_storeu_ps(row, lo_mask, a[0]);
-            _mm512_mask_storeu_ps(row.add(16), hi_mask, a[1]);
-        }
+        store(&result, mask, c, c_stride);
     }
 
     /// `R` rows of `x` by the packed block: 2 R accumulators of 16 columns.
@@ -482,11 +487,30 @@ mod avx512 {
                 acc[r][1] = _mm512_dpbf16_ps(acc[r][1], hi, xv);
             }
         }
+        store(&acc, mask, c, c_stride);
+    }
+
+    /// Writes each row's two vectors of 16 columns to `c`, `c_stride` apart, the columns
+    /// in `mask` only.
+    ///
+    /// # Safety
+    /// Every masked-in column of every row is valid for writes.
+    #[inline(always)]
+    unsafe fn store<const R: usize>(
+        rows: &[[__m512; 2]; R],
+        mask: u32,
+        c: *mut f32,
+        c_stride: usize,
+    ) {
         let (lo_mask, hi_mask) = (mask as u16, (mask >> 16) as u16);
-        for (r, a) in acc.iter().enumerate() {
+        for (r, a) in rows.iter().enumerate() {
             let row = c.add(r * c_stride);
             _mm512_mask_storeu_ps(row, lo_mask, a[0]);
-            _mm512_mask_storeu_ps(row.add(16), hi_mask, a[1]);
+            // Only formed when a column past the 16th is written: otherwise the row may
+            // end before it.
+            if hi_mask != 0 {
+                _mm512_mask_storeu_ps(row.add(16), hi_mask, a[1]);
+            }
         }
     }
 }

@@ -550,7 +550,19 @@ fn bfloat16_tiles_match_float64_products() {
         (kernel.pack)(&w, w_stride, columns, pairs, &mut packed);
         let c_stride = columns + 3;
         let mut c = vec![f32::NAN; m * c_stride];
-        (kernel.multiply)(&x, x_stride, m, &packed, pairs, columns, &mut c, c_stride);
+        // SAFETY: c holds m rows of c_stride >= columns values.
+        unsafe {
+            (kernel.multiply)(
+                &x,
+                x_stride,
+                m,
+                &packed,
+                pairs,
+                columns,
+                c.as_mut_ptr(),
+                c_stride,
+            )
+        };
         for i in 0..m {
             for j in 0..c_stride {
                 let got = c[i * c_stride + j];
@@ -638,7 +650,8 @@ fn bfloat16_level_tiles_match_float64_affine_products() {
                 offsets: &offsets,
                 sums: &sums,
             };
-            (kernel.multiply_groups)(tile, &mut c, c_stride);
+            // SAFETY: c holds m rows of c_stride >= columns values.
+            unsafe { (kernel.multiply_groups)(tile, c.as_mut_ptr(), c_stride) };
             for i in 0..m {
                 assert!(c[i * c_stride + columns].is_nan());
                 for j in 0..columns {
