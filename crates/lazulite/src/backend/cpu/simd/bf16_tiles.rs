@@ -331,8 +331,8 @@ mod avx512 {
     }
 
     /// # Safety
-    /// The CPU supports AVX-512F, BW and BF16; bounds as checked by `check_multiply` and
-    /// the result check.
+    /// The CPU supports AVX-512F, BW and BF16; bounds as checked by `check_multiply`, and
+    /// the caller vouches for the result rows from `c`.
     #[allow(clippy::too_many_arguments)]
     #[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
     pub(super) unsafe fn multiply(
@@ -432,17 +432,8 @@ mod avx512 {
         let xs: [*const u32; R] = std::array::from_fn(|r| at.x.add(r * at.x_stride).cast::<u32>());
         for g in 0..at.groups {
             let mut dots = [[zero; 2]; R];
-            for p in g * at.group_pairs..(g + 1) * at.group_pairs {
-                let line = at.packed.add(p * TILE_COLUMNS);
-                let lo: __m512bh = std::mem::transmute(_mm512_loadu_si512(line.cast()));
-                let hi: __m512bh = std::mem::transmute(_mm512_loadu_si512(line.add(16).cast()));
-                for r in 0..R {
-                    let pair = xs[r].add(p).read_unaligned();
-                    let xv: __m512bh = std::mem::transmute(_mm512_set1_epi32(pair as i32));
-                    dots[r][0] = _mm512_dpbf16_ps(dots[r][0], lo, xv);
-                    dots[r][1] = _mm512_dpbf16_ps(dots[r][1], hi, xv);
-                }
-            }
+            let group = g * at.group_pairs..(g + 1) * at.group_pairs;
+            accumulate(&xs, at.packed, group, &mut dots);
             let (scales, offsets) = (
                 at.scales.add(g * TILE_COLUMNS),
                 at.offsets.add(g * TILE_COLUMNS),
@@ -476,18 +467,33 @@ mod avx512 {
     ) {
         let mut acc = [[_mm512_setzero_ps(); 2]; R];
         let xs: [*const u32; R] = std::array::from_fn(|r| x.add(r * x_stride).cast::<u32>());
-        for p in 0..pairs {
+        accumulate(&xs, packed, 0..pairs, &mut acc);
+        store(&acc, mask, c, c_stride);
+    }
+
+    /// Adds the products of `pairs` of the packed lines with the same pairs of each row
+    /// `xs[r]` into `acc[r]` (16 columns per vector).
+    ///
+    /// # Safety
+    /// The lines and the rows' pairs in `pairs` are in bounds.
+    #[inline(always)]
+    unsafe fn accumulate<const R: usize>(
+        xs: &[*const u32; R],
+        packed: *const u32,
+        pairs: std::ops::Range<usize>,
+        acc: &mut [[__m512; 2]; R],
+    ) {
+        for p in pairs {
             let line = packed.add(p * TILE_COLUMNS);
             let lo: __m512bh = std::mem::transmute(_mm512_loadu_si512(line.cast()));
             let hi: __m512bh = std::mem::transmute(_mm512_loadu_si512(line.add(16).cast()));
-            for r in 0..R {
-                let pair = xs[r].add(p).read_unaligned();
+            for (a, x) in acc.iter_mut().zip(xs) {
+                let pair = x.add(p).read_unaligned();
                 let xv: __m512bh = std::mem::transmute(_mm512_set1_epi32(pair as i32));
-                acc[r][0] = _mm512_dpbf16_ps(acc[r][0], lo, xv);
-                acc[r][1] = _mm512_dpbf16_ps(acc[r][1], hi, xv);
+                a[0] = _mm512_dpbf16_ps(a[0], lo, xv);
+                a[1] = _mm512_dpbf16_ps(a[1], hi, xv);
             }
         }
-        store(&acc, mask, c, c_stride);
     }
 
     /// Writes each row's two vectors of 16 columns to `c`, `c_stride` apart, the columns
