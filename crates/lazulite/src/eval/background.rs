@@ -10,7 +10,7 @@
 //! Graphs that hold a node that must run on the caller's thread (see
 //! `Primitive::runs_on_caller`) or that depend on placeholders are never queued.
 
-use super::{run, schedule};
+use super::{run, schedule, stays_on_caller};
 use crate::array::Array;
 use crate::error::Error;
 use std::collections::VecDeque;
@@ -204,14 +204,11 @@ fn work(queue: &'static Queue) {
 /// is left to be evaluated when read.
 fn evaluate(targets: &[Array]) {
     let targets: Vec<&Array> = targets.iter().collect();
+    if stays_on_caller(&targets) {
+        return;
+    }
     let (order, stamps) = schedule(&targets);
-    let on_caller = order.iter().any(|node| {
-        node.lock()
-            .op
-            .as_ref()
-            .is_some_and(|op| op.primitive.runs_on_caller())
-    });
-    if stamps.is_some() || on_caller {
+    if stamps.is_some() {
         return;
     }
     for node in order {
