@@ -1,8 +1,8 @@
 """Side-by-side benchmark: lazulite (through `lazulite.core`), NumPy, JAX and MLX.
 
 Times each workload with every library that is installed, in one run, interleaving the
-libraries (one call of each in turn, each round starting with the next library, repeated)
-so a noisy machine slows them alike, and
+libraries (one call of each per round, each round in a new order, repeated) so a noisy
+machine slows them alike, and
 prints the median milliseconds and the ratio lazulite / best peer (below 1: lazulite is
 faster). A workload a library lacks (or whose lazulite function is not bound yet) shows
 "n/a".
@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import random
 import statistics
 import sys
 import time
@@ -607,14 +608,15 @@ def prepare(lib: Library, w: Workload) -> Callable[[], Any] | None:
 def measure(w: Workload) -> dict[str, float | None]:
     runs = {lib.name: prepare(lib, w) for lib in LIBRARIES}
     times: dict[str, list[float]] = {name: [] for name, run in runs.items() if run}
-    order = list(runs.items())
-    for r in range(w.runs):
-        # Each round starts with the next library: a library's threads may keep a core
-        # busy for a while after it returns (OpenBLAS spins), which would otherwise always
-        # slow down the same successor.
-        for name, run in order[r % len(order):] + order[:r % len(order)]:
-            if run is None:
-                continue
+    order = [(name, run) for name, run in runs.items() if run is not None]
+    shuffle = random.Random(0).shuffle
+    for _ in range(w.runs):
+        # Each round in a new order, so that every library follows every other alike. What
+        # ran just before matters: after a long single-threaded call (MLX's) the second
+        # core wakes slowly and a library's first parallel step takes up to twice as long.
+        # Rotating a fixed order would keep the same predecessor for each library.
+        shuffle(order)
+        for name, run in order:
             start = time.perf_counter()
             run()
             times[name].append((time.perf_counter() - start) * 1e3)
