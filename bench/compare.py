@@ -612,9 +612,9 @@ def measure(w: Workload) -> dict[str, float | None]:
     shuffle = random.Random(0).shuffle
     for _ in range(w.runs):
         # Each round in a new order, so that every library follows every other alike. What
-        # ran just before matters: after a long single-threaded call (MLX's) the second
-        # core wakes slowly and a library's first parallel step takes up to twice as long.
-        # Rotating a fixed order would keep the same predecessor for each library.
+        # ran just before matters on a virtual machine: right after MLX's long
+        # single-threaded calls, the two threads of the next call often ran one after the
+        # other. Rotating a fixed order would keep each library's predecessor.
         shuffle(order)
         for name, run in order:
             start = time.perf_counter()
