@@ -560,7 +560,7 @@ def workloads() -> list[Workload]:
         Workload("sort 1M", lambda: [wide(1_000_000)],
                  lambda ns, x: ns.sort(x), lambda ns, x: need(ns, "sort")(x)),
         Workload("10000 chained scalar adds", lambda: [np.array(1.0, np.float32)],
-                 chained_adds, chained_adds, runs=3, eager_only=True),
+                 chained_adds, chained_adds, runs=15, eager_only=True),
     ]
     out += [
         Workload("conv2d 8x64x64x64 -> 64, 3x3 pad 1", conv_inputs, jax_conv2d,

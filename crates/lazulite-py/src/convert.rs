@@ -51,6 +51,10 @@ pub fn scalar_of(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     if let Ok(c) = obj.cast::<PyComplex>() {
         return Ok(Some(Scalar::Complex(c.real(), c.imag())));
     }
+    // Arrays, the usual other operand, skip the attribute lookup on NumPy below.
+    if obj.cast::<PyArray>().is_ok() {
+        return Ok(None);
+    }
     let generic = numpy(obj.py())?.getattr("generic")?;
     if obj.is_instance(&generic)? {
         let item = obj.call_method0("item")?;

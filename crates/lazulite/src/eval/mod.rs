@@ -29,6 +29,11 @@ mod background;
 /// ```
 pub fn eval(arrays: &[&Array]) -> Result<()> {
     background::wait_for(arrays);
+    // Flags are inherited from inputs: no requested array depending on a placeholder
+    // means no node to compute does, and each runs as soon as the walk has its inputs.
+    if !arrays.iter().any(|a| a.node.flags().dataflow) {
+        return walk(arrays, |node| run(&node, 0));
+    }
     let (order, stamps) = schedule(arrays);
     for (i, node) in order.into_iter().enumerate() {
         run(&node, stamps.as_ref().map_or(0, |s| s[i]))?;
@@ -136,6 +141,18 @@ type NodeMap<V> = HashMap<*const Node, V, BuildHasherDefault<AddressHasher>>;
 fn candidates(arrays: &[&Array]) -> (Vec<Arc<Node>>, bool) {
     let mut order = Vec::new();
     let mut dataflow = false;
+    let collected = walk(arrays, |node| {
+        dataflow |= node.flags().dataflow;
+        order.push(node);
+        Ok(())
+    });
+    debug_assert!(collected.is_ok());
+    (order, dataflow)
+}
+
+/// Calls `visit` on each node reachable from `arrays` that may need computing (see
+/// [`expands`]), after visiting its inputs; stops at the first error `visit` returns.
+fn walk(arrays: &[&Array], mut visit: impl FnMut(Arc<Node>) -> Result<()>) -> Result<()> {
     let mut seen = NodeSet::default();
     // (node, inputs already pushed)
     let mut stack: Vec<(Arc<Node>, bool)> = arrays
@@ -145,10 +162,13 @@ fn candidates(arrays: &[&Array]) -> (Vec<Arc<Node>>, bool) {
         .collect();
     while let Some((node, expanded)) = stack.pop() {
         if expanded {
-            order.push(node);
+            visit(node)?;
             continue;
         }
-        if !seen.insert(Arc::as_ptr(&node)) {
+        // A node held only by this entry and one other handle (its single consumer's
+        // input list, or the caller's array) is reached once: a chain records no set
+        // entries. Other threads only add handles, which sends the node to the set.
+        if Arc::strong_count(&node) > 2 && !seen.insert(Arc::as_ptr(&node)) {
             continue;
         }
         // The inputs are pushed while the node is locked, above the slot where the node
@@ -171,10 +191,9 @@ fn candidates(arrays: &[&Array]) -> (Vec<Arc<Node>>, bool) {
                 }
             }
         }
-        dataflow |= node.flags().dataflow;
         stack.insert(slot, (node, true));
     }
-    (order, dataflow)
+    Ok(())
 }
 
 /// Whether the walk of [`candidates`] goes through `node` (locked as `state`): nodes

@@ -60,7 +60,61 @@ pub(crate) fn scalar_array(op: &str, value: Scalar, dtype: DType) -> Result<Arra
             )));
         }
     }
-    Ok(dispatch!(dtype, T => Array::scalar(value.to_elem::<T>())))
+    let new = || dispatch!(dtype, T => Array::scalar(value.to_elem::<T>()));
+    // An exported function lists each trace's constants as MLX does: one per scalar.
+    if crate::ops::trace::in_export_trace() {
+        return Ok(new());
+    }
+    let key = ScalarKey::new(value, dtype);
+    let cached = SCALARS.try_with(|cache| {
+        let mut slots = cache.borrow_mut();
+        match &mut slots[key.slot()] {
+            Some((k, array)) if *k == key => array.clone(),
+            slot => slot.insert((key, new())).1.clone(),
+        }
+    });
+    // While the thread's locals are being destroyed, a constant of its own.
+    Ok(cached.unwrap_or_else(|_| new()))
+}
+
+/// How many scalar operands [`scalar_array`] keeps per thread.
+const CACHED_SCALARS: usize = 32;
+
+thread_local! {
+    /// Recently used scalar operands. A loop like `x = x + 1.0` would otherwise create a
+    /// constant array per op, and its evaluation would visit and free each one; a shared
+    /// constant stays in cache. Sharing is invisible: constants are never written, and a
+    /// kernel reuses an input's buffer only when nothing else holds it.
+    static SCALARS: std::cell::RefCell<[Option<(ScalarKey, Array)>; CACHED_SCALARS]> =
+        const { std::cell::RefCell::new([const { None }; CACHED_SCALARS]) };
+}
+
+/// A scalar operand's identity: its dtype, kind and the bits of its value.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct ScalarKey {
+    dtype: DType,
+    kind: u8,
+    bits: [u64; 2],
+}
+
+impl ScalarKey {
+    fn new(value: Scalar, dtype: DType) -> ScalarKey {
+        let (kind, bits) = match value {
+            Scalar::Bool(b) => (0, [u64::from(b), 0]),
+            Scalar::Int(v) => (1, [v as u64, 0]),
+            Scalar::Float(v) => (2, [v.to_bits(), 0]),
+            Scalar::Complex(re, im) => (3, [re.to_bits(), im.to_bits()]),
+        };
+        ScalarKey { dtype, kind, bits }
+    }
+
+    /// The cache slot: the key's bits mixed by one multiplication, high bits kept.
+    fn slot(&self) -> usize {
+        let tag = (self.dtype as u64) << 8 | u64::from(self.kind);
+        let mixed =
+            (self.bits[0] ^ self.bits[1].rotate_left(32) ^ tag).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (mixed >> 59) as usize % CACHED_SCALARS
+    }
 }
 
 /// The array of one operand: a scalar takes the dtype of the arrays next to it when its

@@ -126,8 +126,16 @@ pub(crate) fn par_for_each_run<const N: usize>(
     if total == 0 {
         return;
     }
-    let (shape, strides) = collapse(shape, strides);
     let parallel = total >= PARALLEL_MIN && parallel::threads() > 1;
+    if !parallel {
+        // One run when every operand is read in order or is one broadcast value: small
+        // elementwise ops take this path, which spares them collapsing the layout.
+        let steps = strides.map(|s| single_run_step(shape, s));
+        if steps.iter().all(Option::is_some) {
+            return run(0, offsets, total, steps.map(|s| s.unwrap_or_default()));
+        }
+    }
+    let (shape, strides) = collapse(shape, strides);
     if let Some(tiles) = Tiles::plan(&shape, &strides, offsets) {
         let units = tiles.units();
         if parallel {
@@ -147,6 +155,26 @@ pub(crate) fn par_for_each_run<const N: usize>(
         });
     } else {
         walk_range(&shape, &strides, offsets, 0, total, run);
+    }
+}
+
+/// The step of an operand that covers `shape` in a single run: 1 if it is laid out in
+/// row-major order, 0 if every position reads the same element, else `None`.
+fn single_run_step(shape: &[usize], strides: &[isize]) -> Option<isize> {
+    let (mut contiguous, mut broadcast, mut expected) = (true, true, 1isize);
+    for (&n, &stride) in shape.iter().zip(strides).rev() {
+        if n != 1 {
+            contiguous &= stride == expected;
+            broadcast &= stride == 0;
+            expected = expected.wrapping_mul(n as isize);
+        }
+    }
+    if contiguous {
+        Some(1)
+    } else if broadcast {
+        Some(0)
+    } else {
+        None
     }
 }
 
