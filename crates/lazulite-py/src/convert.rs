@@ -504,9 +504,7 @@ fn ints(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<i64>> {
             type_name(obj)
         )));
     }
-    if let Ok(v) = obj.extract::<i64>() {
-        return Ok(vec![v]);
-    }
+    // Sequences first: trying one as an int would build and drop a Python error.
     if is_sequence(obj) {
         return obj
             .try_iter()?
@@ -521,6 +519,9 @@ fn ints(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<i64>> {
                 item.extract::<i64>()
             })
             .collect();
+    }
+    if let Ok(v) = obj.extract::<i64>() {
+        return Ok(vec![v]);
     }
     Err(PyTypeError::new_err(format!(
         "Expected an int or a sequence of ints for {what} but got {}.",

@@ -17,8 +17,9 @@ use crate::signature::Hint;
 use lazulite as lz;
 use lazulite::{Array, DType, Index, Operand, Scalar};
 use pyo3::exceptions::{PyIndexError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyEllipsis, PyInt, PyList, PySlice, PyTuple};
+use pyo3::types::{PyBool, PyEllipsis, PyInt, PyList, PySlice, PyString, PyTuple};
 
 const UNSUPPORTED: &str = "Cannot index mlx array using the given type.";
 
@@ -33,23 +34,31 @@ fn saturating_i64(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
 }
 
 fn slice_of(s: &Bound<'_, PySlice>) -> PyResult<Index> {
-    let field = |name: &str| -> PyResult<Option<i64>> {
+    let field = |name: &Bound<'_, PyString>| -> PyResult<Option<i64>> {
         let v = s.getattr(name)?;
         if v.is_none() {
             return Ok(None);
         }
-        v.call_method0("__index__").map_err(|_| {
+        if v.is_instance_of::<PyInt>() {
+            return saturating_i64(&v).map(Some);
+        }
+        v.call_method0(intern!(s.py(), "__index__")).map_err(|_| {
             pyo3::exceptions::PyTypeError::new_err(
                 "slice indices must be integers or None or have an __index__ method",
             )
         })?;
         saturating_i64(&v).map(Some)
     };
-    let step = field("step")?;
+    let py = s.py();
+    let step = field(intern!(py, "step"))?;
     if step == Some(0) {
         return Err(PyValueError::new_err("slice step cannot be zero"));
     }
-    Ok(Index::slice(field("start")?, field("stop")?, step))
+    Ok(Index::slice(
+        field(intern!(py, "start"))?,
+        field(intern!(py, "stop"))?,
+        step,
+    ))
 }
 
 /// An array used as an index: a bool array is a mask, an integer array gathers (other
