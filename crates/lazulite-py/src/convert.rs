@@ -9,13 +9,27 @@ use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyList, PyTuple};
+use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyList, PyTuple, PyType};
 
 /// The `numpy` module, imported once.
 pub fn numpy(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
     static NUMPY: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
     Ok(NUMPY
         .get_or_try_init(py, || py.import("numpy").map(Bound::unbind))?
+        .bind(py))
+}
+
+/// `numpy.generic`, the base class of NumPy's scalars, looked up once.
+fn numpy_scalar_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    static GENERIC: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    Ok(GENERIC
+        .get_or_try_init(py, || {
+            numpy(py)?
+                .getattr("generic")?
+                .cast_into::<PyType>()
+                .map(Bound::unbind)
+                .map_err(PyErr::from)
+        })?
         .bind(py))
 }
 
@@ -55,30 +69,20 @@ pub fn scalar_of(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     if obj.cast::<PyArray>().is_ok() {
         return Ok(None);
     }
-    let generic = numpy(obj.py())?.getattr("generic")?;
-    if obj.is_instance(&generic)? {
+    let generic = numpy_scalar_type(obj.py())?;
+    if obj.is_instance(generic)? {
         let item = obj.call_method0("item")?;
-        if !item.is_instance(&generic)? {
+        if !item.is_instance(generic)? {
             return scalar_of(&item);
         }
     }
     Ok(None)
 }
 
-/// The dtype an array built from Python data takes when none is given.
-fn natural_array(s: Scalar) -> Array {
-    match s {
-        Scalar::Bool(v) => Array::scalar(v),
-        Scalar::Int(v) => Array::scalar(v),
-        Scalar::Float(v) => Array::scalar(v),
-        Scalar::Complex(re, im) => Array::scalar(Complex::new(re as f32, im as f32)),
-    }
-}
-
 /// A 0-d array holding `s`: of `dtype` (C-cast semantics, as `mx.array(300, mx.uint8)`)
 /// or of the scalar's own default dtype.
 fn scalar_array(s: Scalar, dtype: Option<DType>) -> Res<Array> {
-    materialized(natural_array(s).astype(dtype.unwrap_or(s.default_dtype()))?)
+    Ok(Array::from_scalar(s, dtype.unwrap_or(s.default_dtype())))
 }
 
 /// The lazulite dtype NumPy's `descr` holds, if lazulite has it.
@@ -176,7 +180,7 @@ fn array_from_non_list(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> Res<Opti
         }));
     }
     let np = numpy(obj.py())?;
-    if obj.is_instance(&np.getattr("generic")?)? {
+    if obj.is_instance(numpy_scalar_type(obj.py())?)? {
         // A NumPy scalar keeps its dtype, as a 0-d NumPy array does.
         let arr = np.call_method1("asarray", (obj,))?;
         return Ok(Some(from_numpy(
@@ -326,34 +330,41 @@ fn array_from_scalars(scalars: &[Scalar], shape: &[usize], dtype: Option<DType>)
         Scalar::Float(_) => 2,
         Scalar::Complex(..) => 3,
     };
-    let widest = scalars.iter().map(kind).max().unwrap_or(2);
-    let (natural, default) = match widest {
-        0 => (
-            Array::from_slice(
-                &scalars
-                    .iter()
-                    .map(|s| s.to_f64() != 0.0)
-                    .collect::<Vec<_>>(),
-                shape,
-            )?,
+    // Each value is first made the widest kind present, then converted to the dtype.
+    let (values, default): (Vec<Scalar>, DType) = match scalars.iter().map(kind).max() {
+        Some(0) => (
+            scalars
+                .iter()
+                .map(|s| Scalar::Bool(s.to_f64() != 0.0))
+                .collect(),
             DType::Bool,
         ),
-        1 => {
+        Some(1) => {
             let values: Vec<i64> = scalars.iter().map(|s| s.to_elem::<i64>()).collect();
             let wide = values.iter().any(|&v| i32::try_from(v).is_err());
             let default = if wide { DType::Int64 } else { DType::Int32 };
-            (Array::from_slice(&values, shape)?, default)
+            (values.into_iter().map(Scalar::Int).collect(), default)
         }
-        2 => {
-            let values: Vec<f64> = scalars.iter().map(|s| s.to_f64()).collect();
-            (Array::from_slice(&values, shape)?, DType::Float32)
-        }
-        _ => {
-            let values: Vec<Complex> = scalars.iter().map(|s| s.to_elem::<Complex>()).collect();
-            (Array::from_slice(&values, shape)?, DType::Complex64)
-        }
+        Some(3) => (
+            scalars
+                .iter()
+                .map(|s| {
+                    let c = s.to_elem::<Complex>();
+                    Scalar::Complex(f64::from(c.re), f64::from(c.im))
+                })
+                .collect(),
+            DType::Complex64,
+        ),
+        _ => (
+            scalars.iter().map(|s| Scalar::Float(s.to_f64())).collect(),
+            DType::Float32,
+        ),
     };
-    materialized(natural.astype(dtype.unwrap_or(default))?)
+    Ok(Array::from_scalars(
+        &values,
+        shape,
+        dtype.unwrap_or(default),
+    )?)
 }
 
 /// `a` computed now: an array made from Python data holds its values (as in MLX), so an

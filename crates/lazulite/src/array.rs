@@ -392,6 +392,40 @@ impl Array {
         Array::from_tensor(Tensor::from_slice(&[value], &[]).expect("a scalar always fits"))
     }
 
+    /// A 0-d array of `dtype` holding `value` converted as [`Array::astype`] converts
+    /// (C casts: integers wrap, floats round), with no node to evaluate.
+    ///
+    /// ```
+    /// use lazulite::{Array, DType, Scalar};
+    /// let a = Array::from_scalar(Scalar::Int(300), DType::UInt8);
+    /// assert_eq!(a.item::<u8>().unwrap(), 44);
+    /// assert!(a.is_evaluated());
+    /// ```
+    pub fn from_scalar(value: crate::element::Scalar, dtype: DType) -> Array {
+        dispatch!(dtype, T => Array::scalar(value.to_elem::<T>()))
+    }
+
+    /// An array of `dtype` and `shape` holding `values` in row-major order, each converted
+    /// as [`Array::from_scalar`] converts.
+    ///
+    /// ```
+    /// use lazulite::{Array, DType, Scalar};
+    /// let a = Array::from_scalars(&[Scalar::Float(1.5), Scalar::Int(-2)], &[2], DType::Int32)?;
+    /// assert_eq!(a.to_vec::<i32>()?, [1, -2]);
+    /// assert!(Array::from_scalars(&[Scalar::Int(1)], &[2], DType::Int32).is_err());
+    /// # Ok::<(), lazulite::Error>(())
+    /// ```
+    pub fn from_scalars(
+        values: &[crate::element::Scalar],
+        shape: &[usize],
+        dtype: DType,
+    ) -> Result<Array> {
+        dispatch!(dtype, T => {
+            let converted: Vec<T> = values.iter().map(|v| v.to_elem::<T>()).collect();
+            Array::from_slice(&converted, shape)
+        })
+    }
+
     pub(crate) fn spec(&self) -> &OutputSpec {
         &self.node.outputs()[self.index]
     }

@@ -3,7 +3,7 @@
 
 use crate::array::Array;
 use crate::dtype::{promote_types, DType};
-use crate::element::{dispatch, Scalar};
+use crate::element::Scalar;
 use crate::error::{Error, Result};
 
 /// An argument of a binary op: an array, or a scalar that adapts to the array's dtype
@@ -60,7 +60,7 @@ pub(crate) fn scalar_array(op: &str, value: Scalar, dtype: DType) -> Result<Arra
             )));
         }
     }
-    let new = || dispatch!(dtype, T => Array::scalar(value.to_elem::<T>()));
+    let new = || Array::from_scalar(value, dtype);
     // An exported function lists each trace's constants as MLX does: one per scalar.
     if crate::ops::trace::in_export_trace() {
         return Ok(new());

@@ -196,3 +196,86 @@ fn scalar_default_and_adopted_dtypes() {
     assert_eq!(lazulite::add(1i64 << 40, 1.5).unwrap().dtype(), Float32);
     assert_eq!(lazulite::add(true, 1).unwrap().dtype(), Int32);
 }
+
+/// Scalars converted straight to a dtype (`Array::from_scalar(s)`, what `mx.array(v,
+/// dtype)` builds) hold what casting an array of their own kind holds, for every dtype:
+/// wrapped integers, rounded and saturated floats, NaN, infinities and complex parts.
+#[test]
+fn scalars_convert_as_the_cast_kernel_does() {
+    let floats = [
+        0.0,
+        -0.0,
+        0.5,
+        2.5,
+        -2.5,
+        300.7,
+        -300.7,
+        65520.0,
+        1e-40,
+        1e10,
+        -1e300,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+    ];
+    let ints = [
+        0i64,
+        1,
+        -1,
+        300,
+        -300,
+        1 << 31,
+        -(1 << 31) - 1,
+        1 << 40,
+        i64::MAX,
+        i64::MIN,
+    ];
+    let complexes = [(1.0f64, 2.0f64), (-3.5, 0.0), (0.0, 0.1), (f64::NAN, 1.0)];
+    for dtype in DType::ALL {
+        let cases: [(Vec<Scalar>, Array); 4] = [
+            (
+                floats.iter().map(|&v| Scalar::Float(v)).collect(),
+                Array::from_slice(&floats, &[floats.len()]).unwrap(),
+            ),
+            (
+                ints.iter().map(|&v| Scalar::Int(v)).collect(),
+                Array::from_slice(&ints, &[ints.len()]).unwrap(),
+            ),
+            (
+                [true, false].map(Scalar::Bool).to_vec(),
+                Array::from_slice(&[true, false], &[2]).unwrap(),
+            ),
+            (
+                complexes
+                    .iter()
+                    .map(|&(re, im)| Scalar::Complex(re, im))
+                    .collect(),
+                Array::from_slice(
+                    &complexes.map(|(re, im)| lazulite::Complex::new(re as f32, im as f32)),
+                    &[complexes.len()],
+                )
+                .unwrap(),
+            ),
+        ];
+        for (scalars, natural) in cases {
+            let cast = natural.astype(dtype).unwrap();
+            let direct = Array::from_scalars(&scalars, &[scalars.len()], dtype).unwrap();
+            assert_eq!(direct.dtype(), dtype);
+            let bytes = |a: &Array| lazulite::view(a, DType::UInt8).unwrap().to_vec::<u8>();
+            assert_eq!(
+                bytes(&direct).unwrap(),
+                bytes(&cast).unwrap(),
+                "{scalars:?} as {dtype}"
+            );
+            let one = Array::from_scalar(scalars[0], dtype).reshape(&[1]).unwrap();
+            let first = lazulite::slice(&cast, &[0], &[1], &[1]).unwrap();
+            let first_bytes = bytes(&first).unwrap();
+            assert_eq!(
+                bytes(&one).unwrap(),
+                first_bytes,
+                "{:?} as {dtype}",
+                scalars[0]
+            );
+        }
+    }
+}
