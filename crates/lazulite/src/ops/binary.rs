@@ -12,7 +12,8 @@ use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
 use crate::ops::cast::astype;
 use crate::ops::creation::zeros_like;
-use crate::ops::operand::{to_array_pair, Operand};
+use crate::ops::operand::{broadcast_scalar, to_array_pair, Operand};
+use crate::ops::trace::in_shapeless_trace;
 use crate::ops::unary::{exp, log, negative, square};
 use crate::ops::view::broadcast_with;
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
@@ -480,19 +481,23 @@ fn scale_by_partial(
 /// Promotes, casts and broadcasts the operands of `op`.
 pub(crate) fn binary(op: BinaryOp, a: Operand, b: Operand) -> Result<Array> {
     let name = op.name();
-    let (a, b, dtype) = to_array_pair(name, &a, &b)?;
+    let (x, y, dtype) = to_array_pair(name, &a, &b)?;
     let in_dtype = op.input_dtype(dtype)?;
-    let (a, b) = (&a, &b);
-    let shape = broadcast_shapes(a.shape(), b.shape()).map_err(|_| {
+    let shape = broadcast_shapes(x.shape(), y.shape()).map_err(|_| {
         Error::value(format!(
             "[{name}] Shapes {:?} and {:?} cannot be broadcast.",
-            a.shape(),
-            b.shape()
+            x.shape(),
+            y.shape()
         ))
     })?;
-    let a2 = broadcast_with(&astype(a, in_dtype)?, &shape, &[b], 0)?;
-    let b = broadcast_with(&astype(b, in_dtype)?, &shape, &[a], 0)?;
-    let a = a2;
+    let prepare = |operand: &Operand, array: &Array, peer: &Array| match operand {
+        // A scalar already of the input dtype shares its cached broadcast.
+        Operand::Scalar(s) if array.dtype() == in_dtype && !in_shapeless_trace() => {
+            broadcast_scalar(*s, array, &shape)
+        }
+        _ => broadcast_with(&astype(array, in_dtype)?, &shape, &[peer], 0),
+    };
+    let (a, b) = (prepare(&a, &x, &y)?, prepare(&b, &y, &x)?);
     let spec = OutputSpec {
         shape,
         dtype: op.output_dtype(in_dtype),

@@ -5,6 +5,7 @@ use crate::array::Array;
 use crate::dtype::{promote_types, DType};
 use crate::element::Scalar;
 use crate::error::{Error, Result};
+use crate::ops::view::broadcast_to;
 
 /// An argument of a binary op: an array, or a scalar that adapts to the array's dtype
 /// the way Python scalars do in MLX.
@@ -69,12 +70,44 @@ pub(crate) fn scalar_array(op: &str, value: Scalar, dtype: DType) -> Result<Arra
     let cached = SCALARS.try_with(|cache| {
         let mut slots = cache.borrow_mut();
         match &mut slots[key.slot()] {
-            Some((k, array)) if *k == key => array.clone(),
-            slot => slot.insert((key, new())).1.clone(),
+            Some(entry) if entry.key == key => entry.scalar.clone(),
+            slot => {
+                let scalar = new();
+                *slot = Some(CachedScalar {
+                    key,
+                    scalar: scalar.clone(),
+                    broadcast: None,
+                });
+                scalar
+            }
         }
     });
     // While the thread's locals are being destroyed, a constant of its own.
     Ok(cached.unwrap_or_else(|_| new()))
+}
+
+/// `scalar`, a 0-d array [`scalar_array`] made for `value`, broadcast to `shape`. A cached
+/// scalar keeps its latest broadcast, so a loop applying one scalar to arrays of one shape
+/// (`x * 0.9` each step) records and evaluates a single view.
+pub(crate) fn broadcast_scalar(value: Scalar, scalar: &Array, shape: &[usize]) -> Result<Array> {
+    let key = ScalarKey::new(value, scalar.dtype());
+    let cached = SCALARS.try_with(|cache| {
+        let mut slots = cache.borrow_mut();
+        let entry = match &mut slots[key.slot()] {
+            Some(entry) if entry.key == key && entry.scalar.id() == scalar.id() => entry,
+            _ => return None,
+        };
+        if let Some(b) = entry.broadcast.as_ref().filter(|b| b.shape() == shape) {
+            return Some(Ok(b.clone()));
+        }
+        let b = broadcast_to(scalar, shape);
+        entry.broadcast = b.as_ref().ok().cloned();
+        Some(b)
+    });
+    cached
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| broadcast_to(scalar, shape))
 }
 
 /// How many scalar operands [`scalar_array`] keeps per thread.
@@ -85,8 +118,15 @@ thread_local! {
     /// constant array per op, and its evaluation would visit and free each one; a shared
     /// constant stays in cache. Sharing is invisible: constants are never written, and a
     /// kernel reuses an input's buffer only when nothing else holds it.
-    static SCALARS: std::cell::RefCell<[Option<(ScalarKey, Array)>; CACHED_SCALARS]> =
+    static SCALARS: std::cell::RefCell<[Option<CachedScalar>; CACHED_SCALARS]> =
         const { std::cell::RefCell::new([const { None }; CACHED_SCALARS]) };
+}
+
+/// A cached scalar operand and its latest broadcast.
+struct CachedScalar {
+    key: ScalarKey,
+    scalar: Array,
+    broadcast: Option<Array>,
 }
 
 /// A scalar operand's identity: its dtype, kind and the bits of its value.
