@@ -6,6 +6,7 @@ use crate::dtype::{promote_types, DType};
 use crate::element::Scalar;
 use crate::error::{Error, Result};
 use crate::ops::view::broadcast_to;
+use crate::shape::same_shape;
 
 /// An argument of a binary op: an array, or a scalar that adapts to the array's dtype
 /// the way Python scalars do in MLX.
@@ -90,6 +91,9 @@ pub(crate) fn scalar_array(op: &str, value: Scalar, dtype: DType) -> Result<Arra
 /// scalar keeps its latest broadcast, so a loop applying one scalar to arrays of one shape
 /// (`x * 0.9` each step) records and evaluates a single view.
 pub(crate) fn broadcast_scalar(value: Scalar, scalar: &Array, shape: &[usize]) -> Result<Array> {
+    if shape.is_empty() {
+        return Ok(scalar.clone());
+    }
     let key = ScalarKey::new(value, scalar.dtype());
     let cached = SCALARS.try_with(|cache| {
         let mut slots = cache.borrow_mut();
@@ -97,7 +101,11 @@ pub(crate) fn broadcast_scalar(value: Scalar, scalar: &Array, shape: &[usize]) -
             Some(entry) if entry.key == key && entry.scalar.id() == scalar.id() => entry,
             _ => return None,
         };
-        if let Some(b) = entry.broadcast.as_ref().filter(|b| b.shape() == shape) {
+        if let Some(b) = entry
+            .broadcast
+            .as_ref()
+            .filter(|b| same_shape(b.shape(), shape))
+        {
             return Some(Ok(b.clone()));
         }
         let b = broadcast_to(scalar, shape);
