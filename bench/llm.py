@@ -19,6 +19,7 @@ lazulite's best of two runs is kept, MLX runs once (its CPU build takes minutes 
     bash bench/setup.sh
     .venv-bench/bin/python bench/llm.py              # every precision
     .venv-bench/bin/python bench/llm.py 4-bit        # precisions containing a word
+    .venv-bench/bin/python bench/llm.py --split 4-bit   # a decode step: record vs evaluate
 """
 
 from __future__ import annotations
@@ -107,6 +108,28 @@ def decode_tokens_per_second(mx, model, tokens: int) -> float:
     return (tokens - 1) / (time.perf_counter() - start)
 
 
+def decode_step_split(mx, model, steps: int = 200) -> dict:
+    """Median milliseconds a decode step spends recording (the model's Python code and the
+    ops it calls) and evaluating, timed apart: the model called on one token with its KV
+    cache, as mlx-lm's step does, then evaluated with the cache."""
+    from mlx_lm.models.cache import make_prompt_cache
+
+    cache = make_prompt_cache(model)
+    mx.eval(model(mx.random.randint(0, CONFIG["vocab_size"], (1, DECODE_PROMPT)), cache=cache))
+    token = mx.array([[5]])
+    recording, evaluating = [], []
+    for i in range(steps + 5):
+        start = time.perf_counter()
+        logits = model(token, cache=cache)
+        recorded = time.perf_counter()
+        mx.eval(logits, [c.state for c in cache])
+        if i >= 5:  # after warming up
+            recording.append(recorded - start)
+            evaluating.append(time.perf_counter() - recorded)
+    median = lambda v: sorted(v)[len(v) // 2] * 1e3  # noqa: E731
+    return {"record_ms": median(recording), "eval_ms": median(evaluating)}
+
+
 def prefill_tokens_per_second(mx, model) -> float:
     from mlx_lm.models.cache import make_prompt_cache
 
@@ -178,9 +201,24 @@ def run_child(library: str, precisions: list[str]) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def split(precisions: list[str]) -> None:
+    alias_mlx_to_lazulite()
+    import mlx.core as mx
+    import mlx.nn as nn
+
+    for precision in precisions:
+        times = decode_step_split(mx, build(mx, nn, precision))
+        print(f"{precision}: a decode step records in {times['record_ms']:.2f} ms "
+              f"and evaluates in {times['eval_ms']:.2f} ms (medians of 200)")
+
+
 def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "--child":
         child(sys.argv[2], sys.argv[3:])
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--split":
+        words = sys.argv[2:]
+        split([p for p in PRECISIONS if not words or any(w in p for w in words)])
         return
     words = sys.argv[1:]
     precisions = [p for p in PRECISIONS if not words or any(w in p for w in words)]

@@ -24,7 +24,10 @@ fn arange(
 ) -> Res<PyArray> {
     let mut positional: Vec<Bound<'_, PyAny>> = args.iter().collect();
     if let Some(last) = positional.last() {
-        if let Ok(d) = last.extract::<Dt>() {
+        // A dtype given last by position (`arange(5, mx.int8)`); a plain cast test, as a
+        // failed extraction would build a message.
+        if let Ok(d) = last.cast::<crate::dtype::PyDtype>() {
+            let d = Dt(d.get().0);
             if dtype.is_some() {
                 return Err(PyTypeError::new_err("arange() got dtype twice").into());
             }

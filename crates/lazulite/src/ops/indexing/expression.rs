@@ -380,8 +380,12 @@ fn basic_view(a: &Array, entries: &[Entry]) -> Result<(Array, Vec<usize>)> {
         )?;
         return Ok((view, array_axes));
     }
-    let view = reshape(&slice(a, &start, &stop, &step)?, &shape)?;
-    Ok((view, array_axes))
+    // Whole axes need no slice: `a[None]` and `a[:, None]` are one reshape.
+    let sliced = match whole {
+        true => a.clone(),
+        false => slice(a, &start, &stop, &step)?,
+    };
+    Ok((reshape(&sliced, &shape)?, array_axes))
 }
 
 /// Where the broadcast index dimensions go: in place of the indexed axes when those are
