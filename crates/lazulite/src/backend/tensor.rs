@@ -6,6 +6,19 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use std::sync::Arc;
 
+/// Whether `strides` lay `shape` out in row-major order with no gaps (axes of length 1
+/// may have any stride).
+pub(crate) fn is_row_major(shape: &[usize], strides: &[isize]) -> bool {
+    let mut expected = 1isize;
+    for (&d, &s) in shape.iter().zip(strides).rev() {
+        if d != 1 && s != expected {
+            return false;
+        }
+        expected = expected.wrapping_mul(d as isize);
+    }
+    true
+}
+
 /// Row-major strides (in elements) of a contiguous array of `shape`.
 pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
     let mut strides = vec![0isize; shape.len()];
@@ -65,17 +78,7 @@ impl Tensor {
     /// no elements).
     pub fn is_contiguous(&self) -> bool {
         // An empty tensor has no elements out of order (its strides are arbitrary).
-        if self.shape.contains(&0) {
-            return true;
-        }
-        let mut expected = 1isize;
-        for (&d, &s) in self.shape.iter().zip(&self.strides).rev() {
-            if d != 1 && s != expected {
-                return false;
-            }
-            expected *= d as isize;
-        }
-        true
+        self.shape.contains(&0) || is_row_major(&self.shape, &self.strides)
     }
 
     /// The elements of a contiguous tensor. Panics if not contiguous (an engine bug).

@@ -5,6 +5,7 @@
 //! the output.
 
 use super::parallel;
+use crate::backend::tensor::is_row_major;
 
 /// Dimensions of `shape` merged where all operands allow it, size-1 dimensions dropped.
 /// Returns the merged shape and, per operand, the merged strides.
@@ -161,17 +162,9 @@ pub(crate) fn par_for_each_run<const N: usize>(
 /// The step of an operand that covers `shape` in a single run: 1 if it is laid out in
 /// row-major order, 0 if every position reads the same element, else `None`.
 fn single_run_step(shape: &[usize], strides: &[isize]) -> Option<isize> {
-    let (mut contiguous, mut broadcast, mut expected) = (true, true, 1isize);
-    for (&n, &stride) in shape.iter().zip(strides).rev() {
-        if n != 1 {
-            contiguous &= stride == expected;
-            broadcast &= stride == 0;
-            expected = expected.wrapping_mul(n as isize);
-        }
-    }
-    if contiguous {
+    if is_row_major(shape, strides) {
         Some(1)
-    } else if broadcast {
+    } else if shape.iter().zip(strides).all(|(&n, &s)| n == 1 || s == 0) {
         Some(0)
     } else {
         None
