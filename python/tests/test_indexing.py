@@ -496,6 +496,24 @@ def test_slice_out_of_range_is_index_error():
         mx.eval(mx.slice_update(mx.zeros((3, 3)), mx.ones((1, 2)), mx.array([2, 2]), (0, 1)))
 
 
+class _Two:
+    def __index__(self):
+        return 2
+
+
+def test_slice_fields_take_ints_and_index_objects_as_mlx():
+    # What real MLX 0.32.4 accepts in a slice: ints and objects with __index__; a bool,
+    # float, string or array is a ValueError.
+    a = np.arange(12)
+    x = mx.array(a)
+    for key in [slice(np.int32(2), None), slice(_Two(), None), slice(None, -3, 2)]:
+        np.testing.assert_array_equal(np.array(x[key]), a[key])
+    for bad in [1.5, np.float32(1.5), True, np.True_, "a", mx.array(2)]:
+        for key in [slice(bad, None), slice(None, bad), slice(None, None, bad)]:
+            with pytest.raises(ValueError, match="Slice indices must be integers or None"):
+                x[key]
+
+
 def test_nonzero_and_argwhere_beyond_mlx():
     a = np.array([[0, 3], [4, 0], [0, 5]])
     nz = mx.nonzero(mx.array(a))
@@ -518,7 +536,7 @@ def test_nonzero_and_argwhere_beyond_mlx():
     ((0, 0, 0), ValueError),
     ((Ellipsis, Ellipsis), ValueError),
     (slice(None, None, 0), ValueError),
-    (slice(1.5, None), TypeError),
+    (slice(1.5, None), ValueError),
     (5, IndexError),
     (-7, IndexError),
     ((slice(None), 4), IndexError),

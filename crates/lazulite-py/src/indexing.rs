@@ -39,14 +39,15 @@ fn slice_of(s: &Bound<'_, PySlice>) -> PyResult<Index> {
         if v.is_none() {
             return Ok(None);
         }
-        if v.is_instance_of::<PyInt>() {
-            return saturating_i64(&v).map(Some);
+        // As MLX: ints and objects with `__index__`, but no bools (nor arrays).
+        let refused = || PyValueError::new_err("Slice indices must be integers or None.");
+        if v.is_instance_of::<PyBool>() || v.is_instance_of::<PyArray>() {
+            return Err(refused());
         }
-        v.call_method0(intern!(s.py(), "__index__")).map_err(|_| {
-            pyo3::exceptions::PyTypeError::new_err(
-                "slice indices must be integers or None or have an __index__ method",
-            )
-        })?;
+        if !v.is_instance_of::<PyInt>() {
+            v.call_method0(intern!(s.py(), "__index__"))
+                .map_err(|_| refused())?;
+        }
         saturating_i64(&v).map(Some)
     };
     let py = s.py();
