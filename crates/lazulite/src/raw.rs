@@ -2,10 +2,10 @@
 //! buffer protocol, NumPy): arrays from bytes, and the evaluated bytes of an array.
 
 use crate::array::Array;
+use crate::backend::cpu::copy::contiguous;
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::view::make_contiguous;
 
 /// The evaluated memory of an array: where its first element is and how to step through
 /// it. Holding a `RawData` keeps the memory alive (even if every [`Array`] using it is
@@ -131,7 +131,7 @@ impl Array {
     /// assert_eq!(raw.byte_strides(), &[8, 4]);
     /// ```
     pub fn raw_data_contiguous(&self) -> Result<RawData> {
-        Ok(RawData::new(make_contiguous(self.tensor()?)?))
+        Ok(RawData::new(contiguous(self.tensor()?)?))
     }
 
     /// An array holding a copy of `bytes`: elements of `dtype` in row-major order, stored

@@ -573,7 +573,7 @@ pub(crate) fn evaluated(arrays: &[&Array]) -> Result<Vec<Tensor>> {
     crate::eval::eval(arrays)?;
     arrays
         .iter()
-        .map(|a| crate::ops::view::make_contiguous(a.tensor()?))
+        .map(|a| crate::backend::cpu::copy::contiguous(a.tensor()?))
         .collect()
 }
 

@@ -28,6 +28,7 @@
 //! ```
 
 use crate::array::Array;
+use crate::backend::cpu::copy::contiguous;
 use crate::backend::mpi::{self, Comm, Reduction};
 use crate::backend::Tensor;
 use crate::dtype::DType;
@@ -36,7 +37,7 @@ use crate::ops::batching::batch_to_front;
 use crate::ops::binary::{divide, equal, multiply};
 use crate::ops::cast::astype;
 use crate::ops::shape::{expand_dims, squeeze};
-use crate::ops::view::{make_contiguous, slice_axis};
+use crate::ops::view::slice_axis;
 use crate::primitive::{no_rule, OutputSpec, Primitive};
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
@@ -263,7 +264,7 @@ impl Primitive for AllReduce {
         let x = inputs.pop().expect("one input");
         let comm = self.group.comm(self.op_name())?;
         agree(comm, self.op_name(), &x)?;
-        let x = make_contiguous(x)?;
+        let x = contiguous(x)?;
         if x.is_donatable(x.dtype) {
             let mut out = x;
             comm.all_reduce(None, &mut out, self.reduction)?;
@@ -373,7 +374,7 @@ impl Primitive for AllGather {
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
-        let x = make_contiguous(inputs.pop().expect("one input"))?;
+        let x = contiguous(inputs.pop().expect("one input"))?;
         let comm = self.group.comm("all_gather")?;
         agree(comm, "all_gather", &x)?;
         let mut out = Tensor::uninit(x.dtype, &outputs[0].shape)?;
@@ -472,7 +473,7 @@ impl Primitive for SumScatter {
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
-        let x = make_contiguous(inputs.pop().expect("one input"))?;
+        let x = contiguous(inputs.pop().expect("one input"))?;
         let comm = self.group.comm("sum_scatter")?;
         agree(comm, "sum_scatter", &x)?;
         let mut out = Tensor::uninit(x.dtype, &outputs[0].shape)?;
@@ -561,7 +562,7 @@ impl Primitive for Send {
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, _: &[OutputSpec]) -> Result<Vec<Tensor>> {
-        let x = make_contiguous(inputs.pop().expect("one input"))?;
+        let x = contiguous(inputs.pop().expect("one input"))?;
         self.group.comm("send")?.send(&x, self.dst)?;
         Ok(vec![x])
     }

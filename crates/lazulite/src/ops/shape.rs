@@ -6,6 +6,7 @@
 //! bytes) and `Contiguous`.
 
 use crate::array::Array;
+use crate::backend::cpu::copy;
 use crate::backend::cpu::shape::{concatenate as concatenate_kernel, scatter_add_strided};
 use crate::backend::{contiguous_strides, Tensor};
 use crate::dtype::{promote_types, DType};
@@ -17,7 +18,7 @@ use crate::ops::creation::zeros_like;
 use crate::ops::exported::ExportedAs;
 use crate::ops::operand::{to_arrays, Operand};
 use crate::ops::view::{
-    broadcast_to, make_contiguous, reshape, reshape_by, slice, slice_axis, transpose, ReshapeRule,
+    broadcast_to, reshape, reshape_by, slice, slice_axis, transpose, ReshapeRule,
 };
 use crate::primitive::{
     mlx_chain, mlx_ints, mlx_shape, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive,
@@ -1041,7 +1042,7 @@ impl Primitive for AsStrided {
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
-        let mut t = make_contiguous(inputs.pop().expect("one input"))?;
+        let mut t = copy::contiguous(inputs.pop().expect("one input"))?;
         t.shape = outputs[0].shape.clone();
         t.strides = self.strides.clone();
         t.offset += self.offset;
@@ -1226,7 +1227,7 @@ impl Primitive for View {
     }
 
     fn eval(&self, mut inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
-        let mut t = make_contiguous(inputs.pop().expect("one input"))?;
+        let mut t = copy::contiguous(inputs.pop().expect("one input"))?;
         let (from, to) = (t.dtype.size(), self.0.size());
         if (t.offset * from) % to != 0 {
             // The first byte is not aligned to the new element size: move the data.
@@ -1318,7 +1319,7 @@ impl Primitive for Contiguous {
         if self.allow_col_major && is_col_major(&t) {
             return Ok(vec![t]);
         }
-        Ok(vec![make_contiguous(t)?])
+        Ok(vec![copy::contiguous(t)?])
     }
 
     fn vjp(

@@ -3,7 +3,7 @@
 //! a reshape cannot be expressed as a view).
 
 use crate::array::Array;
-use crate::backend::cpu::copy::{copy_into, ViewLayout};
+use crate::backend::cpu::copy::{contiguous, copy_into, ViewLayout};
 use crate::backend::cpu::elementwise::map1;
 use crate::backend::{contiguous_strides, Tensor};
 use crate::element::dispatch;
@@ -14,14 +14,6 @@ use crate::ops::creation::zeros;
 use crate::ops::reduce::sum;
 use crate::primitive::{mlx_ints, mlx_shape, Export, MlxNode, MlxState, OutputSpec, Primitive};
 use crate::shape::{broadcast_shapes, checked_size, normalize_axis, same_shape};
-
-/// A contiguous version of `x`: `x` itself if it already is one.
-pub(crate) fn make_contiguous(x: Tensor) -> Result<Tensor> {
-    if x.is_contiguous() {
-        return Ok(x);
-    }
-    dispatch!(x.dtype, T => map1::<T, T>(x, |v| v))
-}
 
 /// Reshape to the stored shape, which `.1` says how to infer at other input shapes.
 pub(crate) struct Reshape(pub Vec<usize>, pub ReshapeRule);
@@ -155,7 +147,7 @@ impl Primitive for Reshape {
             t.strides = strides;
             return Ok(vec![t]);
         }
-        let mut t = make_contiguous(t)?;
+        let mut t = contiguous(t)?;
         t.strides = contiguous_strides(&shape);
         t.shape = shape;
         Ok(vec![t])

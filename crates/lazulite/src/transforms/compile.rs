@@ -9,11 +9,11 @@
 use super::graph::{key, nodes_between};
 use super::tracer::stand_in;
 use crate::array::{Array, Node};
+use crate::backend::cpu::copy::contiguous;
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::trace::{in_export_trace, in_shapeless_trace, with_shapeless_trace};
-use crate::ops::view::make_contiguous;
 use crate::primitive::{no_rule, Export, OutputSpec, Primitive};
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
@@ -513,7 +513,7 @@ impl Primitive for Fused {
             .try_for_each(|b| -> Result<()> {
                 let (start, end) = (b * rows_per_block, ((b + 1) * rows_per_block).min(n_rows));
                 let block: Vec<Tensor> = inputs.iter().map(|t| rows(t, start, end)).collect();
-                let result = make_contiguous(self.run_block(&block)?)?;
+                let result = contiguous(self.run_block(&block)?)?;
                 let bytes = &result.buf.bytes()[result.offset * width..][..result.size() * width];
                 // SAFETY: rows start..end of the contiguous output are this block's own; no
                 // other block reads or writes them. A donated buffer may hand back this

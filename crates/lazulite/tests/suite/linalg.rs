@@ -699,10 +699,14 @@ fn few_row_products_match_float64_in_every_layout() {
 #[test]
 fn many_row_products_match_float64_in_every_layout() {
     // More rows (a prefill): bfloat16 with an even depth goes through the pair-product
-    // tiles (column blocks of 32, rows in passes of 8), other cases through gemm.
+    // tiles (column blocks of 32, rows in passes of 8), other cases through gemm. With a
+    // depth-contiguous right operand and a depth of 64 or more, gemm gets the right
+    // operand copied row-major (40 x 64 by 64 x 70), or the left one copied column-major
+    // and the result transposed (12 x 80 by 80 x 200).
     products_match_float64_in_every_layout(&[
         (9, 2, 33),
         (40, 64, 70),
+        (12, 80, 200),
         (130, 96, 65),
         (17, 300, 1),
         (20, 33, 40),

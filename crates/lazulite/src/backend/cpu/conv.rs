@@ -8,7 +8,8 @@
 //! straight into the output. A 1x1 kernel with unit strides and no padding needs no
 //! patches: the input rows are the patch matrix.
 
-use super::elementwise::{cast, map1};
+use super::copy::contiguous;
+use super::elementwise::cast;
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::Element;
@@ -84,14 +85,6 @@ struct SendPtr<T>(*mut T);
 unsafe impl<T> Send for SendPtr<T> {}
 unsafe impl<T> Sync for SendPtr<T> {}
 
-fn contiguous<E: Element>(t: Tensor) -> Result<Tensor> {
-    if t.is_contiguous() {
-        Ok(t)
-    } else {
-        map1::<E, E>(t, |v| v)
-    }
-}
-
 /// Multi-index of `flat` (row-major) over `dims`, written into `index`.
 fn unravel(mut flat: usize, dims: &[usize], index: &mut [usize]) {
     for (i, &d) in index.iter_mut().zip(dims).rev() {
@@ -165,8 +158,8 @@ fn run<G: Element<Storage = G>>(
     geometry: &ConvGeometry,
     out_shape: &[usize],
 ) -> Result<Tensor> {
-    let input = contiguous::<G>(input)?;
-    let weight = contiguous::<G>(weight)?;
+    let input = contiguous(input)?;
+    let weight = contiguous(weight)?;
     let mut out = Tensor::uninit(input.dtype, out_shape)?;
     let nd = out_shape.len() - 2;
     let (batch, c_in, c_out) = (input.shape[0], input.shape[nd + 1], out_shape[nd + 1]);

@@ -1,8 +1,23 @@
 //! Strided copies between tensors of the same dtype.
 
+use super::elementwise::map1;
 use super::strided::{par_for_each_run, Shared};
+use super::transpose::transposed_copy;
 use crate::backend::Tensor;
 use crate::element::{dispatch, Element};
+use crate::error::Result;
+
+/// `x` with its elements in row-major order and no gaps: `x` itself when it already is,
+/// else a copy (a transposed layout is copied by blocks, see [`transposed_copy`]).
+pub fn contiguous(x: Tensor) -> Result<Tensor> {
+    if x.is_contiguous() {
+        return Ok(x);
+    }
+    if let Some(copy) = transposed_copy(&x)? {
+        return Ok(copy);
+    }
+    dispatch!(x.dtype, T => map1::<T, T>(x, |v| v))
+}
 
 /// Where a strided view of an output buffer sits: shape, strides and offset in elements.
 pub struct ViewLayout<'a> {

@@ -10,6 +10,7 @@ pub(crate) mod paired;
 mod rows;
 pub(crate) mod tiles;
 
+use super::copy::contiguous;
 use super::elementwise::{converted, map1};
 use super::parallel;
 use crate::backend::Tensor;
@@ -223,8 +224,8 @@ fn add_scaled(out: &mut Tensor, addend: Option<(Tensor, f64, f64)>) -> Result<()
     Ok(())
 }
 
-/// Products of at least this depth with a depth-contiguous right operand and fewer rows
-/// than columns compute into a column-major result (see [`run`]).
+/// Single products of at least this depth with a depth-contiguous right operand copy an
+/// operand into gemm's preferred layout (see [`run`]).
 const TRANSPOSED_DEPTH: usize = 64;
 
 /// A matrix operand: its buffer, kept alive, and the strides gemm walks.
@@ -235,13 +236,13 @@ struct Operand {
 }
 
 impl Operand {
-    fn new<E: Element>(t: Tensor) -> Result<Operand> {
+    fn new(t: Tensor) -> Result<Operand> {
         let nd = t.ndim();
         let unit = |d: usize| t.shape[d] == 1 || t.strides[d] == 1;
         let t = if unit(nd - 1) || unit(nd - 2) {
             t
         } else {
-            map1::<E, E>(t, |v| v)?
+            contiguous(t)?
         };
         Ok(Operand {
             row_stride: t.strides[nd - 2],
@@ -289,14 +290,26 @@ fn run<E: Element, G: Copy + Send + Sync + 'static>(
     let (m, n, k) = (shape[nd - 2], shape[nd - 1], a.shape[a.ndim() - 1]);
     let batches: usize = shape[..nd - 2].iter().product();
     let dtype = a.dtype;
-    let lhs = Operand::new::<E>(a)?;
-    let rhs = Operand::new::<E>(b)?;
-    // gemm is twice as slow writing a row-major result with few rows when the right
-    // operand runs along the depth (`x @ W.T` in a prefill): it then computes into a
-    // column-major matrix, the layout it prefers there, transposed once at the end.
-    // Over a shallow depth the transposing copy costs more than it saves (256 x 10 by
-    // (512 x 10)^T, a gradient in a classifier's last layer: 0.18 ms, 0.047 ms without).
-    let transposed = rhs.row_stride == 1 && rhs.col_stride != 1 && m < n && k >= TRANSPOSED_DEPTH;
+    let mut lhs = Operand::new(a)?;
+    let mut rhs = Operand::new(b)?;
+    // gemm packs a right operand that runs along the depth (`x @ W.T`) slowly: 256 x 512
+    // by (512 x 512)^T took 0.90 ms, 0.62 ms with `W.T` copied to row-major first. A
+    // single product of some depth copies one side into the layouts gemm prefers, by
+    // blocked transposes, whichever copies fewer elements: the right operand made
+    // row-major (n * k), or the left one made column-major with the result computed
+    // column-major and transposed at the end (m * k + m * n: a few rows against a wide
+    // weight, as in a prefill). Over a shallow depth the copies cost more than they save
+    // (256 x 10 by (512 x 10)^T, a gradient in a classifier's last layer). Batches of
+    // products (attention heads) gained nothing measurable.
+    let depth_major =
+        batches == 1 && rhs.row_stride == 1 && rhs.col_stride != 1 && k >= TRANSPOSED_DEPTH;
+    let transposed = depth_major && n * k > m.saturating_mul(k + n);
+    if transposed && lhs.col_stride == 1 && lhs.row_stride != 1 {
+        let column_major = contiguous(last_two_swapped(lhs.tensor))?;
+        lhs = Operand::new(last_two_swapped(column_major))?;
+    } else if depth_major && !transposed {
+        rhs = Operand::new(contiguous(rhs.tensor)?)?;
+    }
     let mut work_shape = shape.to_vec();
     if transposed {
         work_shape.swap(nd - 2, nd - 1);
@@ -319,7 +332,7 @@ fn run<E: Element, G: Copy + Send + Sync + 'static>(
     };
     let finish = |out: Tensor| {
         if transposed {
-            map1::<E, E>(last_two_swapped(out), |v| v)
+            contiguous(last_two_swapped(out))
         } else {
             Ok(out)
         }

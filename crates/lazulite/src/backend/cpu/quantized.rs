@@ -15,6 +15,7 @@ pub(crate) mod fp;
 mod paired;
 mod rows;
 
+use super::copy::contiguous;
 use super::elementwise::{cast, map1};
 use super::matmul::tiles::{self, Geometry};
 use super::simd::vectorised;
@@ -350,15 +351,6 @@ impl Packing {
     }
 }
 
-/// A contiguous tensor: `t` itself when it already is one.
-fn contiguous<T: Element>(t: Tensor) -> Result<Tensor> {
-    if t.is_contiguous() {
-        Ok(t)
-    } else {
-        map1::<T, T>(t, |v| v)
-    }
-}
-
 /// A contiguous tensor of `A` holding `t`'s values (`t` itself when it already is one).
 fn widened<A: Acc>(t: Tensor) -> Result<Tensor> {
     if t.dtype == A::DTYPE && t.is_contiguous() {
@@ -458,7 +450,7 @@ pub fn quantize(w: Tensor, packing: Packing) -> Result<[Tensor; 3]> {
 }
 
 fn quantize_typed<T: Real>(w: Tensor, packing: Packing) -> Result<[Tensor; 3]> {
-    let w = contiguous::<T>(w)?;
+    let w = contiguous(w)?;
     let nd = w.ndim();
     let cols = w.shape[nd - 1];
     let Packing {
@@ -560,9 +552,9 @@ fn dequantize_typed<T: Real>(
     biases: Tensor,
     packing: Packing,
 ) -> Result<Tensor> {
-    let w = contiguous::<u32>(w)?;
-    let scales = contiguous::<T>(scales)?;
-    let biases = contiguous::<T>(biases)?;
+    let w = contiguous(w)?;
+    let scales = contiguous(scales)?;
+    let biases = contiguous(biases)?;
     let nd = w.ndim();
     let Packing {
         group_size, bits, ..
@@ -759,7 +751,7 @@ fn qmm_typed<A: Acc>(
     let g = rows * groups_per_row;
     // The floating-point modes read their scale bytes and element codes through tables.
     let fp = match packing.mode.format() {
-        Some(format) => Some((contiguous::<u8>(scales.clone())?, FpTables::new(format))),
+        Some(format) => Some((contiguous(scales.clone())?, FpTables::new(format))),
         None => None,
     };
     let affine = match (&fp, biases) {

@@ -10,7 +10,6 @@ use super::{Operand, Pairs, SendPtr};
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::Result;
-use half::bf16;
 use std::ops::Range;
 
 /// Bytes of `x` rows one pass multiplies with each packed block: they stay in L2 while
@@ -88,8 +87,8 @@ pub(super) fn product(
     let depth_pairs = k / 2;
     let x_stride = a.strides[a.ndim() - 2] as usize;
     let w_stride = b.strides[b.ndim() - 1] as usize;
-    let lhs = Operand::new::<bf16>(a)?;
-    let rhs = Operand::new::<bf16>(b)?;
+    let lhs = Operand::new(a)?;
+    let rhs = Operand::new(b)?;
     let mut out = Tensor::uninit(DType::Float32, shape)?;
     if out.size() == 0 {
         return Ok(out);

@@ -154,7 +154,7 @@ fn typed<E: Widen>(a: &Tensor, b: Tensor, shape: &[usize], pairs: Pairs) -> Resu
     if out.size() == 0 {
         return Ok(out);
     }
-    let rhs = Operand::new::<E>(b)?;
+    let rhs = Operand::new(b)?;
     // `b` is (k, n): along the depth its stride is `row_stride`, along the columns `col_stride`.
     let depth_contiguous = rhs.row_stride == 1 || k == 1;
     let base = SendPtr(rhs.tensor.buf.as_ptr() as *mut E);

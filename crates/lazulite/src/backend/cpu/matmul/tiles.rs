@@ -148,7 +148,7 @@ pub(super) fn widened_product<E: Widen>(
     let (m, n, k) = (shape[nd - 2], shape[nd - 1], a.shape[a.ndim() - 1]);
     let batches: usize = shape[..nd - 2].iter().product();
     let a = converted(a, DType::Float32)?;
-    let rhs = Operand::new::<E>(b)?;
+    let rhs = Operand::new(b)?;
     let mut out = Tensor::uninit(DType::Float32, shape)?;
     if out.size() == 0 {
         return Ok(out);

@@ -139,7 +139,7 @@ pub(crate) fn quantize(
     group_size: usize,
 ) -> Result<[Tensor; 2]> {
     let global = match global_scale {
-        Some(g) => Some(contiguous::<f32>(g)?.slice::<f32>()[0]),
+        Some(g) => Some(contiguous(g)?.slice::<f32>()[0]),
         None => None,
     };
     match w.dtype {
@@ -159,7 +159,7 @@ fn quantize_typed<T: Real>(
     format: Format,
     group_size: usize,
 ) -> Result<[Tensor; 2]> {
-    let w = contiguous::<T>(w)?;
+    let w = contiguous(w)?;
     let nd = w.ndim();
     let cols = w.shape[nd - 1];
     let bits = format.bits();
@@ -292,7 +292,7 @@ pub(crate) fn dequantize(
     out_dtype: DType,
 ) -> Result<Tensor> {
     let global = match global_scale {
-        Some(g) => Some(contiguous::<f32>(g)?.slice::<f32>()[0]),
+        Some(g) => Some(contiguous(g)?.slice::<f32>()[0]),
         None => None,
     };
     match out_dtype {
@@ -313,8 +313,8 @@ fn dequantize_typed<T: Real>(
     format: Format,
     group_size: usize,
 ) -> Result<Tensor> {
-    let w = contiguous::<u32>(w)?;
-    let scales = contiguous::<u8>(scales)?;
+    let w = contiguous(w)?;
+    let scales = contiguous(scales)?;
     let nd = w.ndim();
     let mut shape = w.shape.clone();
     shape[nd - 1] = w.shape[nd - 1] * 32 / format.bits();
@@ -386,7 +386,7 @@ pub(crate) fn quantize_dequantize(
     group_size: usize,
 ) -> Result<Tensor> {
     let global = match global_scale {
-        Some(g) => Some(contiguous::<f32>(g)?.slice::<f32>()[0]),
+        Some(g) => Some(contiguous(g)?.slice::<f32>()[0]),
         None => None,
     };
     match x.dtype {
@@ -405,7 +405,7 @@ fn round_trip_typed<T: Real>(
     format: Format,
     group_size: usize,
 ) -> Result<Tensor> {
-    let x = contiguous::<T>(x)?;
+    let x = contiguous(x)?;
     let mut out = Tensor::uninit(T::DTYPE, &x.shape)?;
     if x.size() == 0 {
         return Ok(out);

@@ -41,8 +41,8 @@ pub(super) fn product(
         scales,
         biases,
     } = operands;
-    let x = contiguous::<bf16>(x)?;
-    let (scales, biases) = (contiguous::<bf16>(scales)?, contiguous::<bf16>(biases)?);
+    let x = contiguous(x)?;
+    let (scales, biases) = (contiguous(scales)?, contiguous(biases)?);
     let mut out = Tensor::uninit(DType::Float32, out_shape)?;
     if out.size() == 0 {
         return Ok(out);

@@ -76,7 +76,7 @@ pub(super) fn product<T: Real<Acc = f32>>(
         scales,
         biases,
     } = operands;
-    let (scales, biases) = (contiguous::<T>(scales)?, contiguous::<T>(biases)?);
+    let (scales, biases) = (contiguous(scales)?, contiguous(biases)?);
     let mut out = Tensor::uninit(DType::Float32, out_shape)?;
     let words_per_row = p.k * packing.bits / 32;
     let groups_per_row = p.k / packing.group_size;
