@@ -7,6 +7,7 @@
 //! vectorised where the operands allow it.
 
 use super::strided::{par_for_each_run, Shared};
+use super::transpose::reordered;
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::{dispatch, Element};
@@ -88,6 +89,7 @@ fn map1_with<I: Element, O: Element>(
     f: &(impl Fn(I) -> O + Sync),
     slices: impl Fn(&[I::Storage], &mut [O::Storage]) + Sync,
 ) -> Result<Tensor> {
+    let x = reordered(&x)?.unwrap_or(x);
     let (donor, mut out) = output::<O>(&[(&x, I::DTYPE == O::DTYPE)], &x.shape)?;
     let (shape, strides, offset) = (x.shape.clone(), x.strides.clone(), x.offset as isize);
     let src = Shared(x.buf.as_ptr() as *mut I::Storage);
@@ -140,6 +142,8 @@ pub fn map2<A: Element, B: Element, O: Element>(
     f: impl Fn(A, B) -> O + Sync,
 ) -> Result<Tensor> {
     debug_assert_eq!(a.shape, b.shape);
+    let a = reordered(&a)?.unwrap_or(a);
+    let b = reordered(&b)?.unwrap_or(b);
     let (donor, mut out) = output::<O>(
         &[(&a, A::DTYPE == O::DTYPE), (&b, B::DTYPE == O::DTYPE)],
         &a.shape,
@@ -229,6 +233,12 @@ pub fn map3<A: Element, B: Element, C: Element, O: Element>(
     c: &Tensor,
     f: impl Fn(A, B, C) -> O + Sync,
 ) -> Result<Tensor> {
+    let (ra, rb, rc) = (reordered(a)?, reordered(b)?, reordered(c)?);
+    let (a, b, c) = (
+        ra.as_ref().unwrap_or(a),
+        rb.as_ref().unwrap_or(b),
+        rc.as_ref().unwrap_or(c),
+    );
     let mut out = Tensor::uninit(O::DTYPE, &a.shape)?;
     let dst = Shared(out.data_ptr_mut::<O>());
     let pa = Shared(a.buf.as_ptr() as *mut A::Storage);

@@ -28,5 +28,5 @@ pub mod sort;
 pub mod strided;
 pub mod svd;
 pub mod ternary;
-mod transpose;
+pub(crate) mod transpose;
 pub mod unary;

@@ -2,6 +2,7 @@
 
 use super::{apply, apply_in_place, Kernel};
 use crate::backend::cpu::strided::{par_for_each_run, Shared, PARALLEL_MIN};
+use crate::backend::cpu::transpose::reordered;
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::Element;
@@ -49,6 +50,7 @@ impl Lane for bf16 {
 /// `f` on every element of `x` (float32, float16 or bfloat16), into a new contiguous
 /// tensor of the same dtype or, when `x` is donatable, into `x`'s buffer.
 pub fn map(x: Tensor, f: Kernel) -> Result<Tensor> {
+    let x = reordered(&x)?.unwrap_or(x);
     match x.dtype {
         DType::Float32 => map_f32(x, f),
         DType::Float16 => map_lanes::<f16>(x, f),
