@@ -118,9 +118,13 @@ impl Plan {
             // reads is in the source buffer; the output is a new row-major buffer of the
             // same shape, and units write disjoint rows of it.
             unsafe {
-                let s = (src.get() as *const T).offset(from + first as isize);
-                let d = (dst.get() as *mut T).offset(to + first as isize * self.out_row_step);
-                band_copy(s, self.col_step, d, self.out_row_step, rows, self.cols);
+                let corner = Corner {
+                    src: (src.get() as *const T).offset(from),
+                    src_col: self.col_step,
+                    dst: (dst.get() as *mut T).offset(to),
+                    dst_row: self.out_row_step,
+                };
+                corner.at(first, 0).band(rows, self.cols);
             }
         };
         let total = units * band * self.cols;
@@ -135,68 +139,74 @@ impl Plan {
     }
 }
 
-/// Writes `rows` x `cols` output elements `dst[r * dst_row + c] = src[r + c * src_col]`,
-/// block by block along the columns.
-///
-/// # Safety
-/// Both layouts must address valid, non-overlapping memory for every `(r, c)`.
-unsafe fn band_copy<T: Copy>(
+/// Where a part of a transpose starts: output element `(r, c)` of the part is
+/// `dst[r * dst_row + c]`, copied from `src[r + c * src_col]`.
+#[derive(Copy, Clone)]
+struct Corner<T> {
     src: *const T,
     src_col: isize,
     dst: *mut T,
     dst_row: isize,
-    rows: usize,
-    cols: usize,
-) {
-    let full_cols = cols - cols % BLOCK;
-    for c in (0..full_cols).step_by(BLOCK) {
-        let (s, d) = (src.offset(c as isize * src_col), dst.add(c));
-        let mut r = 0;
-        while r + BLOCK <= rows {
-            block(s.add(r), src_col, d.offset(r as isize * dst_row), dst_row);
-            r += BLOCK;
-        }
-        edge(
-            s.add(r),
-            src_col,
-            d.offset(r as isize * dst_row),
-            dst_row,
-            rows - r,
-            BLOCK,
-        );
-    }
-    let (s, d) = (src.offset(full_cols as isize * src_col), dst.add(full_cols));
-    edge(s, src_col, d, dst_row, rows, cols - full_cols);
 }
 
-/// An edge of a band: `rows` x `cols`, both at most a block.
-unsafe fn edge<T: Copy>(
-    src: *const T,
-    src_col: isize,
-    dst: *mut T,
-    dst_row: isize,
-    rows: usize,
-    cols: usize,
-) {
-    for r in 0..rows {
-        for c in 0..cols {
-            let v = src
-                .offset(r as isize + c as isize * src_col)
-                .read_unaligned();
-            dst.offset(r as isize * dst_row + c as isize)
-                .write_unaligned(v);
+impl<T: Copy> Corner<T> {
+    /// The corner `r` rows down and `c` columns right of this one.
+    ///
+    /// # Safety
+    /// The new corner must address elements of the same buffers.
+    unsafe fn at(self, r: usize, c: usize) -> Self {
+        let (r, c) = (r as isize, c as isize);
+        Corner {
+            src: self.src.offset(r + c * self.src_col),
+            dst: self.dst.offset(r * self.dst_row + c),
+            ..self
         }
     }
-}
 
-/// One full block; 4-byte elements through AVX2 registers where the CPU has them.
-#[inline(always)]
-unsafe fn block<T: Copy>(src: *const T, src_col: isize, dst: *mut T, dst_row: isize) {
-    #[cfg(target_arch = "x86_64")]
-    if std::mem::size_of::<T>() == 4 && has_avx2() {
-        return block_avx2(src as *const f32, src_col, dst as *mut f32, dst_row);
+    /// Copies `rows` x `cols` elements, block by block along the columns.
+    ///
+    /// # Safety
+    /// Both layouts must address valid, non-overlapping memory for every `(r, c)`.
+    unsafe fn band(self, rows: usize, cols: usize) {
+        let full_cols = cols - cols % BLOCK;
+        for c in (0..full_cols).step_by(BLOCK) {
+            let mut r = 0;
+            while r + BLOCK <= rows {
+                self.at(r, c).block();
+                r += BLOCK;
+            }
+            self.at(r, c).edge(rows - r, BLOCK);
+        }
+        self.at(0, full_cols).edge(rows, cols - full_cols);
     }
-    edge(src, src_col, dst, dst_row, BLOCK, BLOCK);
+
+    /// Copies `rows` x `cols` elements one by one (an edge of a band: both at most a block).
+    ///
+    /// # Safety
+    /// As [`Corner::band`].
+    unsafe fn edge(self, rows: usize, cols: usize) {
+        for r in 0..rows {
+            for c in 0..cols {
+                let part = self.at(r, c);
+                part.dst.write_unaligned(part.src.read_unaligned());
+            }
+        }
+    }
+
+    /// Copies one full block; 4-byte elements through AVX2 registers where the CPU has
+    /// them.
+    ///
+    /// # Safety
+    /// As [`Corner::band`], for a block.
+    #[inline(always)]
+    unsafe fn block(self) {
+        #[cfg(target_arch = "x86_64")]
+        if std::mem::size_of::<T>() == 4 && has_avx2() {
+            let (src, dst) = (self.src as *const f32, self.dst as *mut f32);
+            return block_avx2(src, self.src_col, dst, self.dst_row);
+        }
+        self.edge(BLOCK, BLOCK);
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
