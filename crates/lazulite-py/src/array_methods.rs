@@ -65,7 +65,9 @@ fn item<'py>(py: Python<'py>, a: &PyArray) -> Res<Bound<'py, PyAny>> {
 }
 
 /// Operands of a binary operator; `None` when Python should try the other operand.
-fn operand(other: &Bound<'_, PyAny>, op: &str) -> PyResult<Option<Operand>> {
+/// `other` as the operand of an operator on an array of `dtype`: an array-like from
+/// outside lazulite is converted with that dtype, as MLX does.
+fn operand(other: &Bound<'_, PyAny>, op: &str, dtype: DType) -> PyResult<Option<Operand>> {
     if other.is_none() {
         return Ok(None);
     }
@@ -75,7 +77,10 @@ fn operand(other: &Bound<'_, PyAny>, op: &str) -> PyResult<Option<Operand>> {
     if other.is_instance_of::<PyList>() || other.is_instance_of::<PyTuple>() {
         return Err(not_operand(other, op));
     }
-    match crate::convert::array_of(other, None) {
+    if let Ok(a) = other.cast::<PyArray>() {
+        return Ok(Some(Operand::Array(a.get().array())));
+    }
+    match crate::convert::array_of(other, Some(dtype)) {
         Ok(a) => Ok(Some(Operand::Array(a))),
         Err(_) => Err(not_operand(other, op)),
     }
@@ -93,14 +98,14 @@ fn not_operand(other: &Bound<'_, PyAny>, op: &str) -> PyErr {
 
 /// The right operand of an in-place operator: `None` is refused with a TypeError (as
 /// for the other operators), anything else that is no array-like with a ValueError.
-fn inplace_operand(other: &Bound<'_, PyAny>, op: &str) -> PyResult<Operand> {
+fn inplace_operand(other: &Bound<'_, PyAny>, op: &str, dtype: DType) -> PyResult<Operand> {
     if other.is_none() {
         return Err(PyTypeError::new_err(format!(
             "Cannot perform inplace {op} on an mlx.core.array and NoneType"
         )));
     }
     let inplace = format!("inplace {op}");
-    operand(other, &inplace)?.ok_or_else(|| not_operand(other, &inplace))
+    operand(other, &inplace, dtype)?.ok_or_else(|| not_operand(other, &inplace))
 }
 
 /// `/=` keeps the array's dtype class: MLX refuses it on integer and bool arrays, whose
@@ -132,7 +137,7 @@ macro_rules! operators {
                 }
             )?
             fn $iop(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
-                let b = inplace_operand(other, $what)?;
+                let b = inplace_operand(other, $what, self.array().dtype())?;
                 $($check(&self.array())?;)?
                 let result = $fun(Operand::Array(self.array()), b).map_err(to_py_err)?;
                 self.rebind(result);
@@ -195,7 +200,7 @@ macro_rules! comparisons {
                             stringify!($op)
                         )));
                     }
-                    if operand(other, $what).is_err() {
+                    if operand(other, $what, self.array().dtype()).is_err() {
                         return Ok(pyo3::types::PyBool::new(py, $unequal).to_owned().into_any().unbind());
                     }
                 )?
@@ -243,7 +248,7 @@ impl PyArray {
         modulo: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         refuse_modulo(modulo)?;
-        let b = inplace_operand(other, "power")?;
+        let b = inplace_operand(other, "power", self.array().dtype())?;
         self.rebind(lazulite::power(Operand::Array(self.array()), b).map_err(to_py_err)?);
         Ok(())
     }
@@ -267,10 +272,11 @@ impl PyArray {
         what: &str,
         reflected: bool,
     ) -> PyResult<Py<PyAny>> {
-        let Some(b) = operand(other, what)? else {
+        let a = self.array();
+        let Some(b) = operand(other, what, a.dtype())? else {
             return Ok(py.NotImplemented());
         };
-        let a = Operand::Array(self.array());
+        let a = Operand::Array(a);
         let (a, b) = if reflected { (b, a) } else { (a, b) };
         let result = fun(a, b).map_err(to_py_err)?;
         Ok(Py::new(py, PyArray::from(result))?.into_any())

@@ -6,7 +6,7 @@
 //! bound in `ops.rs`.
 
 use crate::bind;
-use crate::convert::Opd;
+use crate::convert::{paired, Opd};
 use lazulite as lz;
 
 /// Collects the generated lines into one [`bind!`](crate::bind) table, skipping the
@@ -36,7 +36,7 @@ macro_rules! binary_table {
             #[doc = ""]
             #[doc = " Returns:"]
             #[doc = "     array: The result, element by element, with broadcasting."]
-            $name(a: Opd, b: Opd, stream) => lz::$name(a.0, b.0);
+            $name(a: Opd, b: Opd, stream) => paired(a, b, lz::$name);
         ] $($rest)*);
     };
     ($($rest:tt)*) => { binary_table!([] $($rest)*); };

@@ -434,17 +434,57 @@ impl Hint for Arr {
 }
 
 /// An operand of a binary op: Python scalars stay weakly typed (they adapt to the
-/// other operand's dtype), anything else becomes an array as [`Arr`].
-pub struct Opd(pub Operand);
+/// other operand's dtype), anything else becomes an array as [`Arr`]. An array from
+/// outside lazulite (NumPy's, a buffer) keeps its Python object in `.1`, to be converted
+/// again next to a lazulite array (see [`mlx_pair`]).
+pub struct Opd(pub Operand, pub Option<Py<PyAny>>);
 
 impl<'a, 'py> FromPyObject<'a, 'py> for Opd {
     type Error = PyErr;
 
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Opd> {
         if let Some(s) = scalar_of(&obj)? {
-            return Ok(Opd(Operand::Scalar(s)));
+            return Ok(Opd(Operand::Scalar(s), None));
         }
-        Ok(Opd(Operand::Array(obj.extract::<Arr>()?.0)))
+        if let Ok(a) = obj.cast::<PyArray>() {
+            return Ok(Opd(Operand::Array(a.get().array()), None));
+        }
+        let array = obj.extract::<Arr>()?.0;
+        Ok(Opd(Operand::Array(array), Some(obj.to_owned().unbind())))
+    }
+}
+
+/// `op` of two operands paired as MLX pairs them (see [`mlx_pair`]).
+pub fn paired<T>(
+    a: Opd,
+    b: Opd,
+    op: impl FnOnce(Operand, Operand) -> lazulite::Result<T>,
+) -> PyResult<T> {
+    let (a, b) = mlx_pair(a, b)?;
+    op(a, b).map_err(crate::errors::to_py_err)
+}
+
+/// The two operands of an op as MLX pairs them: an array from outside lazulite next to a
+/// lazulite array is converted with that array's dtype, as MLX builds it (`mx.array([1, 2])
+/// + np.array([1.5, 2.5])` is int32 `[2, 4]`); scalars and other pairs stay as they are.
+fn mlx_pair(a: Opd, b: Opd) -> PyResult<(Operand, Operand)> {
+    // The dtype of a lazulite array operand, and an operand converted to a dtype.
+    let native = |o: &Opd| match (&o.0, &o.1) {
+        (Operand::Array(a), None) => Some(a.dtype()),
+        _ => None,
+    };
+    let like = |o: Opd, dtype: DType| -> PyResult<Operand> {
+        match o.1 {
+            Some(obj) => {
+                Python::attach(|py| Ok(Operand::Array(array_of(obj.bind(py), Some(dtype))?)))
+            }
+            None => Ok(o.0),
+        }
+    };
+    match (native(&a), native(&b)) {
+        (Some(dtype), _) => Ok((a.0, like(b, dtype)?)),
+        (None, Some(dtype)) => Ok((like(a, dtype)?, b.0)),
+        (None, None) => Ok((a.0, b.0)),
     }
 }
 

@@ -2,7 +2,7 @@
 //! Add an op by adding its line (in MLX's signature) to the table of its family.
 
 use crate::bind;
-use crate::convert::{Arr, AxesArg, Dt, NewShape, Opd, Shape};
+use crate::convert::{paired, Arr, AxesArg, Dt, NewShape, Opd, Shape};
 use lazulite as lz;
 use lazulite::{Array, DType, Operand};
 
@@ -178,7 +178,7 @@ bind! {
         ///
         /// Returns:
         ///     list(array): ``[a // b, a % b]``.
-        divmod(a: Opd, b: Opd, stream) => quotient_and_remainder(a.0, b.0);
+        divmod(a: Opd, b: Opd, stream) => paired(a, b, quotient_and_remainder);
         /// Elementwise ``a`` to the power ``b``, with broadcasting.
         ///
         /// Args:
@@ -187,7 +187,7 @@ bind! {
         ///
         /// Returns:
         ///     array: ``a ** b``.
-        power(a: Opd, b: Opd, /, *, stream) => lz::power(a.0, b.0);
+        power(a: Opd, b: Opd, /, *, stream) => paired(a, b, lz::power);
         /// Elementwise ``a`` to the power ``b`` (alias of ``power``), with broadcasting.
         ///
         /// Args:
@@ -196,7 +196,7 @@ bind! {
         ///
         /// Returns:
         ///     array: ``a ** b``.
-        pow(a: Opd, b: Opd, /, *, stream) => lz::power(a.0, b.0);
+        pow(a: Opd, b: Opd, /, *, stream) => paired(a, b, lz::power);
         /// Elementwise maximum of ``a`` and ``b``, with broadcasting; NaN propagates.
         ///
         /// Args:
@@ -205,7 +205,7 @@ bind! {
         ///
         /// Returns:
         ///     array: ``max(a, b)``.
-        maximum(a: Opd, b: Opd, /, *, stream) => lz::maximum(a.0, b.0);
+        maximum(a: Opd, b: Opd, /, *, stream) => paired(a, b, lz::maximum);
         /// Elementwise minimum of ``a`` and ``b``, with broadcasting; NaN propagates.
         ///
         /// Args:
@@ -214,7 +214,7 @@ bind! {
         ///
         /// Returns:
         ///     array: ``min(a, b)``.
-        minimum(a: Opd, b: Opd, /, *, stream) => lz::minimum(a.0, b.0);
+        minimum(a: Opd, b: Opd, /, *, stream) => paired(a, b, lz::minimum);
         /// Elementwise inverse tangent of ``a / b``, with the signs of both picking the quadrant, with broadcasting.
         ///
         /// Args:
@@ -223,7 +223,7 @@ bind! {
         ///
         /// Returns:
         ///     array: ``atan2(a, b)``.
-        arctan2(a: Opd, b: Opd, /, *, stream) => lz::arctan2(a.0, b.0);
+        arctan2(a: Opd, b: Opd, /, *, stream) => paired(a, b, lz::arctan2);
         /// Elementwise inverse tangent of ``a / b`` (alias of ``arctan2``), with broadcasting.
         ///
         /// Args:
@@ -232,7 +232,7 @@ bind! {
         ///
         /// Returns:
         ///     array: ``atan2(a, b)``.
-        atan2(a: Opd, b: Opd, /, *, stream) => lz::arctan2(a.0, b.0);
+        atan2(a: Opd, b: Opd, /, *, stream) => paired(a, b, lz::arctan2);
         /// Elementwise ``log(exp(a) + exp(b))``, computed without overflow, with broadcasting.
         ///
         /// Args:
@@ -241,7 +241,7 @@ bind! {
         ///
         /// Returns:
         ///     array: ``log(exp(a) + exp(b))``.
-        logaddexp(a: Opd, b: Opd, /, *, stream) => lz::logaddexp(a.0, b.0);
+        logaddexp(a: Opd, b: Opd, /, *, stream) => paired(a, b, lz::logaddexp);
         /// Elementwise logical and of ``a`` and ``b``, with broadcasting.
         ///
         /// Args:
@@ -268,7 +268,7 @@ bind! {
         ///
         /// Returns:
         ///     array: ``a << b``.
-        bitwise_left_shift(a: Opd, b: Opd, stream) => lz::left_shift(a.0, b.0);
+        bitwise_left_shift(a: Opd, b: Opd, stream) => paired(a, b, lz::left_shift);
         /// Elementwise ``a`` shifted right by ``b`` bits (alias of ``right_shift``), with broadcasting.
         ///
         /// Args:
@@ -277,7 +277,7 @@ bind! {
         ///
         /// Returns:
         ///     array: ``a >> b``.
-        bitwise_right_shift(a: Opd, b: Opd, stream) => lz::right_shift(a.0, b.0);
+        bitwise_right_shift(a: Opd, b: Opd, stream) => paired(a, b, lz::right_shift);
 
         /// Cast an array to another element type.
         ///

@@ -3,7 +3,7 @@
 
 use crate::bind;
 use crate::bind::{Returned, Tuple};
-use crate::convert::{Arr, ArrList, AxesArg, Dt, Ints, Opd, PadWidth, Sections, Shape};
+use crate::convert::{paired, Arr, ArrList, AxesArg, Dt, Ints, Opd, PadWidth, Sections, Shape};
 use crate::errors::Res;
 use lazulite as lz;
 use lazulite::{Array, Axes, DType, Operand, Scalar};
@@ -351,7 +351,7 @@ bind! {
         ///
         /// Returns:
         ///     array: The selection, broadcast over the three inputs.
-        r#where(condition: Opd, x: Opd, y: Opd, /, *, stream) => lz::where_(condition.0, x.0, y.0);
+        r#where(condition: Opd, x: Opd, y: Opd, /, *, stream) => paired(x, y, |x, y| lz::where_(condition.0, x, y));
         /// Limit the values of an array to ``[a_min, a_max]``.
         ///
         /// Args:
