@@ -893,8 +893,9 @@ impl Slice {
         self.mlx.iter().map(|v| mlx_shape("slice", v)).collect()
     }
 
-    fn record(&self, a: &Array) -> Array {
-        Array::from_op(self.clone(), vec![a.clone()], self.shape.clone(), a.dtype())
+    fn record(self, a: &Array) -> Array {
+        let shape = self.shape.clone();
+        Array::from_op(self, vec![a.clone()], shape, a.dtype())
     }
 
     /// The same slice of every example of a batch stacked on a new leading axis.
@@ -976,11 +977,11 @@ impl Primitive for Slice {
         _: &[usize],
     ) -> Result<Vec<Array>> {
         let base = zeros(inputs[0].shape(), cotangents[0].dtype())?;
-        Ok(vec![self.record_update(&base, &cotangents[0])])
+        Ok(vec![self.clone().record_update(&base, &cotangents[0])])
     }
 
     fn jvp(&self, _: &[Array], tangents: &[Array], _: &[usize]) -> Result<Vec<Array>> {
-        Ok(vec![self.record(&tangents[0])])
+        Ok(vec![self.clone().record(&tangents[0])])
     }
 
     fn vmap(
@@ -999,9 +1000,9 @@ pub(crate) struct SliceUpdate(Slice);
 impl Slice {
     /// Records `dst` with this slice's elements replaced by `src` (same dtype as `dst`,
     /// shape of the slice).
-    fn record_update(&self, dst: &Array, src: &Array) -> Array {
+    fn record_update(self, dst: &Array, src: &Array) -> Array {
         Array::from_op(
-            SliceUpdate(self.clone()),
+            SliceUpdate(self),
             vec![dst.clone(), src.clone()],
             dst.shape().to_vec(),
             dst.dtype(),
@@ -1079,9 +1080,9 @@ impl Primitive for SliceUpdate {
             .map(|&i| {
                 if i == 0 {
                     let hole = zeros(&self.0.shape, g.dtype())?;
-                    Ok(self.0.record_update(g, &hole))
+                    Ok(self.0.clone().record_update(g, &hole))
                 } else {
-                    Ok(self.0.record(g))
+                    Ok(self.0.clone().record(g))
                 }
             })
             .collect()
@@ -1092,7 +1093,10 @@ impl Primitive for SliceUpdate {
             Some(k) => Ok(tangents[k].clone()),
             None => zeros(inputs[i].shape(), inputs[i].dtype()),
         };
-        Ok(vec![self.0.record_update(&tangent(0)?, &tangent(1)?)])
+        Ok(vec![self
+            .0
+            .clone()
+            .record_update(&tangent(0)?, &tangent(1)?)])
     }
 
     fn vmap(
@@ -1159,7 +1163,7 @@ fn slice_params(a: &Array, start: &[i64], stop: &[i64], step: &[i64]) -> Result<
         start: Vec::with_capacity(ndim),
         step: step.iter().map(|&s| s as isize).collect(),
         shape: Vec::with_capacity(ndim),
-        mlx: Default::default(),
+        mlx: std::array::from_fn(|_| Vec::with_capacity(ndim)),
     };
     for (i, &n) in a.shape().iter().enumerate() {
         let (first, len) = slice_bounds(n, start[i], stop[i], step[i])?;
