@@ -300,3 +300,25 @@ def test_astype_every_pair_against_numpy(dtype):
         got = np.array(a.astype(dtype).astype(target))
         expected = source.astype(NP[dtype]).astype(NP[target])
         np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+@pytest.mark.parametrize("m, k, n", [(40, 64, 70), (12, 80, 200), (300, 96, 17)])
+def test_products_with_a_transposed_right_operand_match_numpy(dtype, m, k, n):
+    # `x @ W.T` with W row-major: the kernel copies W.T row-major, or x column-major with
+    # a transposed result, whichever copies less; both against NumPy in float64.
+    rng = np.random.default_rng(m + k + n)
+
+    def sample(*shape):
+        v = rng.standard_normal(shape)
+        return (v + 1j * rng.standard_normal(shape) if dtype == np.complex64 else v).astype(dtype)
+
+    x, w, c = sample(m, k), sample(n, k), sample(m, n)
+    lx, lw, lc = (mx.array(v, dtype=getattr(mx, np.dtype(dtype).name)) for v in (x, w, c))
+    want = x.astype(np.complex128) @ w.T.astype(np.complex128)
+    tol = 1e-12 if dtype == np.float64 else 1e-4
+    got = lx @ lw.T
+    assert got.dtype == lx.dtype
+    np.testing.assert_allclose(np.array(got), want, rtol=tol, atol=tol * np.sqrt(k))
+    got = mx.addmm(lc, lx, lw.T, alpha=2.0, beta=0.5)
+    np.testing.assert_allclose(np.array(got), 2.0 * want + 0.5 * c, rtol=tol, atol=tol * np.sqrt(k))
