@@ -730,6 +730,78 @@ fn arange_and_full() {
 // Semantics where lazulite follows MLX or documents its own choice (hand-derived)
 
 #[test]
+fn power_of_two_is_the_exactly_rounded_square() {
+    // A scalar exponent 2 squares; each result must be the float64 square of the input
+    // rounded once to the dtype (exact in float64 for float32 inputs), specials included.
+    let values = [
+        0.0f32,
+        -0.0,
+        1.5,
+        -3.25,
+        1e-30,
+        3e20,
+        1e30,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        0.1,
+        -7.77e-5,
+        12345.678,
+    ];
+    let x = Array::from_slice(&values, &[values.len()]).unwrap();
+    let got = lazulite::power(&x, 2.0).unwrap().to_vec::<f32>().unwrap();
+    for (&v, &g) in values.iter().zip(&got) {
+        let want = (f64::from(v) * f64::from(v)) as f32;
+        assert!(
+            g.to_bits() == want.to_bits() || (g.is_nan() && want.is_nan()),
+            "{v}: {g} vs {want}"
+        );
+    }
+    // float64 squares: against the product, and an exponent array of twos takes the
+    // general power (same values where it is exact).
+    let x64 = x.astype(DType::Float64).unwrap();
+    let squared = lazulite::power(&x64, 2.0).unwrap().to_vec::<f64>().unwrap();
+    let twos = lazulite::full(&[values.len()], 2.0, Some(DType::Float64)).unwrap();
+    let general = lazulite::power(&x64, &twos)
+        .unwrap()
+        .to_vec::<f64>()
+        .unwrap();
+    for ((&v, &s), &g) in values.iter().zip(&squared).zip(&general) {
+        let v = f64::from(v);
+        assert!(
+            s.to_bits() == (v * v).to_bits() || (s.is_nan() && v.is_nan()),
+            "{v}"
+        );
+        assert!(
+            s == g || (s.is_nan() && g.is_nan()) || ((s - g) / s).abs() < 1e-15,
+            "{v}"
+        );
+    }
+    // Half precision rounds the float32 square once more, as its general power does.
+    for dtype in [DType::Float16, DType::BFloat16] {
+        let h = x.astype(dtype).unwrap();
+        let got = lazulite::power(&h, 2.0)
+            .unwrap()
+            .astype(DType::Float32)
+            .unwrap();
+        let wide = h.astype(DType::Float32).unwrap();
+        let want = lazulite::multiply(&wide, &wide)
+            .unwrap()
+            .astype(dtype)
+            .unwrap()
+            .astype(DType::Float32)
+            .unwrap();
+        assert!(
+            lazulite::array_equal(&got, &want, true)
+                .unwrap()
+                .item::<bool>()
+                .unwrap(),
+            "{dtype}"
+        );
+    }
+}
+
+#[test]
 fn documented_integer_semantics() {
     let i = |v: &[i32]| Array::from_slice(v, &[v.len()]).unwrap();
     // Negative integer powers: the integer part of the exact result.

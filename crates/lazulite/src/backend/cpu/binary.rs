@@ -533,6 +533,21 @@ fn float_pair<T: FloatPair>(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor
     map2(a, b, f)
 }
 
+/// Whether every element of float `t` is the one value 2 (a broadcast scalar exponent):
+/// `x ** 2` (a loss, a variance) is then `x * x`, the exactly rounded square, where libm's
+/// `powf` per element took 8% of a convolution's gradient.
+fn is_two(t: &Tensor) -> bool {
+    let one_value = t
+        .shape
+        .iter()
+        .zip(&t.strides)
+        .all(|(&n, &s)| n == 1 || s == 0);
+    one_value
+        && t.size() > 0
+        && for_types!(t.dtype, T in [f16, bf16, f32, f64] => t.get::<T>(0).to_f64() == 2.0)
+            .unwrap_or(false)
+}
+
 /// Computes `op` on two tensors of equal shape and dtype.
 pub fn binary(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
     use BinaryOp::*;
@@ -555,6 +570,9 @@ pub fn binary(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
         }
         LeftShift | RightShift => {
             for_types!(dtype, T in [u8, u16, u32, u64, i8, i16, i32, i64] => shift::<T>(op, a, b))
+        }
+        Power if is_two(&b) => {
+            for_types!(dtype, T in [f16, bf16, f32, f64] => map2(a, b, |x: T, _: T| x.mul(x)))
         }
         _ => dispatch!(dtype, T => arith::<T>(op, a, b)),
     };
