@@ -304,10 +304,12 @@ fn run<E: Element, G: Copy + Send + Sync + 'static>(
     let depth_major =
         batches == 1 && rhs.row_stride == 1 && rhs.col_stride != 1 && k >= TRANSPOSED_DEPTH;
     let transposed = depth_major && n * k > m.saturating_mul(k + n);
-    if transposed && lhs.col_stride == 1 && lhs.row_stride != 1 {
-        let column_major = contiguous(last_two_swapped(lhs.tensor))?;
-        lhs = Operand::new(last_two_swapped(column_major))?;
-    } else if depth_major && !transposed {
+    if transposed {
+        if lhs.col_stride == 1 && lhs.row_stride != 1 {
+            let column_major = contiguous(last_two_swapped(lhs.tensor))?;
+            lhs = Operand::new(last_two_swapped(column_major))?;
+        }
+    } else if depth_major {
         rhs = Operand::new(contiguous(rhs.tensor)?)?;
     }
     let mut work_shape = shape.to_vec();
