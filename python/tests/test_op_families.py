@@ -87,7 +87,48 @@ def test_scan_options():
     assert mx.cumsum(a, inclusive=False).tolist() == [0, 1, 3, 6]
     assert mx.cumsum(a, reverse=True, inclusive=False).tolist() == [9, 7, 4, 0]
     assert mx.cumsum(a, dtype=mx.float32).dtype == mx.float32
-    assert mx.cumprod(mx.array([True, False])).dtype == mx.bool_ or True
+    assert mx.cumprod(mx.array([True, False])).dtype == mx.bool_
+    assert mx.cumprod(mx.array([True, True, False, True])).tolist() == [True, True, False, False]
+
+
+def exclusive(reference, axis):
+    """An inclusive NumPy scan shifted by one along `axis`, the identity first."""
+    identity = {np.cumsum: 0, np.cumprod: 1}.get(reference, None)
+    def scan(x, axis=axis):
+        full = reference(x, axis=axis)
+        first = np.take(full, [0], axis=axis)
+        if identity is None:  # max, min, logaddexp: their identities
+            first = np.full_like(first, {np.maximum.accumulate: -np.inf}.get(reference, np.inf))
+        else:
+            first = np.full_like(first, identity)
+        return np.concatenate([first, np.delete(full, -1, axis=axis)], axis=axis)
+    return scan
+
+
+@pytest.mark.parametrize("shape,axis", [((300_001,), 0), ((3, 70_000), 1), ((70_000, 3), 0),
+                                        ((2, 600, 300), 1), ((600, 700), 0)])
+@pytest.mark.parametrize("op", ["cumsum", "cumprod", "cummax", "cummin"])
+def test_long_scans_match_numpy_in_order(op, shape, axis):
+    # Long enough to be split among threads; each line is still combined in NumPy's
+    # order, so float32 results are equal, not merely close.
+    rng = np.random.default_rng(7)
+    x = rng.uniform(0.5, 1.5, size=shape).astype(np.float32)
+    if op in ("cummax", "cummin"):
+        x = rng.standard_normal(shape).astype(np.float32)
+    reference = {"cumsum": np.cumsum, "cumprod": np.cumprod,
+                 "cummax": np.maximum.accumulate, "cummin": np.minimum.accumulate}[op]
+    a = mx.array(x)
+    fn = getattr(mx, op)
+    flipped = lambda f: lambda v, axis: np.flip(f(np.flip(v, axis), axis=axis), axis)  # noqa: E731
+    cases = [
+        (fn(a, axis=axis), reference(x, axis=axis)),
+        (fn(a * 1, axis=axis), reference(x, axis=axis)),  # a donated input, scanned in place
+        (fn(a, axis=axis, reverse=True), flipped(reference)(x, axis)),
+        (fn(a * 1, axis=axis, inclusive=False), exclusive(reference, axis)(x)),
+        (fn(a, axis=axis, reverse=True, inclusive=False), flipped(exclusive(reference, axis))(x, axis)),
+    ]
+    for got, want in cases:
+        np.testing.assert_array_equal(np.array(got), want)
 
 
 def test_sort_family():

@@ -1,8 +1,10 @@
 //! Kernels of the cumulative ops: cumsum, cumprod, cummax, cummin and logcumsumexp along
 //! one axis, forward or reversed, inclusive or exclusive.
 
-use super::elementwise::map1;
+use super::copy::contiguous;
 use super::math::complex;
+use super::parallel;
+use super::strided::{Shared, PARALLEL_MIN};
 use crate::backend::Tensor;
 use crate::element::{dispatch, Complex, Element};
 use crate::error::Result;
@@ -190,60 +192,160 @@ impl Accumulate for Complex {
 /// Scans `x` along `axis` with `op`. The output has `x`'s shape and dtype and is
 /// contiguous; `x`'s buffer is reused when it is donated. `reverse` scans from the end,
 /// and an exclusive scan shifts the result by one, starting from `op`'s identity.
+///
+/// Each line along the axis is combined element after element, in NumPy's order, so
+/// floating-point results equal NumPy's bit for bit; lines (and runs of columns, when
+/// the axis is not the last) are spread over threads.
 pub fn scan(op: ScanOp, x: Tensor, axis: usize, reverse: bool, inclusive: bool) -> Result<Tensor> {
-    dispatch!(x.dtype, T => scan_typed::<T>(op, x, axis, reverse, inclusive))
+    let lines = Lines {
+        axis: x.shape[axis],
+        inner: x.shape[axis + 1..].iter().product(),
+        reverse,
+        inclusive,
+    };
+    dispatch!(x.dtype, T => match op {
+        // One instance per operation: a combine passed by pointer is a call per element.
+        ScanOp::Sum => scan_with(x, lines, T::default(), <T as Accumulate>::add),
+        ScanOp::Prod => scan_with(x, lines, T::from_f64(1.0), <T as Accumulate>::mul),
+        ScanOp::Max => scan_with(x, lines, <T as Accumulate>::lowest(), <T as Accumulate>::max),
+        ScanOp::Min => scan_with(x, lines, <T as Accumulate>::highest(), <T as Accumulate>::min),
+        ScanOp::LogAddExp => scan_with(x, lines, T::from_f64(f64::NEG_INFINITY), <T as Accumulate>::logaddexp),
+    })
 }
 
-fn scan_typed<T: Accumulate>(
-    op: ScanOp,
-    x: Tensor,
+/// The shape of a scan: lines of `axis` elements, `inner` apart, in blocks of
+/// `axis * inner` elements.
+#[derive(Copy, Clone)]
+struct Lines {
     axis: usize,
+    inner: usize,
     reverse: bool,
     inclusive: bool,
+}
+
+/// Elements per parallel task.
+const TASK_ELEMENTS: usize = 1 << 15;
+
+/// Fewest columns a task of a scan along a leading axis takes: a few cache lines of each
+/// row it walks.
+const MIN_TASK_COLUMNS: usize = 256;
+
+fn scan_with<T: Accumulate>(
+    x: Tensor,
+    lines: Lines,
+    identity: T,
+    combine: impl Fn(T, T) -> T + Copy + Sync,
 ) -> Result<Tensor> {
-    let (combine, identity): (fn(T, T) -> T, T) = match op {
-        ScanOp::Sum => (T::add, T::default()),
-        ScanOp::Prod => (T::mul, T::from_f64(1.0)),
-        ScanOp::Max => (T::max, T::lowest()),
-        ScanOp::Min => (T::min, T::highest()),
-        ScanOp::LogAddExp => (T::logaddexp, T::from_f64(f64::NEG_INFINITY)),
+    let x = contiguous(x)?;
+    // A donated input is scanned in place (each element is read before it is written).
+    let (src, mut out) = if x.is_donatable(x.dtype) {
+        (None, x)
+    } else {
+        let out = Tensor::uninit(x.dtype, &x.shape)?;
+        (Some(x), out)
     };
-    let n = x.shape[axis];
-    let inner: usize = x.shape[axis + 1..].iter().product();
-    // Scan in place over a contiguous copy: rows along the axis are `inner` apart, and a
-    // whole row is combined at once, which reads memory in order for any axis.
-    let mut out = map1::<T, T>(x, |v| v)?;
-    let data = out.slice_mut::<T>();
-    if data.is_empty() {
+    let block = lines.axis * lines.inner;
+    if block == 0 {
         return Ok(out);
     }
-    let line = n * inner;
-    for block in data.chunks_exact_mut(line) {
-        if reverse {
-            for i in (0..n - 1).rev() {
-                let (head, tail) = block.split_at_mut((i + 1) * inner);
-                for (acc, v) in head[i * inner..].iter_mut().zip(&tail[..inner]) {
-                    *acc = combine(T::load(*v), T::load(*acc)).store();
-                }
-            }
-            if !inclusive {
-                block.copy_within(inner.., 0);
-                block[line - inner..].fill(identity.store());
-            }
-        } else {
-            for i in 1..n {
-                let (head, tail) = block.split_at_mut(i * inner);
-                for (acc, v) in tail[..inner].iter_mut().zip(&head[(i - 1) * inner..]) {
-                    *acc = combine(T::load(*v), T::load(*acc)).store();
-                }
-            }
-            if !inclusive {
-                block.copy_within(..line - inner, inner);
-                block[..inner].fill(identity.store());
+    let blocks = out.size() / block;
+    let dst = Shared(out.data_ptr_mut::<T>());
+    let src = Shared(match &src {
+        Some(s) => s.slice::<T>().as_ptr() as *mut T::Storage,
+        None => dst.get(),
+    });
+    // Tasks: runs of whole blocks, or runs of columns of the single block.
+    let (blocks_per_task, columns_per_task) = if blocks > 1 || lines.inner == 1 {
+        ((TASK_ELEMENTS / block).max(1), lines.inner)
+    } else {
+        let columns = (TASK_ELEMENTS / lines.axis).max(MIN_TASK_COLUMNS);
+        (1, columns.min(lines.inner))
+    };
+    let column_tasks = lines.inner.div_ceil(columns_per_task);
+    let tasks = blocks.div_ceil(blocks_per_task) * column_tasks;
+    let task = |t: usize| {
+        let (b, c) = (t / column_tasks, t % column_tasks);
+        let columns = c * columns_per_task..((c + 1) * columns_per_task).min(lines.inner);
+        for b in b * blocks_per_task..((b + 1) * blocks_per_task).min(blocks) {
+            // SAFETY: block `b` lies inside both buffers (same shape), and tasks touch
+            // disjoint blocks or columns.
+            unsafe {
+                scan_block(
+                    src.get().add(b * block),
+                    dst.get().add(b * block),
+                    lines,
+                    columns.clone(),
+                    identity,
+                    combine,
+                )
             }
         }
+    };
+    if out.size() >= PARALLEL_MIN && tasks > 1 {
+        parallel::for_each(tasks, task);
+    } else {
+        (0..tasks).for_each(task);
     }
     Ok(out)
+}
+
+/// Scans `columns` of one block from `src` into `dst`, which may be the same buffer.
+///
+/// # Safety
+/// `src` and `dst` address `lines.axis * lines.inner` elements each.
+#[inline(always)]
+unsafe fn scan_block<T: Accumulate>(
+    src: *const T::Storage,
+    dst: *mut T::Storage,
+    lines: Lines,
+    columns: std::ops::Range<usize>,
+    identity: T,
+    combine: impl Fn(T, T) -> T,
+) {
+    let Lines {
+        axis,
+        inner,
+        reverse,
+        inclusive,
+    } = lines;
+    let row = |i: usize| if reverse { axis - 1 - i } else { i };
+    if inner == 1 {
+        // One line: the running value stays in a register.
+        let mut carry = T::load(*src.add(row(0)));
+        *dst.add(row(0)) = if inclusive { carry } else { identity }.store();
+        for i in 1..axis {
+            let at = row(i);
+            let value = T::load(*src.add(at));
+            *dst.add(at) = if inclusive {
+                carry = combine(value, carry);
+                carry
+            } else {
+                let before = carry;
+                carry = combine(value, carry);
+                before
+            }
+            .store();
+        }
+        return;
+    }
+    // Rows of the columns at once, which reads memory in order and vectorises.
+    let first = row(0) * inner;
+    let mut carry: Vec<T> = columns
+        .clone()
+        .map(|j| T::load(*src.add(first + j)))
+        .collect();
+    for (k, j) in columns.clone().enumerate() {
+        *dst.add(first + j) = if inclusive { carry[k] } else { identity }.store();
+    }
+    for i in 1..axis {
+        let at = row(i) * inner;
+        for (c, j) in carry.iter_mut().zip(columns.clone()) {
+            let value = T::load(*src.add(at + j));
+            let before = *c;
+            *c = combine(value, before);
+            *dst.add(at + j) = if inclusive { *c } else { before }.store();
+        }
+    }
 }
 
 #[cfg(test)]
