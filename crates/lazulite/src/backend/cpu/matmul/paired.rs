@@ -58,16 +58,17 @@ impl ColumnBlocks {
 }
 
 /// The kernel, if it applies to `a @ b`: bfloat16 operands, an even depth, rows of `a`
-/// contiguous and `b` the transpose of a matrix `W` whose rows are contiguous.
+/// contiguous and `b` either the transpose of a matrix `W` whose rows are contiguous
+/// (`x @ W.T`) or a matrix with contiguous rows, packed from its columns.
 pub(super) fn applies(a: &Tensor, b: &Tensor) -> Option<Bf16Tiles> {
     let (ra, rb) = (a.ndim(), b.ndim());
     let k = a.shape[ra - 1];
+    let (rows, columns) = (b.strides[rb - 2], b.strides[rb - 1]);
     let ok = a.dtype == DType::BFloat16
         && k.is_multiple_of(2)
         && k > 0
         && a.strides[ra - 1] == 1
-        && b.strides[rb - 2] == 1
-        && b.strides[rb - 1] > 0
+        && ((rows == 1 && columns > 0) || (columns == 1 && rows > 0))
         && a.strides.iter().chain(&b.strides).all(|&s| s >= 0);
     ok.then(bf16_tiles).flatten()
 }
@@ -86,7 +87,9 @@ pub(super) fn product(
     let batches: usize = shape[..nd - 2].iter().product();
     let depth_pairs = k / 2;
     let x_stride = a.strides[a.ndim() - 2] as usize;
-    let w_stride = b.strides[b.ndim() - 1] as usize;
+    // `W` (the transpose of `b`) is packed from its rows, or from the columns of `b`.
+    let from_rows = b.strides[b.ndim() - 2] == 1;
+    let w_stride = b.strides[b.ndim() - if from_rows { 1 } else { 2 }] as usize;
     let lhs = Operand::new(a)?;
     let rhs = Operand::new(b)?;
     let mut out = Tensor::uninit(DType::Float32, shape)?;
@@ -115,13 +118,17 @@ pub(super) fn product(
             let packed =
                 unsafe { std::slice::from_raw_parts_mut(scratch.0.add(t * block_len), block_len) };
             let j0 = columns.start;
-            (kernel.pack)(
-                &w[j0 * w_stride..],
-                w_stride,
-                columns.len(),
-                depth_pairs,
-                packed,
-            );
+            if from_rows {
+                (kernel.pack)(
+                    &w[j0 * w_stride..],
+                    w_stride,
+                    columns.len(),
+                    depth_pairs,
+                    packed,
+                );
+            } else {
+                (kernel.pack_columns)(&w[j0..], w_stride, columns.len(), depth_pairs, packed);
+            }
             // SAFETY: the block's rows and columns lie inside this batch's result, and no
             // other thread writes these columns.
             unsafe {

@@ -20,6 +20,10 @@ pub struct Bf16Tiles {
     /// starting at `w[t * stride]`, into `out` (`pairs * TILE_COLUMNS` u32, missing rows
     /// zero). Panics on bounds that do not fit (an engine bug).
     pub pack: fn(w: &[u16], stride: usize, rows: usize, pairs: usize, out: &mut [u32]),
+    /// Packs like `pack`, from a row-major `b` of which `W` is the transpose: row `t` of
+    /// the block is column `t` of `b` (`columns` of them, at most [`TILE_COLUMNS`]), value
+    /// `d` of it at `b[d * stride + t]`. Panics on bounds that do not fit (an engine bug).
+    pub pack_columns: fn(b: &[u16], stride: usize, columns: usize, pairs: usize, out: &mut [u32]),
     /// Packs like `pack`, from rows of 4- or 8-bit levels: row `t` of `rows` starts at
     /// `words[t * words_per_row]`, level `d` in bits `bits * (d % (32 / bits))` of word
     /// `d / (32 / bits)` (MLX's packing). A 4-bit level `q` becomes `128 + q` (the offset
@@ -109,6 +113,18 @@ pub fn bf16_tiles() -> Option<Bf16Tiles> {
                     check_pack(w.len(), stride, rows, pairs, out.len());
                     // SAFETY: the CPU has the instruction sets; the check bounds every read.
                     unsafe { avx512::pack(w, stride, rows, pairs, out) }
+                },
+                pack_columns: |b, stride, columns, pairs, out| {
+                    assert!(
+                        columns <= TILE_COLUMNS
+                            && out.len() >= pairs * TILE_COLUMNS
+                            && (columns == 0
+                                || pairs == 0
+                                || b.len() >= (2 * pairs - 1) * stride + columns),
+                        "columns to pack do not fit"
+                    );
+                    // SAFETY: as above.
+                    unsafe { avx512::pack_columns(b, stride, columns, pairs, out) }
                 },
                 pack_levels: |words, words_per_row, bits, rows, pairs, out| {
                     assert!(
@@ -225,6 +241,43 @@ mod avx512 {
                 };
                 *out.add(p * TILE_COLUMNS + t) = pair;
             }
+        }
+    }
+
+    /// # Safety
+    /// The CPU supports AVX-512F, BW and BF16; bounds as checked by the caller.
+    #[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
+    pub(super) unsafe fn pack_columns(
+        b: &[u16],
+        stride: usize,
+        columns: usize,
+        pairs: usize,
+        out: &mut [u32],
+    ) {
+        let (b, out) = (b.as_ptr(), out.as_mut_ptr());
+        // Masked loads read only the block's columns (and never fault past them).
+        let keep = (1u64 << columns).wrapping_sub(1) as u32;
+        // Interleaving two rows within 128-bit lanes leaves pairs of columns 8l..8l+3 in
+        // lane l of `low`, 8l+4..8l+7 in lane l of `high`: these put them in order.
+        let first: [u32; 16] = [0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23];
+        let second: [u32; 16] = [8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31];
+        let (first, second) = (
+            _mm512_loadu_si512(first.as_ptr().cast()),
+            _mm512_loadu_si512(second.as_ptr().cast()),
+        );
+        for p in 0..pairs {
+            let even = _mm512_maskz_loadu_epi16(keep, b.add(2 * p * stride).cast());
+            let odd = _mm512_maskz_loadu_epi16(keep, b.add((2 * p + 1) * stride).cast());
+            let (low, high) = (
+                _mm512_unpacklo_epi16(even, odd),
+                _mm512_unpackhi_epi16(even, odd),
+            );
+            let line = out.add(p * TILE_COLUMNS);
+            _mm512_storeu_si512(line.cast(), _mm512_permutex2var_epi32(low, first, high));
+            _mm512_storeu_si512(
+                line.add(16).cast(),
+                _mm512_permutex2var_epi32(low, second, high),
+            );
         }
     }
 

@@ -586,6 +586,37 @@ fn bfloat16_tiles_match_float64_products() {
 }
 
 #[test]
+fn bfloat16_tiles_pack_columns_as_the_transpose_packs_rows() {
+    use super::{bf16_tiles, TILE_COLUMNS};
+    let Some(kernel) = bf16_tiles() else {
+        return;
+    };
+    let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
+    for (columns, pairs, b_stride) in [
+        (32, 16, 32),
+        (32, 3, 40),
+        (5, 7, 9),
+        (1, 1, 1),
+        (29, 64, 100),
+    ] {
+        let k = 2 * pairs;
+        // b is k x b_stride, row-major; W = b^T restricted to the block's columns.
+        let b: Vec<u16> = (0..k * b_stride).map(|_| next() as u16).collect();
+        let w: Vec<u16> = (0..columns)
+            .flat_map(|j| (0..k).map(move |d| (j, d)))
+            .map(|(j, d)| b[d * b_stride + j])
+            .collect();
+        let (mut from_columns, mut from_rows) = (
+            vec![u32::MAX; pairs * TILE_COLUMNS],
+            vec![u32::MAX; pairs * TILE_COLUMNS],
+        );
+        (kernel.pack_columns)(&b, b_stride, columns, pairs, &mut from_columns);
+        (kernel.pack)(&w, k, columns, pairs, &mut from_rows);
+        assert_eq!(from_columns, from_rows, "columns {columns} pairs {pairs}");
+    }
+}
+
+#[test]
 fn bfloat16_level_tiles_match_float64_affine_products() {
     use super::{bf16_tiles, level_offset, GroupedTile, TILE_COLUMNS};
     let Some(kernel) = bf16_tiles() else {
