@@ -380,3 +380,20 @@ def test_zero_dimensional_inputs():
     assert mx.where(True, s, 0.0).item() == 2.5
     with pytest.raises((ValueError, IndexError)):
         mx.swapaxes(s, 0, 1)
+
+
+@pytest.mark.parametrize("shape,axis", [((600, 300), 0), ((70_000, 3), 0), ((20, 10, 1000), (0, 1)),
+                                        ((17, 9000), 0)])
+def test_reductions_over_leading_axes_match_numpy(shape, axis):
+    # Large enough to be cut into runs of rows folded on several threads and merged.
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(shape).astype(np.float32)
+    ints = rng.integers(-1000, 1000, size=shape).astype(np.int32)
+    a, ai = mx.array(x), mx.array(ints)
+    np.testing.assert_array_equal(np.array(mx.max(a, axis=axis)), x.max(axis=axis))
+    np.testing.assert_array_equal(np.array(mx.min(a, axis=axis)), x.min(axis=axis))
+    np.testing.assert_array_equal(np.array(mx.sum(ai, axis=axis)), ints.sum(axis=axis))
+    np.testing.assert_allclose(np.array(mx.sum(a, axis=axis)),
+                               x.astype(np.float64).sum(axis=axis), rtol=1e-5, atol=1e-3)
+    np.testing.assert_allclose(np.array(mx.mean(a, axis=axis)),
+                               x.astype(np.float64).mean(axis=axis), rtol=1e-5, atol=1e-5)

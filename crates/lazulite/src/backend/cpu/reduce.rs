@@ -266,6 +266,12 @@ const PARALLEL_MIN: usize = 1 << 17;
 /// Output columns per task when whole rows are accumulated into an output row.
 const COLUMNS: usize = 1024;
 
+/// Runs of rows a reduction over leading axes is cut into (see [`fold_blocks`]).
+const PARTS: usize = 8;
+
+/// Widest rows cut into [`PARTS`]: their accumulators take `PARTS` rows of scratch.
+const PART_COLUMNS: usize = 1 << 16;
+
 /// A contiguous input seen as `[outer, reduced, inner]`: the reduced axes form one block
 /// of dimensions (after dropping size-1 ones), with `outer` kept elements before it and
 /// `inner` after it. Output element `o * inner + i` combines `x[o, 0..reduced, i]`.
@@ -382,6 +388,27 @@ fn fold_blocks<I: Element, A: Copy + Send + Sync>(
             for (o, out) in acc.iter_mut().enumerate() {
                 let row = &data[o * b.reduced..][..b.reduced];
                 *out = fold_run(row, r, true);
+            }
+        }
+        return;
+    }
+    if parallel && b.outer == 1 && b.inner <= PART_COLUMNS && b.reduced >= 2 * PARTS {
+        // A reduction over leading axes: each of a fixed number of parts folds a run of
+        // whole rows into its own row of accumulators, so that a thread reads one long
+        // stretch of memory (bands of columns read a page of each row, then jump); the
+        // parts are merged in order, whatever the number of threads.
+        let rows = b.reduced.div_ceil(PARTS);
+        let mut parts = vec![r.init; PARTS * b.inner];
+        for_each_chunk(&mut parts, b.inner, true, |p, part| {
+            let run = &data
+                [(p * rows).min(b.reduced) * b.inner..((p + 1) * rows).min(b.reduced) * b.inner];
+            for row in run.chunks_exact(b.inner) {
+                r.merge_row(part, row);
+            }
+        });
+        for part in parts.chunks_exact(b.inner) {
+            for (a, &v) in acc.iter_mut().zip(part) {
+                *a = (r.combine)(*a, v);
             }
         }
         return;
