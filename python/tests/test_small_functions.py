@@ -185,3 +185,28 @@ def test_aliases():
     assert mx.empty_like is mx.zeros_like
     assert mx.cumulative_sum is mx.cumsum and mx.cumulative_prod is mx.cumprod
     assert mx.empty_like(mx.array([1.0, 2.0])).tolist() == [0.0, 0.0]
+
+
+# Python's True and False where MLX's binding expects ints (shapes, axes, counts, an
+# index) count as 1 and 0; the expected answers are real MLX 0.32.4's.
+BOOLS_AS_INTS = {
+    "reshape": (lambda: mx.arange(12).reshape((True, 12)).shape, (1, 12)),
+    "zeros": (lambda: mx.zeros((True, 2)).shape, (1, 2)),
+    "ones": (lambda: mx.ones(True).shape, (1,)),
+    "broadcast_to": (lambda: mx.broadcast_to(mx.array(1), (True, 3)).shape, (1, 3)),
+    "sum axis": (lambda: mx.sum(mx.ones((2, 3)), axis=True).shape, (2,)),
+    "transpose": (lambda: mx.transpose(mx.ones((2, 3)), (True, False)).shape, (3, 2)),
+    "expand_dims": (lambda: mx.expand_dims(mx.ones((2, 3)), True).shape, (2, 1, 3)),
+    "squeeze": (lambda: mx.squeeze(mx.ones((2, 1)), True).shape, (2,)),
+    "take": (lambda: mx.take(mx.arange(3), True).tolist(), 1),
+    "tile": (lambda: mx.tile(mx.arange(2), (True, 2)).shape, (1, 4)),
+    "pad": (lambda: mx.pad(mx.arange(2), True).tolist(), [0, 0, 1, 0]),
+    "roll": (lambda: mx.roll(mx.arange(3), True).tolist(), [2, 0, 1]),
+    "random.normal": (lambda: mx.random.normal((True, 2)).shape, (1, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BOOLS_AS_INTS))
+def test_bools_count_as_ints_as_in_mlx(name):
+    call, expected = BOOLS_AS_INTS[name]
+    assert call() == expected

@@ -547,9 +547,10 @@ impl Hint for CInt {
     }
 }
 
-/// An int or a sequence of ints.
+/// An int or a sequence of ints. Python's `True` and `False` count as 1 and 0, as in
+/// MLX's binding (`mx.zeros((True, 2))` has shape `(1, 2)`).
 fn ints(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<i64>> {
-    if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyFloat>() {
+    if obj.is_instance_of::<PyFloat>() {
         return Err(PyTypeError::new_err(format!(
             "Expected an int or a sequence of ints for {what} but got {}.",
             type_name(obj)
@@ -561,7 +562,7 @@ fn ints(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<i64>> {
             .try_iter()?
             .map(|item| {
                 let item = item?;
-                if item.is_instance_of::<PyBool>() || item.is_instance_of::<PyFloat>() {
+                if item.is_instance_of::<PyFloat>() {
                     return Err(PyTypeError::new_err(format!(
                         "Expected ints in {what} but got {}.",
                         type_name(&item)

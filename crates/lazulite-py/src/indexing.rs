@@ -332,7 +332,8 @@ impl<'a, 'py> FromPyObject<'a, 'py> for TakeIndices {
     type Error = PyErr;
 
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<TakeIndices> {
-        if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
+        // A Python bool is an int here, as in MLX's binding (`take(a, True)` is `a[1]`).
+        if obj.is_instance_of::<PyInt>() {
             return Ok(TakeIndices(Array::scalar(obj.extract::<i64>()?)));
         }
         Ok(TakeIndices(obj.extract::<Arr>()?.0))
