@@ -264,9 +264,9 @@ fn scan_with<T: Accumulate>(
     let column_tasks = lines.inner.div_ceil(columns_per_task);
     let tasks = blocks.div_ceil(blocks_per_task) * column_tasks;
     let task = |t: usize| {
-        let (b, c) = (t / column_tasks, t % column_tasks);
+        let (run, c) = (t / column_tasks, t % column_tasks);
         let columns = c * columns_per_task..((c + 1) * columns_per_task).min(lines.inner);
-        for b in b * blocks_per_task..((b + 1) * blocks_per_task).min(blocks) {
+        for b in run * blocks_per_task..((run + 1) * blocks_per_task).min(blocks) {
             // SAFETY: block `b` lies inside both buffers (same shape), and tasks touch
             // disjoint blocks or columns.
             unsafe {
