@@ -57,20 +57,30 @@ impl ColumnBlocks {
     }
 }
 
+/// The tile kernels and how to pack `W` (the transpose of `b`) for them.
+pub(super) struct PairKernel {
+    tiles: Bf16Tiles,
+    /// `W`'s rows are contiguous (`x @ W.T`): packed from them; else `b`'s rows are, and
+    /// `W` is packed from `b`'s columns.
+    from_rows: bool,
+}
+
 /// The kernel, if it applies to `a @ b`: bfloat16 operands, an even depth, rows of `a`
 /// contiguous and `b` either the transpose of a matrix `W` whose rows are contiguous
 /// (`x @ W.T`) or a matrix with contiguous rows, packed from its columns.
-pub(super) fn applies(a: &Tensor, b: &Tensor) -> Option<Bf16Tiles> {
+pub(super) fn applies(a: &Tensor, b: &Tensor) -> Option<PairKernel> {
     let (ra, rb) = (a.ndim(), b.ndim());
     let k = a.shape[ra - 1];
     let (rows, columns) = (b.strides[rb - 2], b.strides[rb - 1]);
+    let from_rows = rows == 1 && columns > 0;
     let ok = a.dtype == DType::BFloat16
         && k.is_multiple_of(2)
         && k > 0
         && a.strides[ra - 1] == 1
-        && ((rows == 1 && columns > 0) || (columns == 1 && rows > 0))
+        && (from_rows || (columns == 1 && rows > 0))
         && a.strides.iter().chain(&b.strides).all(|&s| s >= 0);
-    ok.then(bf16_tiles).flatten()
+    let tiles = ok.then(bf16_tiles).flatten()?;
+    Some(PairKernel { tiles, from_rows })
 }
 
 /// `a @ b` into a new float32 tensor of `shape` (matrices paired by `pairs`), for operands
@@ -80,15 +90,17 @@ pub(super) fn product(
     b: Tensor,
     shape: &[usize],
     pairs: Pairs,
-    kernel: Bf16Tiles,
+    kernel: PairKernel,
 ) -> Result<Tensor> {
     let nd = shape.len();
     let (m, n, k) = (shape[nd - 2], shape[nd - 1], a.shape[a.ndim() - 1]);
     let batches: usize = shape[..nd - 2].iter().product();
     let depth_pairs = k / 2;
     let x_stride = a.strides[a.ndim() - 2] as usize;
-    // `W` (the transpose of `b`) is packed from its rows, or from the columns of `b`.
-    let from_rows = b.strides[b.ndim() - 2] == 1;
+    let PairKernel {
+        tiles: kernel,
+        from_rows,
+    } = kernel;
     let w_stride = b.strides[b.ndim() - if from_rows { 1 } else { 2 }] as usize;
     let lhs = Operand::new(a)?;
     let rhs = Operand::new(b)?;
