@@ -322,3 +322,55 @@ def test_products_with_a_transposed_right_operand_match_numpy(dtype, m, k, n):
     np.testing.assert_allclose(np.array(got), want, rtol=tol, atol=tol * np.sqrt(k))
     got = mx.addmm(lc, lx, lw.T, alpha=2.0, beta=0.5)
     np.testing.assert_allclose(np.array(got), 2.0 * want + 0.5 * c, rtol=tol, atol=tol * np.sqrt(k))
+
+
+def half_values(np_dtype):
+    """Every finite magnitude class of a 16-bit float format: zeros, subnormals, values at
+    and beside rounding ties, the largest finite values, infinities and NaN, both signs,
+    repeated past a vector's width so that whole vectors and tails are both computed."""
+    import ml_dtypes
+
+    info = ml_dtypes.finfo(np_dtype)
+    base = np.array([0.0, float(info.smallest_subnormal), float(info.smallest_normal), 1.0,
+                     1.0 + float(info.eps) / 2, 1.0 + 1.5 * float(info.eps), 3.14159, 1e-3,
+                     float(info.max), float(info.max) / 2, np.inf, np.nan], np.float32)
+    values = np.concatenate([base, -base, np.linspace(-300, 300, 77, dtype=np.float32)])
+    return np.tile(values, 3).astype(np_dtype)
+
+
+HALF_BINARY = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,
+               "divide": np.divide, "maximum": np.maximum, "minimum": np.minimum}
+HALF_UNARY = {"negative": np.negative, "abs": np.abs, "sqrt": np.sqrt, "square": np.square}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_elementwise_rounds_once_from_float32(dtype):
+    # NumPy's float16 and ml_dtypes' bfloat16 compute in float32 and round to nearest even:
+    # the results must agree bit for bit, on contiguous, broadcast and strided operands.
+    import ml_dtypes
+
+    np_dtype = np.float16 if dtype == "float16" else ml_dtypes.bfloat16
+    a = half_values(np_dtype)
+    b = np.roll(a, 7)
+    x = mx.array(a.astype(np.float32)).astype(getattr(mx, dtype))
+    y = mx.array(b.astype(np.float32)).astype(getattr(mx, dtype))
+
+    def same(got, expected):
+        got = np.array(got.astype(mx.float32))
+        expected = np.asarray(expected).astype(np.float32)
+        np.testing.assert_array_equal(got, expected)
+
+    with np.errstate(all="ignore"):
+        for name_, f in HALF_BINARY.items():
+            op = getattr(mx, name_)
+            same(op(x, y), f(a, b))
+            same(op(x, 3.5), f(a, np.array(3.5, np_dtype)))
+            same(op(x[::3], y[1::3]), f(a[::3], b[1::3]))
+            same(op(x + 0, y), f(a + np.array(0, np_dtype), b))
+        for name_, f in HALF_UNARY.items():
+            op = getattr(mx, name_)
+            same(op(x), f(a))
+            same(op(x[::2]), f(a[::2]))
+            same(op(x * 1), f(a * np.array(1, np_dtype)))
+        wide = np.linspace(-7e4, 7e4, 1001, dtype=np.float32)
+        same(mx.array(wide).astype(getattr(mx, dtype)), wide.astype(np_dtype))

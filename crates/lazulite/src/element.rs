@@ -4,6 +4,9 @@ use crate::dtype::DType;
 use half::{bf16, f16};
 use std::fmt::Debug;
 
+mod f32_lane;
+pub(crate) use f32_lane::{f16_to_f32, F32Lane};
+
 /// A complex number of two `f32`, the element of `complex64` arrays.
 ///
 /// ```
@@ -327,7 +330,7 @@ float_element!(
 float_element!(
     f16,
     Float16,
-    f64::from,
+    |v: f16| f64::from(v.widen()),
     f16_from_f64,
     |v: i64| f16_from_f64(int_to_f64_odd(v < 0, v.unsigned_abs())),
     |v: u64| f16_from_f64(int_to_f64_odd(false, v))
@@ -335,7 +338,7 @@ float_element!(
 float_element!(
     bf16,
     BFloat16,
-    f64::from,
+    |v: bf16| f64::from(v.widen()),
     bf16_from_f64,
     |v: i64| bf16_from_f64(int_to_f64_odd(v < 0, v.unsigned_abs())),
     |v: u64| bf16_from_f64(int_to_f64_odd(false, v))

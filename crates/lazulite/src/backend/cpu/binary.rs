@@ -9,7 +9,7 @@ use super::math::complex;
 use crate::backend::op::BinaryOp;
 use crate::backend::Tensor;
 use crate::dtype::DType;
-use crate::element::{dispatch, Complex, Element};
+use crate::element::{dispatch, Complex, Element, F32Lane};
 use crate::error::{Error, Result};
 use half::{bf16, f16};
 
@@ -271,35 +271,35 @@ macro_rules! half_arith {
         impl Arith for $t {
             #[inline]
             fn add(self, o: $t) -> $t {
-                <$t>::from_f32(self.to_f32() + o.to_f32())
+                <$t>::narrow(self.widen() + o.widen())
             }
             #[inline]
             fn sub(self, o: $t) -> $t {
-                <$t>::from_f32(self.to_f32() - o.to_f32())
+                <$t>::narrow(self.widen() - o.widen())
             }
             #[inline]
             fn mul(self, o: $t) -> $t {
-                <$t>::from_f32(self.to_f32() * o.to_f32())
+                <$t>::narrow(self.widen() * o.widen())
             }
             #[inline]
             fn div(self, o: $t) -> $t {
-                <$t>::from_f32(self.to_f32() / o.to_f32())
+                <$t>::narrow(self.widen() / o.widen())
             }
             #[inline]
             fn floor_div(self, o: $t) -> $t {
-                <$t>::from_f32(self.to_f32().floor_div(o.to_f32()))
+                <$t>::narrow(self.widen().floor_div(o.widen()))
             }
             #[inline]
             fn pow(self, o: $t) -> $t {
-                <$t>::from_f32(self.to_f32().powf(o.to_f32()))
+                <$t>::narrow(self.widen().powf(o.widen()))
             }
             #[inline]
             fn max(self, o: $t) -> $t {
-                <$t>::from_f32(Arith::max(self.to_f32(), o.to_f32()))
+                <$t>::narrow(Arith::max(self.widen(), o.widen()))
             }
             #[inline]
             fn min(self, o: $t) -> $t {
-                <$t>::from_f32(Arith::min(self.to_f32(), o.to_f32()))
+                <$t>::narrow(Arith::min(self.widen(), o.widen()))
             }
             #[inline]
             fn lt(self, o: $t) -> bool {
@@ -314,18 +314,18 @@ macro_rules! half_arith {
         impl Rem for $t {
             #[inline]
             fn rem(self, o: $t) -> $t {
-                <$t>::from_f32(self.to_f32().rem(o.to_f32()))
+                <$t>::narrow(self.widen().rem(o.widen()))
             }
         }
 
         impl FloatPair for $t {
             #[inline]
             fn atan2(self, o: $t) -> $t {
-                <$t>::from_f32(self.to_f32().atan2(o.to_f32()))
+                <$t>::narrow(self.widen().atan2(o.widen()))
             }
             #[inline]
             fn logaddexp(self, o: $t) -> $t {
-                <$t>::from_f32(self.to_f32().logaddexp(o.to_f32()))
+                <$t>::narrow(self.widen().logaddexp(o.widen()))
             }
         }
     };

@@ -23,7 +23,7 @@ use super::simd::{folds, vectorised, Folds};
 use super::strided::for_each_row;
 use crate::backend::{contiguous_strides, Tensor};
 use crate::dtype::DType;
-use crate::element::{dispatch, Complex, Element};
+use crate::element::{dispatch, Complex, Element, F32Lane};
 use crate::error::Result;
 use half::{bf16, f16};
 use rayon::prelude::*;
@@ -695,8 +695,8 @@ pub fn reduce(op: ReduceOp, x: &Tensor, axes: &[usize], out: DType) -> Result<Te
         ReduceOp::Max | ReduceOp::Min => {
             let is_max = op == ReduceOp::Max;
             match x.dtype {
-                DType::Float16 => extremum(x, axes, is_max, f16::to_f32, f16::from_f32, None),
-                DType::BFloat16 => extremum(x, axes, is_max, bf16::to_f32, bf16::from_f32, None),
+                DType::Float16 => extremum(x, axes, is_max, f16::widen, f16::narrow, None),
+                DType::BFloat16 => extremum(x, axes, is_max, bf16::widen, bf16::narrow, None),
                 DType::Bool => extremum(x, axes, is_max, |v: bool| v, |v| v, None),
                 DType::UInt8 => extremum(x, axes, is_max, |v: u8| v, |v| v, None),
                 DType::UInt16 => extremum(x, axes, is_max, |v: u16| v, |v| v, None),

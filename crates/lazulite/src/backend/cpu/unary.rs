@@ -7,7 +7,7 @@ use super::simd;
 use crate::backend::op::UnaryOp;
 use crate::backend::Tensor;
 use crate::dtype::DType;
-use crate::element::{dispatch, Complex, Element};
+use crate::element::{dispatch, Complex, Element, F32Lane};
 use crate::error::{Error, Result};
 use half::{bf16, f16};
 
@@ -116,8 +116,8 @@ fn float_unary(op: UnaryOp, x: Tensor) -> Result<Tensor> {
     match x.dtype {
         DType::Float32 => map1::<f32, f32>(x, f32_fn),
         DType::Float64 => map1::<f64, f64>(x, f64_fn),
-        DType::Float16 => map1::<f16, f16>(x, |v| f16::from_f32(f32_fn(v.to_f32()))),
-        DType::BFloat16 => map1::<bf16, bf16>(x, |v| bf16::from_f32(f32_fn(v.to_f32()))),
+        DType::Float16 => map1::<f16, f16>(x, |v| f16::narrow(f32_fn(v.widen()))),
+        DType::BFloat16 => map1::<bf16, bf16>(x, |v| bf16::narrow(f32_fn(v.widen()))),
         _ => dispatch!(x.dtype, T => map1::<T, f32>(x, |v| f32_fn(f32::from_elem(v)))),
     }
 }

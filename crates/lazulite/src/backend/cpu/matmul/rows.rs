@@ -11,7 +11,7 @@ use super::super::simd::{self, vectorised};
 use super::{add_scaled, Operand, Pairs, SendPtr};
 use crate::backend::Tensor;
 use crate::dtype::DType;
-use crate::element::Element;
+use crate::element::{f16_to_f32, Element};
 use crate::error::Result;
 use gemm::f16;
 use half::bf16;
@@ -84,33 +84,6 @@ impl Widen for f16 {
     fn halves(src: &[f16]) -> Option<(&[u16], simd::Half)> {
         Some((bytemuck::cast_slice(src), simd::Half::Float16))
     }
-}
-
-/// Exact float16 to float32 in integer and float operations only (no table, no branch the
-/// vectoriser cannot turn into a select): the exponent is rebiased; infinities and NaNs
-/// get the float32 maximum exponent (NaNs quiet); subnormals are normalised by one float subtraction.
-#[inline(always)]
-fn f16_to_f32(h: u16) -> f32 {
-    const SHIFTED_EXPONENT: u32 = 0x7c00 << 13;
-    let h = h as u32;
-    let magnitude = (h & 0x7fff) << 13;
-    let exponent = magnitude & SHIFTED_EXPONENT;
-    let rebiased = magnitude + ((127 - 15) << 23);
-    let bits = if exponent == SHIFTED_EXPONENT {
-        // Infinity, or a NaN made quiet (as the hardware conversion does).
-        let special = rebiased + ((128 - 16) << 23);
-        if special & 0x7f_ffff != 0 {
-            special | 0x40_0000
-        } else {
-            special
-        }
-    } else if exponent == 0 {
-        // 2^-14 * mantissa / 1024: built as (1 + mantissa / 1024) * 2^-14 minus 2^-14.
-        (f32::from_bits(rebiased + (1 << 23)) - f32::from_bits(113 << 23)).to_bits()
-    } else {
-        rebiased
-    };
-    f32::from_bits(bits | ((h & 0x8000) << 16))
 }
 
 /// Whether [`product`] takes `a @ b`: float32, float16 or bfloat16, at most [`MAX_ROWS`]
@@ -357,18 +330,4 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
         }
     }
     lanes.iter().sum::<f32>() + tail
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn float16_widens_exactly() {
-        for h in 0..=u16::MAX {
-            let expected = f16::from_bits(h).to_f32();
-            let got = f16_to_f32(h);
-            assert_eq!(got.to_bits(), expected.to_bits(), "float16 bits {h:#06x}");
-        }
-    }
 }

@@ -1,11 +1,11 @@
 //! Applying a slice kernel to a float32, float16 or bfloat16 tensor of any layout.
 
-use super::{apply, apply_in_place, Kernel};
+use super::{apply, apply_in_place, vectorised, Kernel};
 use crate::backend::cpu::strided::{par_for_each_run, Shared, PARALLEL_MIN};
 use crate::backend::cpu::transpose::reordered;
 use crate::backend::Tensor;
 use crate::dtype::DType;
-use crate::element::Element;
+use crate::element::{Element, F32Lane};
 use crate::error::Result;
 use half::{bf16, f16};
 use rayon::prelude::*;
@@ -13,39 +13,6 @@ use rayon::prelude::*;
 /// Values gathered from strided rows or converted from 16-bit floats go through a stack
 /// buffer of this many f32.
 const CHUNK: usize = 1024;
-
-/// A float type the kernels reach through f32.
-trait Lane: Element<Storage = Self> {
-    fn to_f32(self) -> f32;
-    fn from_f32(v: f32) -> Self;
-}
-
-impl Lane for f32 {
-    fn to_f32(self) -> f32 {
-        self
-    }
-    fn from_f32(v: f32) -> f32 {
-        v
-    }
-}
-
-impl Lane for f16 {
-    fn to_f32(self) -> f32 {
-        f16::to_f32(self)
-    }
-    fn from_f32(v: f32) -> f16 {
-        f16::from_f32(v)
-    }
-}
-
-impl Lane for bf16 {
-    fn to_f32(self) -> f32 {
-        bf16::to_f32(self)
-    }
-    fn from_f32(v: f32) -> bf16 {
-        bf16::from_f32(v)
-    }
-}
 
 /// `f` on every element of `x` (float32, float16 or bfloat16), into a new contiguous
 /// tensor of the same dtype or, when `x` is donatable, into `x`'s buffer.
@@ -74,19 +41,30 @@ fn map_f32(x: Tensor, f: Kernel) -> Result<Tensor> {
     Ok(out)
 }
 
-fn map_lanes<T: Lane>(x: Tensor, f: Kernel) -> Result<Tensor> {
+fn map_lanes<T: F32Lane + Element<Storage = T>>(x: Tensor, f: Kernel) -> Result<Tensor> {
     if x.is_donatable(x.dtype) {
         let mut out = x;
         let convert = |chunk: &mut [T]| {
             let mut buf = [0.0f32; CHUNK];
             let buf = &mut buf[..chunk.len()];
-            for (b, v) in buf.iter_mut().zip(chunk.iter()) {
-                *b = v.to_f32();
-            }
+            vectorised(
+                #[inline(always)]
+                || {
+                    buf.iter_mut()
+                        .zip(chunk.iter())
+                        .for_each(|(b, v)| *b = v.widen())
+                },
+            );
             apply_in_place(f, buf);
-            for (v, &b) in chunk.iter_mut().zip(buf.iter()) {
-                *v = T::from_f32(b);
-            }
+            vectorised(
+                #[inline(always)]
+                || {
+                    chunk
+                        .iter_mut()
+                        .zip(buf.iter())
+                        .for_each(|(v, &b)| *v = T::narrow(b))
+                },
+            );
         };
         let values = out.slice_mut::<T>();
         if values.len() < PARALLEL_MIN {
@@ -103,7 +81,7 @@ fn map_lanes<T: Lane>(x: Tensor, f: Kernel) -> Result<Tensor> {
 
 /// `dst = f(x)` for `x` of any layout: runs are gathered into a stack buffer as f32, the
 /// kernel runs there, and the results are converted into `dst`.
-fn map_strided<T: Lane>(x: &Tensor, dst: &mut [T], f: Kernel) {
+fn map_strided<T: F32Lane + Element<Storage = T>>(x: &Tensor, dst: &mut [T], f: Kernel) {
     let src = Shared(x.buf.as_ptr() as *mut T);
     let out = Shared(dst.as_mut_ptr());
     par_for_each_run(
@@ -115,16 +93,39 @@ fn map_strided<T: Lane>(x: &Tensor, dst: &mut [T], f: Kernel) {
             let mut done = 0;
             while done < len {
                 let n = CHUNK.min(len - done);
-                for (i, b) in buf[..n].iter_mut().enumerate() {
-                    let at = start + (done + i) as isize * step;
-                    // SAFETY: the layout addresses elements inside x's buffer.
-                    *b = unsafe { src.get().offset(at).read_unaligned() }.to_f32();
-                }
+                let first = start + done as isize * step;
+                vectorised(
+                    #[inline(always)]
+                    || {
+                        if step == 1 {
+                            // SAFETY: the run addresses `n` elements inside x's buffer.
+                            let run =
+                                unsafe { std::slice::from_raw_parts(src.get().offset(first), n) };
+                            buf.iter_mut().zip(run).for_each(|(b, v)| *b = v.widen());
+                        } else {
+                            for (i, b) in buf[..n].iter_mut().enumerate() {
+                                // SAFETY: the layout addresses elements inside x's buffer.
+                                let v = unsafe {
+                                    src.get().offset(first + i as isize * step).read_unaligned()
+                                };
+                                *b = v.widen();
+                            }
+                        }
+                    },
+                );
                 apply_in_place(f, &mut buf[..n]);
-                for (i, &b) in buf[..n].iter().enumerate() {
-                    // SAFETY: runs cover disjoint positions of `dst`.
-                    unsafe { out.get().add(pos + done + i).write(T::from_f32(b)) };
-                }
+                // SAFETY: runs cover disjoint positions of `dst`.
+                let written =
+                    unsafe { std::slice::from_raw_parts_mut(out.get().add(pos + done), n) };
+                vectorised(
+                    #[inline(always)]
+                    || {
+                        written
+                            .iter_mut()
+                            .zip(&buf[..n])
+                            .for_each(|(v, &b)| *v = T::narrow(b))
+                    },
+                );
                 done += n;
             }
         },
