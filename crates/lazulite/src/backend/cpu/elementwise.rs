@@ -188,26 +188,96 @@ pub fn map2<A: Element, B: Element, O: Element>(
             // before that position is written.
             unsafe {
                 let d = dst.get().add(pos);
-                let (mut p0, mut p1) = (
-                    pa.get().offset(s0) as *const A::Storage,
-                    pb.get().offset(s1) as *const B::Storage,
-                );
-                let (mut t0, mut t1) = (t0, t1);
-                match donor {
-                    Some(0) => (p0, t0) = (d as *const A::Storage, 1),
-                    Some(_) => (p1, t1) = (d as *const B::Storage, 1),
-                    None => {}
-                }
-                match (mode(t0), mode(t1)) {
-                    (CONTIGUOUS, CONTIGUOUS) => vectorised(
+                let p0 = pa.get().offset(s0) as *const A::Storage;
+                let p1 = pb.get().offset(s1) as *const B::Storage;
+                // A donated operand is read through `d` itself, cast where it is read: the
+                // compiler then sees each position read before it is written. Through another
+                // pointer it checks the two ranges for overlap at run time, finds it, and runs
+                // its scalar loop (bfloat16 `a * sigmoid(a)` took 120 us instead of 45).
+                match (donor, mode(t0), mode(t1)) {
+                    (Some(0), _, CONTIGUOUS) => vectorised(
+                        #[inline(always)]
+                        || {
+                            run2::<A, B, O, CONTIGUOUS, CONTIGUOUS>(
+                                &f,
+                                d as *const A::Storage,
+                                1,
+                                p1,
+                                t1,
+                                d,
+                                len,
+                            )
+                        },
+                    ),
+                    (Some(0), _, BROADCAST) => vectorised(
+                        #[inline(always)]
+                        || {
+                            run2::<A, B, O, CONTIGUOUS, BROADCAST>(
+                                &f,
+                                d as *const A::Storage,
+                                1,
+                                p1,
+                                t1,
+                                d,
+                                len,
+                            )
+                        },
+                    ),
+                    (Some(0), _, _) => run2::<A, B, O, STRIDED, STRIDED>(
+                        &f,
+                        d as *const A::Storage,
+                        1,
+                        p1,
+                        t1,
+                        d,
+                        len,
+                    ),
+                    (Some(_), CONTIGUOUS, _) => vectorised(
+                        #[inline(always)]
+                        || {
+                            run2::<A, B, O, CONTIGUOUS, CONTIGUOUS>(
+                                &f,
+                                p0,
+                                t0,
+                                d as *const B::Storage,
+                                1,
+                                d,
+                                len,
+                            )
+                        },
+                    ),
+                    (Some(_), BROADCAST, _) => vectorised(
+                        #[inline(always)]
+                        || {
+                            run2::<A, B, O, BROADCAST, CONTIGUOUS>(
+                                &f,
+                                p0,
+                                t0,
+                                d as *const B::Storage,
+                                1,
+                                d,
+                                len,
+                            )
+                        },
+                    ),
+                    (Some(_), _, _) => run2::<A, B, O, STRIDED, STRIDED>(
+                        &f,
+                        p0,
+                        t0,
+                        d as *const B::Storage,
+                        1,
+                        d,
+                        len,
+                    ),
+                    (None, CONTIGUOUS, CONTIGUOUS) => vectorised(
                         #[inline(always)]
                         || run2::<A, B, O, CONTIGUOUS, CONTIGUOUS>(&f, p0, t0, p1, t1, d, len),
                     ),
-                    (CONTIGUOUS, BROADCAST) => vectorised(
+                    (None, CONTIGUOUS, BROADCAST) => vectorised(
                         #[inline(always)]
                         || run2::<A, B, O, CONTIGUOUS, BROADCAST>(&f, p0, t0, p1, t1, d, len),
                     ),
-                    (BROADCAST, CONTIGUOUS) => vectorised(
+                    (None, BROADCAST, CONTIGUOUS) => vectorised(
                         #[inline(always)]
                         || run2::<A, B, O, BROADCAST, CONTIGUOUS>(&f, p0, t0, p1, t1, d, len),
                     ),
