@@ -4,10 +4,11 @@
 
 use super::copy::{copy_into, ViewLayout};
 use super::parallel;
-use super::simd::{apply_with, Isa, Kernel};
+use super::simd::{apply_with, vectorised, Isa, Kernel};
 use super::strided::PARALLEL_MIN;
 use crate::backend::{contiguous_strides, Tensor};
 use crate::dtype::DType;
+use crate::element::F32Lane;
 use crate::error::Result;
 use half::{bf16, f16};
 
@@ -29,7 +30,7 @@ pub fn softmax(x: &Tensor, axis: usize, precise: bool) -> Result<Tensor> {
             DType::Float64 => each_row(rows.slice::<f64>(), n, out.slice_mut::<f64>(), n, f64_row),
             DType::Float16 => {
                 each_row(rows.slice::<f16>(), n, out.slice_mut::<f16>(), n, |s, d| {
-                    half_row(s, d, precise, f16::to_f32, f16::from_f32)
+                    half_row::<f16>(s, d, precise)
                 })
             }
             DType::BFloat16 => each_row(
@@ -37,7 +38,7 @@ pub fn softmax(x: &Tensor, axis: usize, precise: bool) -> Result<Tensor> {
                 n,
                 out.slice_mut::<bf16>(),
                 n,
-                |s, d| half_row(s, d, precise, bf16::to_f32, bf16::from_f32),
+                |s, d| half_row::<bf16>(s, d, precise),
             ),
             other => unreachable!("no softmax kernel for {other:?}"),
         }
@@ -109,7 +110,7 @@ pub fn logsumexp(x: &Tensor, axis: usize) -> Result<Tensor> {
             }
             DType::Float16 => {
                 each_row(rows.slice::<f16>(), n, out.slice_mut::<f16>(), 1, |s, d| {
-                    d[0] = f16::from_f32(f32_logsumexp(&widened(s, f16::to_f32)))
+                    d[0] = f16::narrow(f32_logsumexp(&widened(s)))
                 })
             }
             DType::BFloat16 => each_row(
@@ -117,7 +118,7 @@ pub fn logsumexp(x: &Tensor, axis: usize) -> Result<Tensor> {
                 n,
                 out.slice_mut::<bf16>(),
                 1,
-                |s, d| d[0] = bf16::from_f32(f32_logsumexp(&widened(s, bf16::to_f32))),
+                |s, d| d[0] = bf16::narrow(f32_logsumexp(&widened(s))),
             ),
             other => unreachable!("no logsumexp kernel for {other:?}"),
         }
@@ -147,8 +148,11 @@ fn each_row<S: Sync, D: Send>(
     }
 }
 
-fn widened<T: Copy>(src: &[T], to_f32: fn(T) -> f32) -> Vec<f32> {
-    src.iter().map(|&v| to_f32(v)).collect()
+fn widened<T: F32Lane>(src: &[T]) -> Vec<f32> {
+    vectorised(
+        #[inline(always)]
+        || src.iter().map(|&v| v.widen()).collect(),
+    )
 }
 
 /// The maximum clamped to the finite range: rows of `-inf` then give `exp` of `-inf`
@@ -246,23 +250,25 @@ fn f64_row(src: &[f64], dst: &mut [f64]) {
     }
 }
 
-fn half_row<T: Copy>(
-    src: &[T],
-    dst: &mut [T],
-    precise: bool,
-    to_f32: fn(T) -> f32,
-    from_f32: fn(f32) -> T,
-) {
-    let wide = widened(src, to_f32);
+fn half_row<T: F32Lane>(src: &[T], dst: &mut [T], precise: bool) {
+    let wide = widened(src);
     let mut e = vec![0.0f32; wide.len()];
     let max = row_max(&wide);
     let mut total = shifted_exp(Isa::active(), &wide, max, &mut e);
     if !precise {
-        let round = |v: f32| to_f32(from_f32(v));
-        e.iter_mut().for_each(|v| *v = round(*v));
+        let round = |v: f32| T::narrow(v).widen();
+        vectorised(
+            #[inline(always)]
+            || e.iter_mut().for_each(|v| *v = round(*v)),
+        );
         total = round(row_sum(&e));
     }
-    for (d, &v) in dst.iter_mut().zip(&e) {
-        *d = from_f32(v / total);
-    }
+    vectorised(
+        #[inline(always)]
+        || {
+            for (d, &v) in dst.iter_mut().zip(&e) {
+                *d = T::narrow(v / total);
+            }
+        },
+    );
 }
