@@ -374,3 +374,35 @@ def test_half_precision_elementwise_rounds_once_from_float32(dtype):
             same(op(x * 1), f(a * np.array(1, np_dtype)))
         wide = np.linspace(-7e4, 7e4, 1001, dtype=np.float32)
         same(mx.array(wide).astype(getattr(mx, dtype)), wide.astype(np_dtype))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_sums_round_the_exact_sum_once(dtype):
+    # Eighths in [-16, 16] sum exactly in float64 and float32 alike, so NumPy's float64 sum
+    # rounded to the dtype is the one right answer; shapes cross the kernels' chunks, and
+    # rows are reduced whole, across, strided and transposed.
+    import ml_dtypes
+
+    np_dtype = np.float16 if dtype == "float16" else ml_dtypes.bfloat16
+    rng = np.random.default_rng(3)
+    a = rng.integers(-128, 129, size=(7, 1500)).astype(np.float64) / 8
+    x = mx.array(a.astype(np.float32)).astype(getattr(mx, dtype))
+
+    def same(got, expected):
+        expected = np.asarray(expected).astype(np.float32).astype(np_dtype).astype(np.float32)
+        np.testing.assert_array_equal(np.array(got.astype(mx.float32)), expected)
+
+    same(x.sum(), a.sum())
+    same(x.sum(axis=1), a.sum(axis=1))
+    same(x.sum(axis=0), a.sum(axis=0))
+    same(x[:, ::3].sum(axis=1), a[:, ::3].sum(axis=1))
+    same(x.T.sum(axis=1, keepdims=True), a.T.sum(axis=1, keepdims=True))
+    same(x.reshape(-1)[5:].sum(), a.reshape(-1)[5:].sum())
+    # Any values: within rounding of the float64 sum (half an ulp, which |sum| x 2^-p
+    # bounds for p significant bits).
+    b = rng.normal(size=(3, 5000))
+    y = mx.array(b.astype(np_dtype).astype(np.float32)).astype(getattr(mx, dtype))
+    exact = b.astype(np_dtype).astype(np.float64).sum(axis=1)
+    got = np.array(y.sum(axis=1).astype(mx.float32)).astype(np.float64)
+    half_ulp = np.abs(exact) * (2.0 ** -8 if dtype == "bfloat16" else 2.0 ** -11)
+    assert np.all(np.abs(got - exact) <= half_ulp), (got, exact)
