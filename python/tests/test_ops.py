@@ -360,13 +360,22 @@ def test_half_precision_elementwise_rounds_once_from_float32(dtype):
         expected = np.asarray(expected).astype(np.float32)
         np.testing.assert_array_equal(got, expected)
 
+    # Strided runs longer than the chunks they are gathered in, one operand donated or not.
+    la, lb = np.tile(a, 4), np.tile(b, 4)
+    lx = mx.array(la.astype(np.float32)).astype(getattr(mx, dtype))
+    ly = mx.array(lb.astype(np.float32)).astype(getattr(mx, dtype))
+    zero = np.array(0, np_dtype)
+
     with np.errstate(all="ignore"):
         for name_, f in HALF_BINARY.items():
             op = getattr(mx, name_)
             same(op(x, y), f(a, b))
             same(op(x, 3.5), f(a, np.array(3.5, np_dtype)))
             same(op(x[::3], y[1::3]), f(a[::3], b[1::3]))
-            same(op(x + 0, y), f(a + np.array(0, np_dtype), b))
+            same(op(x + 0, y), f(a + zero, b))
+            same(op(lx[::2], ly[1::2]), f(la[::2], lb[1::2]))
+            same(op(lx[::2] + 0, ly[1::2]), f(la[::2] + zero, lb[1::2]))
+            same(op(lx[1::2], ly[::2] + 0), f(la[1::2], lb[::2] + zero))
         for name_, f in HALF_UNARY.items():
             op = getattr(mx, name_)
             same(op(x), f(a))
