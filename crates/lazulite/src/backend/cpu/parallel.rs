@@ -10,7 +10,7 @@
 //! late or is descheduled delays nothing. When the caller runs out of tasks it waits only
 //! for tasks already begun, never for a helper to wake up. Helpers spin briefly after a
 //! job before sleeping, so the next kernel of a decode step, a few small ops later, finds
-//! them awake.
+//! them awake. Helpers keep off the calling thread's core ([`placement`]).
 //!
 //! Why not a rayon parallel iterator: from a thread outside rayon's pool (the thread that
 //! evaluates), each such iterator wakes a worker, sleeps until the workers finish, and is
@@ -23,6 +23,9 @@ use std::any::Any;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+mod placement;
+use placement::Placement;
 
 /// How long a helper keeps looking for the next job before it sleeps.
 const SPIN: Duration = Duration::from_micros(200);
@@ -253,6 +256,7 @@ struct Team {
     sleeping: AtomicUsize,
     bed: Mutex<()>,
     wake: Condvar,
+    placement: Placement,
 }
 
 impl Team {
@@ -260,6 +264,7 @@ impl Team {
         let offered = job.is_some();
         *self.current.lock().unwrap_or_else(|e| e.into_inner()) = job;
         if offered {
+            self.placement.avoid_caller();
             self.generation.fetch_add(1, Ordering::SeqCst);
             if self.sleeping.load(Ordering::SeqCst) > 0 {
                 let _bed = self.bed.lock().unwrap_or_else(|e| e.into_inner());
@@ -270,6 +275,7 @@ impl Team {
 
     /// A helper's life: wait for a job (spinning, then asleep), help with it, repeat.
     fn serve(&self) {
+        self.placement.register_helper();
         let mut seen = self.generation.load(Ordering::SeqCst);
         loop {
             let start = Instant::now();
@@ -313,6 +319,7 @@ fn team() -> &'static Team {
             sleeping: AtomicUsize::new(0),
             bed: Mutex::new(()),
             wake: Condvar::new(),
+            placement: Placement::new(),
         }));
         let mut started = 0;
         for n in 0..team.helpers {
