@@ -8,7 +8,8 @@
 //! idling, every product in it running at one core's speed. Excluding the caller's core
 //! from the helpers' affinity before waking them makes the kernel place them elsewhere.
 //! The mask changes only when the caller is seen on another core than last time, which
-//! costs one `sched_getcpu` a job otherwise.
+//! costs one `sched_getcpu` a job otherwise. With more helpers than other cores (more
+//! threads asked for than there are cores) the masks are left alone.
 
 #[cfg(target_os = "linux")]
 pub(super) use linux::Placement;
@@ -84,15 +85,13 @@ mod linux {
             let mut mask = self.allowed;
             // SAFETY: `cpu` is below CPU_SETSIZE, and `mask` is a plain value.
             unsafe { libc::CPU_CLR(cpu as usize, &mut mask) };
-            if unsafe { libc::CPU_COUNT(&mask) } == 0 {
+            let helpers = self.helpers.lock().unwrap_or_else(|e| e.into_inner());
+            // More helpers than other cores (more threads asked for than there are
+            // cores): the kernel spreads them better over all of them.
+            if (unsafe { libc::CPU_COUNT(&mask) } as usize) < helpers.len().max(1) {
                 return;
             }
-            for &tid in self
-                .helpers
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .iter()
-            {
+            for &tid in helpers.iter() {
                 // A failure (a cpuset that changed under us) leaves that helper where it
                 // is, which is only slower.
                 // SAFETY: `mask` is a valid cpu_set_t of the size passed.
