@@ -29,6 +29,7 @@ mod linalg;
 mod misc;
 mod ops;
 mod products;
+mod profile;
 mod quantized;
 mod random;
 mod reductions;
@@ -114,6 +115,7 @@ fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     compile::register(m)?;
     custom::register(m)?;
     dataflow::register(m)?;
+    profile::register(m)?;
     export::register(m)?;
     io::register(m)?;
     random::register_submodule(m)?;

@@ -15,6 +15,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, TryLockError};
 
 mod background;
+mod profile;
+
+pub use profile::{start_profile, stop_profile, KernelTime};
 
 /// Computes `arrays` and everything they depend on that is not computed yet.
 /// Evaluating an evaluated array is a no-op. An array queued by [`async_eval`] is waited
@@ -297,7 +300,12 @@ fn run(node: &Arc<Node>, stamp: u64) -> Result<()> {
             }
         }
     }
-    match op.primitive.eval(inputs, node.outputs()) {
+    let started = profile::timer();
+    let result = op.primitive.eval(inputs, node.outputs());
+    if let Some(started) = started {
+        profile::record(op.primitive.name(), node.outputs(), started);
+    }
+    match result {
         Ok(outputs) => {
             debug_assert!(outputs
                 .iter()

@@ -233,3 +233,42 @@ fn async_evaluation_runs_custom_functions_on_the_caller() {
     assert!(threads.len() > 1, "the forward ran {} times", threads.len());
     assert!(threads.iter().all(|t| *t == me));
 }
+
+/// A kernel profile counts every kernel evaluation runs between `start_profile` and
+/// `stop_profile`, on the calling thread and the `async_eval` thread, under the
+/// primitive's name and its output shapes, and nothing after it stops.
+#[test]
+fn a_profile_counts_each_kernel_by_primitive_and_shape() {
+    use lazulite::{start_profile, stop_profile, DType};
+    // Shapes no other test evaluates, as the profile sees every thread's kernels.
+    let a = Array::from_slice(&[0.5f32; 7 * 13], &[7, 13]).unwrap();
+    let b = Array::from_slice(&[0.25f32; 13 * 5], &[13, 5]).unwrap();
+    start_profile();
+    let product = a.matmul(&b).unwrap();
+    let sums: Vec<Array> = (0..3).map(|i| &product + f64::from(i)).collect();
+    eval(&sums.iter().collect::<Vec<_>>()).unwrap();
+    let queued = &product * 2.0;
+    lazulite::async_eval(&[&queued]).unwrap();
+    eval(&[&queued]).unwrap();
+    let rows = stop_profile();
+    let after = &product - 1.0;
+    eval(&[&after]).unwrap();
+
+    let calls = |name: &str| {
+        rows.iter()
+            .filter(|r| r.primitive == name && r.outputs == [(vec![7, 5], DType::Float32)])
+            .map(|r| r.calls)
+            .sum::<u64>()
+    };
+    assert_eq!(
+        (
+            calls("matmul"),
+            calls("add"),
+            calls("multiply"),
+            calls("subtract")
+        ),
+        (1, 3, 1, 0)
+    );
+    assert!(rows.windows(2).all(|w| w[0].time >= w[1].time));
+    assert!(stop_profile().is_empty());
+}
