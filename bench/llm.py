@@ -19,7 +19,8 @@ lazulite's best of two runs is kept, MLX runs once (its CPU build takes minutes 
     bash bench/setup.sh
     .venv-bench/bin/python bench/llm.py              # every precision
     .venv-bench/bin/python bench/llm.py 4-bit        # precisions containing a word
-    .venv-bench/bin/python bench/llm.py --split 4-bit   # a decode step: record vs evaluate
+    .venv-bench/bin/python bench/llm.py --split 4-bit   # a decode step: record vs evaluate,
+                                                        # and its kernel profile
 """
 
 from __future__ import annotations
@@ -201,15 +202,45 @@ def run_child(library: str, precisions: list[str]) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def decode_kernel_profile(mx, model, steps: int = 100) -> list[dict]:
+    """lazulite's kernel profile (`start_profile` / `stop_profile`) of `steps` decode
+    steps, after a prompt and a few steps of warming up."""
+    from mlx_lm.models.cache import make_prompt_cache
+
+    cache = make_prompt_cache(model)
+    mx.eval(model(mx.random.randint(0, CONFIG["vocab_size"], (1, DECODE_PROMPT)), cache=cache))
+    token = mx.array([[5]])
+    for i in range(steps + 5):
+        if i == 5:
+            mx.start_profile()
+        mx.eval(model(token, cache=cache), [c.state for c in cache])
+    return mx.stop_profile()
+
+
 def split(precisions: list[str]) -> None:
     alias_mlx_to_lazulite()
     import mlx.core as mx
     import mlx.nn as nn
 
+    steps = 100
     for precision in precisions:
-        times = decode_step_split(mx, build(mx, nn, precision))
+        model = build(mx, nn, precision)
+        times = decode_step_split(mx, model)
         print(f"{precision}: a decode step records in {times['record_ms']:.2f} ms "
               f"and evaluates in {times['eval_ms']:.2f} ms (medians of 200)")
+        rows = decode_kernel_profile(mx, model, steps)
+        by_primitive: dict[str, float] = {}
+        for row in rows:
+            by_primitive[row["primitive"]] = by_primitive.get(row["primitive"], 0.0) + row["seconds"]
+        total = sum(by_primitive.values())
+        print(f"  kernels: {total / steps * 1e3:.2f} ms a step; by primitive, ms a step:")
+        for name, seconds in sorted(by_primitive.items(), key=lambda kv: -kv[1])[:6]:
+            print(f"    {name:18s} {seconds / steps * 1e3:7.3f}")
+        print("  the costliest kernels (calls a step, µs a call, outputs):")
+        for row in rows[:5]:
+            shapes = ", ".join(f"{list(shape)} {dtype}" for shape, dtype in row["outputs"])
+            print(f"    {row['primitive']:18s} {row['calls'] / steps:5.1f} "
+                  f"{row['seconds'] / row['calls'] * 1e6:8.1f}  {shapes}")
 
 
 def main() -> None:
