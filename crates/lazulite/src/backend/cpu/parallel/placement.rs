@@ -56,8 +56,9 @@ mod linux {
 
         /// Called by each helper as it starts.
         pub(in crate::backend::cpu::parallel) fn register_helper(&self) {
-            // SAFETY: gettid has no preconditions.
-            let tid = unsafe { libc::gettid() };
+            // The system call rather than glibc's wrapper, which older glibc lacks.
+            // SAFETY: gettid takes no arguments and cannot fail.
+            let tid = unsafe { libc::syscall(libc::SYS_gettid) } as libc::pid_t;
             self.helpers
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
