@@ -614,27 +614,26 @@ const WIDEN_CHUNK: usize = 512;
 fn widened_sum_kernels<T: Element<Storage = T> + F32Lane>() -> Option<Kernels<T, f64>> {
     folds().map(|_| Kernels {
         run: |run: &[T]| {
-            // The kernels exist only where `folds` does; the plain sum keeps this total.
-            let plain: fn(&[f32]) -> f64 = |v| v.iter().map(|&x| f64::from(x)).sum();
-            let sum = folds().map_or(plain, |f| f.sum);
+            let sum = float32_folds().sum;
             let mut chunk = [0.0f32; WIDEN_CHUNK];
             run.chunks(WIDEN_CHUNK)
                 .map(|values| sum(widen_into(values, &mut chunk)))
                 .sum()
         },
         row: |acc: &mut [f64], row: &[T]| {
-            let plain: fn(&mut [f64], &[f32]) = |acc, v| {
-                for (a, &x) in acc.iter_mut().zip(v) {
-                    *a += f64::from(x);
-                }
-            };
-            let add_row = folds().map_or(plain, |f| f.add_row);
+            let add_row = float32_folds().add_row;
             let mut chunk = [0.0f32; WIDEN_CHUNK];
             for (acc, values) in acc.chunks_mut(WIDEN_CHUNK).zip(row.chunks(WIDEN_CHUNK)) {
                 add_row(acc, widen_into(values, &mut chunk));
             }
         },
     })
+}
+
+/// The float32 [`Folds`] inside the kernels of [`widened_sum_kernels`], which exist only
+/// where these do (the active instruction set is fixed for the process).
+fn float32_folds() -> Folds {
+    folds().expect("widened sum kernels are made only where the float32 folds exist")
 }
 
 /// `values` widened into the front of `chunk` (at least as long), as vector code.
