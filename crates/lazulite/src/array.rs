@@ -274,7 +274,7 @@ impl Array {
         self.node.flags.stand_in || self.node.traced_now()
     }
 
-    fn inherited_flags(inputs: &[Array]) -> Flags {
+    pub(crate) fn inherited_flags(inputs: &[Array]) -> Flags {
         inputs
             .iter()
             .fold(Flags::default(), |f, a| f.union(a.node.flags))
@@ -345,6 +345,17 @@ impl Array {
                 index,
             })
             .collect()
+    }
+
+    /// A node computed as soon as it was recorded, holding `tensor`: it keeps the flags of
+    /// the inputs it was computed from.
+    pub(crate) fn from_computed(spec: OutputSpec, tensor: Tensor, flags: Flags) -> Array {
+        let mut state = NodeState::ready(Data::One(tensor));
+        state.runs = 1;
+        Array {
+            node: Array::from_node(Outputs::One(spec), state, flags),
+            index: 0,
+        }
     }
 
     /// An evaluated array holding `tensor`.

@@ -9,7 +9,7 @@
 use crate::array::{Array, Data, Node, NodeState};
 use crate::backend::Tensor;
 use crate::error::{Error, Result};
-use crate::primitive::OutputSpec;
+use crate::primitive::{OutputSpec, Primitive};
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, TryLockError};
@@ -300,12 +300,7 @@ fn run(node: &Arc<Node>, stamp: u64) -> Result<()> {
             }
         }
     }
-    let started = profile::timer();
-    let result = op.primitive.eval(inputs, node.outputs());
-    if let Some(started) = started {
-        profile::record(op.primitive.name(), node.outputs(), started);
-    }
-    match result {
+    match run_kernel(op.primitive.as_ref(), inputs, node.outputs()) {
         Ok(outputs) => {
             debug_assert!(outputs
                 .iter()
@@ -333,6 +328,20 @@ fn run(node: &Arc<Node>, stamp: u64) -> Result<()> {
             Err(e)
         }
     }
+}
+
+/// Runs `primitive`'s kernel, timed when a profile is on.
+pub(crate) fn run_kernel(
+    primitive: &dyn Primitive,
+    inputs: Vec<Tensor>,
+    outputs: &[OutputSpec],
+) -> Result<Vec<Tensor>> {
+    let started = profile::timer();
+    let result = primitive.eval(inputs, outputs);
+    if let Some(started) = started {
+        profile::record(primitive.name(), outputs, started);
+    }
+    result
 }
 
 /// The data of an evaluated input. When the op being run holds the only handle to the

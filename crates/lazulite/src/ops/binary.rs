@@ -3,7 +3,7 @@
 //! and the promotion and broadcasting every op shares. The kernels are the backend's
 //! (`backend/cpu/binary.rs`), chosen by the op's tag.
 
-use crate::array::{Array, Flags};
+use crate::array::Array;
 use crate::backend::cpu::binary::binary as binary_kernel;
 use crate::backend::op::BinaryOp;
 use crate::backend::Tensor;
@@ -12,12 +12,13 @@ use crate::error::{Error, Result};
 use crate::ops::batching::batch_to_front;
 use crate::ops::cast::astype;
 use crate::ops::creation::zeros_like;
+use crate::ops::eager::record_elementwise;
 use crate::ops::operand::{broadcast_scalar, to_array_pair, Operand};
 use crate::ops::trace::in_shapeless_trace;
 use crate::ops::unary::{exp, log, negative, square};
 use crate::ops::view::broadcast_with;
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
-use crate::shape::broadcast_shapes;
+use crate::shape::{broadcast_shapes, same_shape};
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -490,23 +491,31 @@ pub(crate) fn binary(op: BinaryOp, a: Operand, b: Operand) -> Result<Array> {
             y.shape()
         ))
     })?;
+    let shapeless = in_shapeless_trace();
+    // An operand of the input dtype and the output shape is used as it is (the usual case,
+    // worth sparing the handles that casting and broadcasting to itself would take).
+    let ready = |array: &Array| {
+        !shapeless && array.dtype() == in_dtype && same_shape(array.shape(), &shape)
+    };
     let prepare = |operand: &Operand, array: &Array, peer: &Array| match operand {
         // A scalar already of the input dtype shares its cached broadcast.
-        Operand::Scalar(s) if array.dtype() == in_dtype && !in_shapeless_trace() => {
+        Operand::Scalar(s) if array.dtype() == in_dtype && !shapeless => {
             broadcast_scalar(*s, array, &shape)
         }
         _ => broadcast_with(&astype(array, in_dtype)?, &shape, &[peer], 0),
     };
-    let (a, b) = (prepare(&a, &x, &y)?, prepare(&b, &y, &x)?);
+    let a = (!ready(&x)).then(|| prepare(&a, &x, &y)).transpose()?;
+    let b = (!ready(&y)).then(|| prepare(&b, &y, &x)).transpose()?;
+    let (a, b) = (a.unwrap_or(x), b.unwrap_or(y));
     let spec = OutputSpec {
         shape,
         dtype: op.output_dtype(in_dtype),
     };
-    Ok(Array::from_shared_op_one(
-        shared_primitive(op),
+    Ok(record_elementwise(
+        Binary(op),
         vec![a, b],
         spec,
-        Flags::default(),
+        |Binary(op)| shared_primitive(op),
     ))
 }
 

@@ -7,6 +7,7 @@ use crate::dtype::DType;
 use crate::element::dispatch;
 use crate::error::Result;
 use crate::ops::creation::{full_like, zeros_like};
+use crate::ops::eager::{own, record_elementwise};
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
 
 pub(crate) struct AsType(pub DType);
@@ -82,10 +83,14 @@ pub fn astype(a: &Array, dtype: DType) -> Result<Array> {
     if a.dtype() == dtype {
         return Ok(a.clone());
     }
-    Ok(Array::from_op(
+    let spec = OutputSpec {
+        shape: a.shape().to_vec(),
+        dtype,
+    };
+    Ok(record_elementwise(
         AsType(dtype),
         vec![a.clone()],
-        a.shape().to_vec(),
-        dtype,
+        spec,
+        own,
     ))
 }

@@ -41,6 +41,7 @@ mod composite;
 mod conv;
 mod creation;
 mod depends;
+mod eager;
 mod exported;
 mod fp8;
 mod hadamard;

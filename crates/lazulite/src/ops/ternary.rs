@@ -13,6 +13,7 @@ use crate::ops::binary::{
 };
 use crate::ops::cast::astype;
 use crate::ops::creation::zeros_like;
+use crate::ops::eager::{own, record_elementwise};
 use crate::ops::exported::ExportedAs;
 use crate::ops::operand::{to_arrays, Operand};
 use crate::ops::unary::{abs, imag, isnan, isneginf, isposinf, logical_not, real};
@@ -124,7 +125,12 @@ pub fn where_(
             0,
         )?,
     ];
-    Ok(Array::from_op(Select, inputs, shape, dtype))
+    Ok(record_elementwise(
+        Select,
+        inputs,
+        OutputSpec { shape, dtype },
+        own,
+    ))
 }
 
 /// `a` limited to `[a_min, a_max]` (either bound may be absent, not both): the

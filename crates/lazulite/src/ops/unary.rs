@@ -14,6 +14,7 @@ use crate::ops::binary::{
 };
 use crate::ops::cast::astype;
 use crate::ops::creation::{ones_like, zeros_like};
+use crate::ops::eager::{own, record_elementwise};
 use crate::ops::ternary::where_;
 use crate::primitive::{mlx_chain, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
 use std::f64::consts::{LN_10, LN_2, PI};
@@ -685,12 +686,11 @@ fn infinity(x: &Array, sign: f64) -> Result<Array> {
 /// Records `op` on `a` after checking the dtype.
 pub(crate) fn unary(op: UnaryOp, a: &Array) -> Result<Array> {
     let dtype = op.output_dtype(a.dtype())?;
-    Ok(Array::from_op(
-        Unary(op),
-        vec![a.clone()],
-        a.shape().to_vec(),
+    let spec = OutputSpec {
+        shape: a.shape().to_vec(),
         dtype,
-    ))
+    };
+    Ok(record_elementwise(Unary(op), vec![a.clone()], spec, own))
 }
 
 /// `a` itself (NumPy's `positive`).

@@ -104,20 +104,42 @@ fn evaluation_detaches_the_graph() {
 }
 
 /// A chain of a million ops builds, evaluates and is dropped without recursion, and a
-/// million-op chain that is never evaluated is dropped without recursion too.
+/// million-op chain that is never evaluated is dropped without recursion too. (Two
+/// elements: one-element ops on computed values are computed when recorded, no chain.)
 #[test]
 fn million_op_chain() {
     let n = 1_000_000;
-    let mut x = Array::scalar(0.0f32);
+    let mut x = vector(&[0.0, 1.0]);
     for _ in 0..n {
         x = &x + 1.0;
     }
-    assert_eq!(x.item::<f32>().unwrap(), n as f32);
-    let mut y = Array::scalar(0i64);
+    assert!(!x.is_evaluated());
+    assert_eq!(x.to_vec::<f32>().unwrap(), [n as f32, n as f32 + 1.0]);
+    let mut y = Array::from_slice(&[0i64, 1], &[2]).unwrap();
     for _ in 0..n {
         y = &y + 1;
     }
     drop(y);
+}
+
+/// A one-element elementwise op on computed values is computed when recorded (a scalar
+/// loop builds no chain); one a placeholder feeds stays a node that follows re-assignment,
+/// and a grad still sees the ops on its input.
+#[test]
+fn one_element_ops_on_computed_values_are_computed_when_recorded() {
+    let x = Array::scalar(2.0f32);
+    let y = (&x * 3.0).exp().unwrap();
+    assert!(y.is_evaluated());
+    assert_eq!(y.item::<f32>().unwrap(), 6f32.exp());
+    assert!(!(&vector(&[1.0, 2.0]) * 3.0).is_evaluated());
+    let p = lazulite::placeholder(&[], DType::Float32).unwrap();
+    p.assign(1.0f32).unwrap();
+    let q = &p + 1.0;
+    assert_eq!(q.item::<f32>().unwrap(), 2.0);
+    p.assign(5.0f32).unwrap();
+    assert_eq!(q.item::<f32>().unwrap(), 6.0);
+    let g = lazulite::grad(|x: &Array| Ok(&(x * x) + 1.0))(&x).unwrap();
+    assert_eq!(g.item::<f32>().unwrap(), 4.0);
 }
 
 #[test]

@@ -55,6 +55,14 @@ unsafe fn first<T: Element, const M: u8>(p: *const T::Storage) -> Option<T> {
     (M == BROADCAST).then(|| T::load(p.read_unaligned()))
 }
 
+/// The element of a one-element tensor. A scalar loop's ops are all one element: read
+/// directly, they skip planning runs over a shape.
+fn one_element<T: Element>(t: &Tensor) -> T {
+    debug_assert_eq!(t.size(), 1);
+    // SAFETY: the tensor's one element sits at its offset, inside its buffer.
+    unsafe { fetch::<T, BROADCAST>((t.buf.as_ptr() as *const T::Storage).add(t.offset), 0, 0) }
+}
+
 /// The output tensor of a map: a donated input of the output dtype (its index among the
 /// inputs) or a new contiguous tensor.
 fn output<O: Element>(
@@ -92,6 +100,14 @@ fn map1_with<I: Element, O: Element>(
     f: &(impl Fn(I) -> O + Sync),
     slices: impl Fn(&[I::Storage], &mut [O::Storage]) + Sync,
 ) -> Result<Tensor> {
+    if x.size() == 1 {
+        let value = one_element::<I>(&x);
+        let (_, mut out) = output::<O>(&[(&x, I::DTYPE == O::DTYPE)], &x.shape)?;
+        drop(x);
+        // SAFETY: `out` holds one element of `O`.
+        unsafe { out.data_ptr_mut::<O>().write_unaligned(f(value).store()) };
+        return Ok(out);
+    }
     let x = reordered(&x)?.unwrap_or(x);
     let (donor, mut out) = output::<O>(&[(&x, I::DTYPE == O::DTYPE)], &x.shape)?;
     let (shape, strides, offset) = (x.shape.clone(), x.strides.clone(), x.offset as isize);
@@ -153,6 +169,18 @@ pub fn map2<A: Element, B: Element, O: Element>(
     f: impl Fn(A, B) -> O + Sync,
 ) -> Result<Tensor> {
     debug_assert_eq!(a.shape, b.shape);
+    if a.size() == 1 {
+        let (x, y) = (one_element::<A>(&a), one_element::<B>(&b));
+        let (_, mut out) = output::<O>(
+            &[(&a, A::DTYPE == O::DTYPE), (&b, B::DTYPE == O::DTYPE)],
+            &a.shape,
+        )?;
+        // A donated operand must not keep its own reference, so that `out` owns the buffer.
+        drop((a, b));
+        // SAFETY: `out` holds one element of `O`.
+        unsafe { out.data_ptr_mut::<O>().write_unaligned(f(x, y).store()) };
+        return Ok(out);
+    }
     let a = reordered(&a)?.unwrap_or(a);
     let b = reordered(&b)?.unwrap_or(b);
     let (donor, mut out) = output::<O>(
