@@ -531,8 +531,10 @@ impl Array {
     /// Whether the data has been computed.
     ///
     /// ```
-    /// let y = lazulite::exp(&lazulite::Array::scalar(1.0f32))?;
+    /// let y = lazulite::exp(&lazulite::Array::from_slice(&[1.0f32, 2.0], &[2])?)?;
     /// assert!(!y.is_evaluated()); // recorded only
+    /// // One-element elementwise results of computed values are computed when recorded.
+    /// assert!(lazulite::exp(&lazulite::Array::scalar(1.0f32))?.is_evaluated());
     /// y.eval()?;
     /// assert!(y.is_evaluated());
     /// # Ok::<(), lazulite::Error>(())

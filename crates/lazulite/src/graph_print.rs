@@ -114,7 +114,7 @@ pub fn to_trace(outputs: &[&Array]) -> String {
 /// value are filled.
 ///
 /// ```
-/// let a = lazulite::Array::from_slice(&[1.0f32], &[1]).unwrap();
+/// let a = lazulite::Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
 /// let dot = lazulite::to_dot(&[&a.exp().unwrap()]);
 /// assert!(dot.starts_with("digraph"));
 /// assert!(dot.contains("n1 -> n2"));
@@ -172,7 +172,7 @@ pub fn evaluation_counts(outputs: &[&Array]) -> Vec<(String, u64)> {
 /// test needs to check that a function records a given primitive.
 ///
 /// ```
-/// let a = lazulite::Array::from_slice(&[1.0f32], &[1]).unwrap();
+/// let a = lazulite::Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
 /// let types = lazulite::primitive_types(&[&a.exp().unwrap()]);
 /// assert_eq!(types, vec!["lazulite::ops::unary::Unary"]);
 /// ```
