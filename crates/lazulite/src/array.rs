@@ -186,6 +186,17 @@ impl Node {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The state, unless another thread holds it (`None`): for checks that must not wait
+    /// for a kernel running elsewhere.
+    pub(crate) fn try_lock(&self) -> Option<MutexGuard<'_, NodeState>> {
+        match self.state.try_lock() {
+            Ok(state) => Some(state),
+            // As in `lock`: a poisoned lock only follows an engine bug.
+            Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
     pub(crate) fn id(&self) -> u64 {
         self.id
     }

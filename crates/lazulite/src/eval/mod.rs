@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::primitive::{OutputSpec, Primitive};
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::{Arc, TryLockError};
+use std::sync::Arc;
 
 mod background;
 mod profile;
@@ -86,10 +86,8 @@ fn stays_on_caller(arrays: &[&Array]) -> bool {
         if !seen.insert(Arc::as_ptr(&node)) {
             continue;
         }
-        let state = match node.state.try_lock() {
-            Ok(state) => state,
-            Err(TryLockError::Poisoned(e)) => e.into_inner(),
-            Err(TryLockError::WouldBlock) => continue,
+        let Some(state) = node.try_lock() else {
+            continue;
         };
         if !expands(&node, &state) {
             continue;

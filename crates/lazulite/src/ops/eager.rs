@@ -8,7 +8,7 @@ use crate::array::{Array, Flags};
 use crate::backend::Tensor;
 use crate::ops::trace::in_export_trace;
 use crate::primitive::{OutputSpec, Primitive};
-use std::sync::{Arc, TryLockError};
+use std::sync::Arc;
 
 /// Outputs of at most this many elements are computed when recorded.
 const EAGER_SIZE: usize = 1;
@@ -57,11 +57,7 @@ fn computed_tensors(inputs: &[Array]) -> Option<Vec<Tensor>> {
             if node.retains_graph() || node.flags().stand_in {
                 return None;
             }
-            let state = match node.state.try_lock() {
-                Ok(state) => state,
-                Err(TryLockError::Poisoned(e)) => e.into_inner(),
-                Err(TryLockError::WouldBlock) => return None,
-            };
+            let state = node.try_lock()?;
             match (&state.data, &state.failed) {
                 (Some(data), None) => Some(data[input.index].clone()),
                 _ => None,
