@@ -10,11 +10,9 @@
 
 use super::super::parallel;
 use super::super::simd::{
-    self, vectorised, AffineRows, BFloat16Vector, PackedBf16Dots, PackedDots, PackedRows,
+    self, vectorised, AffineRows, BFloat16Vector, LaidOut, PackedBf16Dots, PackedDots, PackedRows,
 };
-use super::{
-    batch_offset, contiguous, dot, Packing, Product, Quantized, Real, SendPtr, TASK_ELEMENTS,
-};
+use super::{batch_offset, contiguous, Packing, Product, Quantized, Real, SendPtr, TASK_ELEMENTS};
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::Result;
@@ -135,9 +133,14 @@ fn float32_rows<T: Real<Acc = f32>>(
     out: &mut [f32],
 ) {
     let (bits, group_size) = (w.packing.bits, w.packing.group_size);
-    let xs: Vec<LaidOutRow> = x
+    let xs: Vec<LaidOut> = x
         .chunks_exact(p.k)
-        .map(|row| LaidOutRow::new(row, kernel, bits, group_size))
+        .map(|row| kernel.lay_out(row, bits, group_size))
+        .collect();
+    // The vectors a pass over the rows serves, a few at a time; set up once for all tasks.
+    let blocks: Vec<Vec<&LaidOut>> = xs
+        .chunks(simd::MAX_VECTORS)
+        .map(|block| block.iter().collect())
         .collect();
     let words_per_group = group_size * bits / 32;
     let groups = w.groups_per_row;
@@ -166,28 +169,19 @@ fn float32_rows<T: Real<Acc = f32>>(
                     words: &w.words[rows.start * w.words_per_row..rows.end * w.words_per_row],
                     words_per_row: w.words_per_row,
                     scales: &scales,
+                    biases: &biases,
                     words_per_group,
                 };
                 // The task's rows of W stay in cache while the rows of x pass over
                 // them, a few at a time.
-                for (block, first) in xs
-                    .chunks(simd::MAX_VECTORS)
-                    .zip((0..).step_by(simd::MAX_VECTORS))
-                {
+                for (block, first) in blocks.iter().zip((0..).step_by(simd::MAX_VECTORS)) {
                     let dots = &mut dots[..count * block.len()];
-                    let values: [&[f32]; simd::MAX_VECTORS] =
-                        std::array::from_fn(|i| block.get(i).map_or(&[][..], |x| &x.values[..]));
-                    (kernel.dots)(bits, &packed, &values[..block.len()], dots);
-                    for ((n, dots), biases) in rows
-                        .clone()
-                        .zip(dots.chunks_exact(block.len()))
-                        .zip(biases.chunks_exact(groups))
-                    {
-                        for (i, (x, d)) in block.iter().zip(dots).enumerate() {
-                            let bias = dot(biases, &x.group_sums);
+                    (kernel.dots)(bits, &packed, block, dots);
+                    for (n, dots) in rows.clone().zip(dots.chunks_exact(block.len())) {
+                        for (i, &d) in dots.iter().enumerate() {
                             // SAFETY: (first + i, n) is inside the m x n result and
                             // this task alone writes column n.
-                            unsafe { *dst.get().add((first + i) * p.n + n) = d + bias };
+                            unsafe { *dst.get().add((first + i) * p.n + n) = d };
                         }
                     }
                 }
@@ -246,22 +240,4 @@ fn bfloat16_rows(
             }
         }
     });
-}
-
-/// A row of `x` laid out for the float32 kernel, with its group sums.
-struct LaidOutRow {
-    values: Vec<f32>,
-    group_sums: Vec<f32>,
-}
-
-impl LaidOutRow {
-    fn new(row: &[f32], kernel: PackedDots, bits: usize, group_size: usize) -> LaidOutRow {
-        let mut values = vec![0.0; row.len()];
-        simd::lay_out(row, bits, kernel.lanes, &mut values);
-        let group_sums = row
-            .chunks_exact(group_size)
-            .map(|g| g.iter().sum())
-            .collect();
-        LaidOutRow { values, group_sums }
-    }
 }

@@ -74,7 +74,7 @@ pub(super) unsafe fn half_dots(format: Half, row: &[u16], xs: &[&[f32]], out: &m
 pub(super) unsafe fn packed_dots(
     bits: usize,
     rows: &PackedRows<'_>,
-    xs: &[&[f32]],
+    xs: &[&packed::LaidOut],
     out: &mut [f32],
 ) {
     packed::dots::<F32x8>(bits, rows, xs, out)
@@ -139,6 +139,9 @@ impl Vector for F32x8 {
     type Mask = Mask8;
     type Wide = F64x4;
     type Words = __m256i;
+    /// The conversion, the mask and the multiply-add each take a vector pipe of Zen 3's
+    /// four: a shift fewer is a quarter more levels a cycle.
+    const LEVELS_IN_PLACE: bool = true;
 
     #[inline(always)]
     fn splat(v: f32) -> Self {
@@ -312,15 +315,13 @@ impl Vector for F32x8 {
     fn levels(words: __m256i, shift: u32, bits: u32) -> Self {
         // SAFETY: see the module documentation.
         unsafe {
-            let shifted = if shift == 0 {
-                words
-            } else {
-                _mm256_srl_epi32(words, _mm_cvtsi32_si128(shift as i32))
-            };
             let level = if shift + bits == 32 {
-                shifted
+                _mm256_srl_epi32(words, _mm_cvtsi32_si128(shift as i32))
             } else {
-                _mm256_and_si256(shifted, _mm256_set1_epi32(((1u32 << bits) - 1) as i32))
+                _mm256_and_si256(
+                    words,
+                    _mm256_set1_epi32((((1u32 << bits) - 1) << shift) as i32),
+                )
             };
             F32x8(_mm256_cvtepi32_ps(level))
         }

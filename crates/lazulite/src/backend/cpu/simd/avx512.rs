@@ -74,7 +74,7 @@ pub(super) unsafe fn half_dots(format: Half, row: &[u16], xs: &[&[f32]], out: &m
 pub(super) unsafe fn packed_dots(
     bits: usize,
     rows: &PackedRows<'_>,
-    xs: &[&[f32]],
+    xs: &[&packed::LaidOut],
     out: &mut [f32],
 ) {
     packed::dots::<F32x16>(bits, rows, xs, out)
@@ -151,6 +151,8 @@ impl Vector for F32x16 {
     type Mask = Mask16;
     type Wide = F64x8;
     type Words = __m512i;
+    /// Levels of up to 4 bits are looked up by a lane permutation, which needs them shifted.
+    const LEVELS_IN_PLACE: bool = false;
 
     #[inline(always)]
     fn splat(v: f32) -> Self {

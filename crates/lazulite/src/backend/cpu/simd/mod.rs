@@ -30,7 +30,7 @@ mod vector;
 pub use bf16_pairs::{bf16_rows_fit, packed_bf16_dots, AffineRows, BFloat16Vector, PackedBf16Dots};
 pub use bf16_tiles::{bf16_tiles, level_offset, Bf16Tiles, GroupedTile, TILE_COLUMNS};
 pub use halves::{Half, HalfDots};
-pub use packed::{lay_out, PackedDots, PackedRows, MAX_VECTORS, SCALE_PADDING};
+pub use packed::{LaidOut, PackedDots, PackedRows, MAX_VECTORS, SCALE_PADDING};
 pub use tensor::map;
 
 use super::math::Float;
@@ -255,12 +255,14 @@ pub fn packed_dots_of(isa: Isa) -> Option<PackedDots> {
             Isa::Avx512 => {
                 return Some(PackedDots {
                     lanes: 16,
+                    levels_in_place: <avx512::F32x16 as vector::Vector>::LEVELS_IN_PLACE,
                     dots: |bits, rows, xs, out| unsafe { avx512::packed_dots(bits, rows, xs, out) },
                 })
             }
             Isa::Avx2 => {
                 return Some(PackedDots {
                     lanes: 8,
+                    levels_in_place: <avx2::F32x8 as vector::Vector>::LEVELS_IN_PLACE,
                     dots: |bits, rows, xs, out| unsafe { avx2::packed_dots(bits, rows, xs, out) },
                 })
             }

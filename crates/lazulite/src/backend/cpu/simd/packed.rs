@@ -7,8 +7,10 @@
 //! floats (a shuffle per element), each vector is laid out once ([`lay_out`]) so that
 //! element `j` of word `w` of a chunk of `LANES` words sits at position
 //! `chunk * LANES * (32 / BITS) + j * LANES + w`: then one shift, mask and convert of a
-//! vector of words gives `LANES` levels that multiply `LANES` consecutive values. The
-//! levels of a chunk are unpacked once for all the vectors.
+//! vector of words gives `LANES` levels that multiply `LANES` consecutive values. Where
+//! the levels are masked in place (times `2^(j * BITS)`, [`Vector::LEVELS_IN_PLACE`]),
+//! the layout also divides position `j` by that power of two, which is exact. The levels
+//! of a chunk are unpacked once for all the vectors.
 
 #[cfg(target_arch = "x86_64")]
 use super::vector::Vector;
@@ -19,10 +21,12 @@ pub const MAX_VECTORS: usize = 4;
 /// Scales read past the last group's by the kernels (one vector's worth).
 pub const SCALE_PADDING: usize = 16;
 
-/// Independent accumulator chains per vector (hide the multiply-add latency).
-const CHAINS: usize = 4;
+/// Independent accumulator chains per vector, each scaled by its group's scale: with the
+/// multiply-adds of the other vectors and groups in flight they hide its latency, and
+/// scaling each costs fewer instructions than summing four first.
+const CHAINS: usize = 2;
 
-/// Packed rows of one matrix with their group scales.
+/// Packed rows of one matrix with their group scales and biases.
 pub struct PackedRows<'a> {
     /// The rows' words, one row after another: each row whole chunks and whole groups.
     pub words: &'a [u32],
@@ -31,6 +35,8 @@ pub struct PackedRows<'a> {
     /// One scale per group of `words_per_group` words, row after row, then at least
     /// [`SCALE_PADDING`] values of padding, which are read but do not count.
     pub scales: &'a [f32],
+    /// One bias per group, row after row (no padding).
+    pub biases: &'a [f32],
     /// Words per group of levels sharing a scale: a multiple or a divisor of `lanes`.
     pub words_per_group: usize,
 }
@@ -38,26 +44,47 @@ pub struct PackedRows<'a> {
 /// The packed dot products of one instruction set.
 #[derive(Copy, Clone)]
 pub struct PackedDots {
-    /// Words per chunk, the layout [`lay_out`] must prepare the vectors for.
+    /// Words per chunk, the layout [`PackedDots::lay_out`] prepares the vectors for.
     pub lanes: usize,
-    /// `out[r * xs.len() + i] = row r . xs[i]`, the levels times their group's scale, for
-    /// 1 to [`MAX_VECTORS`] laid-out vectors at `bits` 2, 4 or 8. One call serves many
-    /// rows: what does not depend on the row is set up once. Panics on lengths that do
-    /// not fit the rows (an engine bug).
-    pub dots: fn(bits: usize, rows: &PackedRows<'_>, xs: &[&[f32]], out: &mut [f32]),
+    /// Whether the kernel reads levels in place ([`Vector::LEVELS_IN_PLACE`]).
+    pub levels_in_place: bool,
+    /// `out[r * xs.len() + i] = row r . xs[i]`, each level times its group's scale plus
+    /// its group's bias, for 1 to [`MAX_VECTORS`] laid-out vectors at `bits` 2, 4 or 8.
+    /// One call serves many rows: what does not depend on the row is set up once. Panics
+    /// on lengths that do not fit the rows (an engine bug).
+    pub dots: fn(bits: usize, rows: &PackedRows<'_>, xs: &[&LaidOut], out: &mut [f32]),
 }
 
-/// Writes `x` (whole chunks of `lanes` words of `32 / bits` values) into `out` in the
-/// chunk layout of the module documentation.
-pub fn lay_out(x: &[f32], bits: usize, lanes: usize, out: &mut [f32]) {
-    let per = 32 / bits;
-    let chunk = lanes * per;
-    for (src, dst) in x.chunks_exact(chunk).zip(out.chunks_exact_mut(chunk)) {
-        for w in 0..lanes {
-            for j in 0..per {
-                dst[j * lanes + w] = src[w * per + j];
+/// A vector laid out for [`PackedDots::dots`], with the sums of its groups' values (which
+/// the groups' biases multiply).
+pub struct LaidOut {
+    values: Vec<f32>,
+    group_sums: Vec<f32>,
+}
+
+impl PackedDots {
+    /// `x` (whole chunks of `lanes` words of `32 / bits` values) in the chunk layout of
+    /// the module documentation, with the sums of its groups of `group_size` values.
+    pub fn lay_out(&self, x: &[f32], bits: usize, group_size: usize) -> LaidOut {
+        let (lanes, per) = (self.lanes, 32 / bits);
+        let chunk = lanes * per;
+        // 2^-(j * bits) for the positions the kernel reads in place, 1 for the others.
+        let factors: Vec<f32> = (0..per)
+            .map(|j| match self.levels_in_place && j + 1 < per {
+                true => f32::from_bits((127 - (j * bits) as u32) << 23),
+                false => 1.0,
+            })
+            .collect();
+        let mut values = vec![0.0; x.len()];
+        for (src, dst) in x.chunks_exact(chunk).zip(values.chunks_exact_mut(chunk)) {
+            for w in 0..lanes {
+                for (j, factor) in factors.iter().enumerate() {
+                    dst[j * lanes + w] = src[w * per + j] * factor;
+                }
             }
         }
+        let group_sums = x.chunks_exact(group_size).map(|g| g.iter().sum()).collect();
+        LaidOut { values, group_sums }
     }
 }
 
@@ -70,7 +97,7 @@ pub fn lay_out(x: &[f32], bits: usize, lanes: usize, out: &mut [f32]) {
 pub(super) unsafe fn dots<V: Vector>(
     bits: usize,
     rows: &PackedRows<'_>,
-    xs: &[&[f32]],
+    xs: &[&LaidOut],
     out: &mut [f32],
 ) {
     let (lanes, wpg, wpr) = (V::LANES, rows.words_per_group, rows.words_per_row);
@@ -84,9 +111,12 @@ pub(super) unsafe fn dots<V: Vector>(
             && wpr.is_multiple_of(wpg)
             && (wpg.is_multiple_of(lanes) || lanes.is_multiple_of(wpg))
             && rows.scales.len() >= count * (wpr / wpg) + SCALE_PADDING.max(lanes)
+            && rows.biases.len() == count * (wpr / wpg)
             && (1..=MAX_VECTORS).contains(&xs.len())
             && out.len() == count * xs.len()
-            && xs.iter().all(|x| x.len() >= wpr * (32 / bits)),
+            && xs.iter().all(|x| {
+                x.values.len() >= wpr * (32 / bits) && x.group_sums.len() == wpr / wpg
+            }),
         "packed rows and vectors do not fit"
     );
     macro_rules! with_vectors {
@@ -118,13 +148,14 @@ const PREFETCH_BYTES: usize = 1024;
 #[inline(always)]
 unsafe fn rows_dots<V: Vector, const BITS: usize, const M: usize>(
     rows: &PackedRows<'_>,
-    xs: &[&[f32]],
+    xs: &[&LaidOut],
     out: &mut [f32],
 ) {
     let lanes = V::LANES;
     let (wpr, wpg) = (rows.words_per_row, rows.words_per_group);
     let (chunks, groups_per_row) = (wpr / lanes, wpr / wpg);
-    let xs: [*const f32; M] = std::array::from_fn(|i| xs[i].as_ptr());
+    let sums: [&[f32]; M] = std::array::from_fn(|i| &xs[i].group_sums[..]);
+    let xs: [*const f32; M] = std::array::from_fn(|i| xs[i].values.as_ptr());
     let zero = V::splat(0.0);
     // When a chunk holds several groups, lane `l` takes the scale of group `l / wpg` of
     // the chunk's groups: the group of each lane, found once per call.
@@ -143,18 +174,19 @@ unsafe fn rows_dots<V: Vector, const BITS: usize, const M: usize>(
     for (r, out) in out.chunks_exact_mut(M).enumerate() {
         let words = rows.words.as_ptr().add(r * wpr);
         let scales = rows.scales.as_ptr().add(r * groups_per_row);
-        let mut acc = [zero; M];
+        let mut acc = [[zero; CHAINS]; M];
         if wpg >= lanes {
-            // A group is whole chunks: one scale for all of their lanes.
+            // A group is whole chunks: one scale for all of their lanes. One loop over the
+            // chunks, not one per group: a group is often a single chunk, and the inner
+            // loop's bookkeeping then cost as much as a multiply-add.
             let chunks_per_group = wpg / lanes;
-            for g in 0..chunks / chunks_per_group {
-                let mut dots = [[zero; CHAINS]; M];
-                for c in g * chunks_per_group..(g + 1) * chunks_per_group {
-                    chunk::<V, BITS, M>(words, c, &xs, &mut dots);
-                }
-                let scale = V::splat(*scales.add(g));
-                for (a, d) in acc.iter_mut().zip(&dots) {
-                    *a = scale.mul_add(summed(d), *a);
+            let (mut dots, mut left, mut g) = ([[zero; CHAINS]; M], chunks_per_group, 0);
+            for c in 0..chunks {
+                chunk::<V, BITS, M>(words, c, &xs, &mut dots);
+                left -= 1;
+                if left == 0 {
+                    scaled(V::splat(*scales.add(g)), &dots, &mut acc);
+                    (dots, left, g) = ([[zero; CHAINS]; M], chunks_per_group, g + 1);
                 }
             }
         } else {
@@ -163,13 +195,12 @@ unsafe fn rows_dots<V: Vector, const BITS: usize, const M: usize>(
                 let mut dots = [[zero; CHAINS]; M];
                 chunk::<V, BITS, M>(words, c, &xs, &mut dots);
                 let scales = V::load(scales.add(c * groups_per_chunk)).permute(lane_group);
-                for (a, d) in acc.iter_mut().zip(&dots) {
-                    *a = scales.mul_add(summed(d), *a);
-                }
+                scaled(scales, &dots, &mut acc);
             }
         }
-        for (o, a) in out.iter_mut().zip(acc) {
-            *o = a.sum_lanes();
+        let biases = &rows.biases[r * groups_per_row..][..groups_per_row];
+        for ((o, a), sums) in out.iter_mut().zip(acc).zip(sums) {
+            *o = biased::<V>(a[0] + a[1], biases, sums);
         }
     }
 }
@@ -204,8 +235,39 @@ unsafe fn chunk<V: Vector, const BITS: usize, const M: usize>(
     }
 }
 
+/// Adds each vector's chains of dot products times `scales` to its accumulators.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn summed<V: Vector>(d: &[V; CHAINS]) -> V {
-    (d[0] + d[1]) + (d[2] + d[3])
+fn scaled<V: Vector, const M: usize>(
+    scales: V,
+    dots: &[[V; CHAINS]; M],
+    acc: &mut [[V; CHAINS]; M],
+) {
+    // Indexed loops over constant bounds: the iterator form kept the accumulators on the
+    // stack.
+    for i in 0..M {
+        for c in 0..CHAINS {
+            acc[i][c] = scales.mul_add(dots[i][c], acc[i][c]);
+        }
+    }
+}
+
+/// The lanes of `acc` summed, plus the dot product of a row's biases with a vector's group
+/// sums (whole vectors of groups join `acc` before its one sum across lanes).
+///
+/// # Safety
+/// The CPU must support `V`'s instruction set.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn biased<V: Vector>(mut acc: V, biases: &[f32], sums: &[f32]) -> f32 {
+    let whole = biases.len() / V::LANES * V::LANES;
+    for g in (0..whole).step_by(V::LANES) {
+        acc = V::load(biases.as_ptr().add(g)).mul_add(V::load(sums.as_ptr().add(g)), acc);
+    }
+    let tail: f32 = biases[whole..]
+        .iter()
+        .zip(&sums[whole..])
+        .map(|(b, s)| b * s)
+        .sum();
+    acc.sum_lanes() + tail
 }

@@ -289,7 +289,7 @@ fn threaded_split_matches_one_pass() {
 
 #[test]
 fn packed_dots_on_every_path_match_unpacked_sums() {
-    use super::{lay_out, packed_dots_of, PackedRows};
+    use super::{packed_dots_of, PackedRows};
     let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
     for isa in paths() {
         let Some(kernel) = packed_dots_of(isa) else {
@@ -311,10 +311,14 @@ fn packed_dots_on_every_path_match_unpacked_sums() {
                     let scales: Vec<f32> = (0..groups + super::SCALE_PADDING)
                         .map(|_| (next() % 1000) as f32 / 500.0 - 1.0)
                         .collect();
+                    let biases: Vec<f32> = (0..groups)
+                        .map(|_| (next() % 1000) as f32 / 250.0 - 2.0)
+                        .collect();
                     let packed = PackedRows {
                         words: &words,
                         words_per_row,
                         scales: &scales,
+                        biases: &biases,
                         words_per_group,
                     };
                     for vectors in 1..=super::MAX_VECTORS {
@@ -325,15 +329,11 @@ fn packed_dots_on_every_path_match_unpacked_sums() {
                                     .collect()
                             })
                             .collect();
-                        let laid_out: Vec<Vec<f32>> = xs
+                        let laid_out: Vec<_> = xs
                             .iter()
-                            .map(|x| {
-                                let mut out = vec![0.0; x.len()];
-                                lay_out(x, bits, lanes, &mut out);
-                                out
-                            })
+                            .map(|x| kernel.lay_out(x, bits, words_per_group * per))
                             .collect();
-                        let refs: Vec<&[f32]> = laid_out.iter().map(|x| &x[..]).collect();
+                        let refs: Vec<_> = laid_out.iter().collect();
                         let mut got = vec![0.0; rows * vectors];
                         (kernel.dots)(bits, &packed, &refs, &mut got);
                         for r in 0..rows {
@@ -344,8 +344,8 @@ fn packed_dots_on_every_path_match_unpacked_sums() {
                                         let w = r * words_per_row + e / per;
                                         let level =
                                             (words[w] >> (e % per * bits)) & ((1 << bits) - 1);
-                                        scales[w / words_per_group] as f64
-                                            * level as f64
+                                        let g = w / words_per_group;
+                                        (scales[g] as f64 * level as f64 + biases[g] as f64)
                                             * x[e] as f64
                                     })
                                     .sum();

@@ -95,10 +95,15 @@ pub(super) trait Vector:
     /// `ptr` must be valid for reading `LANES` u16 values, and on the AVX2 path the code
     /// must be compiled with F16C.
     unsafe fn load_f16(ptr: *const u16) -> Self;
-    /// Lane by lane, `(words >> shift) & (2^bits - 1)` converted to f32 (`bits` 2, 4 or 8,
-    /// `shift + bits` at most 32): the levels at one position of packed words. Called with
-    /// constant arguments, so that the steps a position does not need (the shift of the
-    /// lowest, the mask of the highest) fold away.
+    /// Whether [`Vector::levels`] leaves levels in place (times `2^shift`).
+    const LEVELS_IN_PLACE: bool;
+    /// Lane by lane, the levels at one position of packed words (`(words >> shift) &
+    /// (2^bits - 1)`, `bits` 2, 4 or 8, `shift + bits` at most 32) converted to f32. Where
+    /// [`Vector::LEVELS_IN_PLACE`], every position but the highest is masked where it
+    /// lies and so comes times `2^shift` (one instruction fewer than shift and mask; the
+    /// vectors are laid out divided by the same power of two); the highest is shifted
+    /// down, as its top bit would read as a sign. Called with constant arguments, so that
+    /// the steps a position does not need fold away.
     fn levels(words: Self::Words, shift: u32, bits: u32) -> Self;
 
     /// The low and the high half of the lanes as f64.
