@@ -243,16 +243,23 @@ def split(precisions: list[str]) -> None:
                   f"{row['seconds'] / row['calls'] * 1e6:8.1f}  {shapes}")
 
 
+def chosen(words: list[str]) -> list[str]:
+    """The precisions containing one of `words` (all without words); exits on a word that
+    names none, or on an option this script does not have."""
+    for word in words:
+        if word.startswith("-") or not any(word in p for p in PRECISIONS):
+            sys.exit(__doc__.split("\n\n")[-1] + f"\nprecisions: {', '.join(PRECISIONS)}")
+    return [p for p in PRECISIONS if not words or any(w in p for w in words)]
+
+
 def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "--child":
-        child(sys.argv[2], sys.argv[3:])
+        child(sys.argv[2], chosen(sys.argv[3:]))
         return
     if len(sys.argv) > 1 and sys.argv[1] == "--split":
-        words = sys.argv[2:]
-        split([p for p in PRECISIONS if not words or any(w in p for w in words)])
+        split(chosen(sys.argv[2:]))
         return
-    words = sys.argv[1:]
-    precisions = [p for p in PRECISIONS if not words or any(w in p for w in words)]
+    precisions = chosen(sys.argv[1:])
     best: dict[str, dict] = {"lazulite": {}, "mlx": {}}
     # MLX's CPU build takes minutes per precision: one run of it, best of ROUNDS of ours.
     for library in ["lazulite"] * ROUNDS + ["mlx"]:

@@ -4,7 +4,7 @@
 //!
 //! A word holds `32 / BITS` consecutive levels, so level `j` of `LANES` adjacent words
 //! belongs to `LANES` elements `32 / BITS` apart. Rather than unpack words into consecutive
-//! floats (a shuffle per element), each vector is laid out once ([`lay_out`]) so that
+//! floats (a shuffle per element), each vector is laid out once ([`PackedDots::lay_out`]) so that
 //! element `j` of word `w` of a chunk of `LANES` words sits at position
 //! `chunk * LANES * (32 / BITS) + j * LANES + w`: then one shift, mask and convert of a
 //! vector of words gives `LANES` levels that multiply `LANES` consecutive values. Where
