@@ -9,7 +9,8 @@
 //! `chunk * LANES * (32 / BITS) + j * LANES + w`: then one shift, mask and convert of a
 //! vector of words gives `LANES` levels that multiply `LANES` consecutive values. Where
 //! the levels are masked in place (times `2^(j * BITS)`, [`Vector::LEVELS_IN_PLACE`]),
-//! the layout also divides position `j` by that power of two, which is exact. The levels
+//! the layout also divides position `j` by that power of two, which is exact for values
+//! of magnitude at least 2^-98 (smaller ones lose bits to gradual underflow). The levels
 //! of a chunk are unpacked once for all the vectors.
 
 #[cfg(target_arch = "x86_64")]
