@@ -201,7 +201,7 @@ unsafe fn rows_dots<V: Vector, const BITS: usize, const M: usize>(
         }
         let biases = &rows.biases[r * groups_per_row..][..groups_per_row];
         for ((o, a), sums) in out.iter_mut().zip(acc).zip(sums) {
-            *o = biased::<V>(a[0] + a[1], biases, sums);
+            *o = (a[0] + a[1]).sum_lanes() + super::fold::dot::<V>(biases, sums);
         }
     }
 }
@@ -251,24 +251,4 @@ fn scaled<V: Vector, const M: usize>(
             acc[i][c] = scales.mul_add(dots[i][c], acc[i][c]);
         }
     }
-}
-
-/// The lanes of `acc` summed, plus the dot product of a row's biases with a vector's group
-/// sums (whole vectors of groups join `acc` before its one sum across lanes).
-///
-/// # Safety
-/// The CPU must support `V`'s instruction set.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn biased<V: Vector>(mut acc: V, biases: &[f32], sums: &[f32]) -> f32 {
-    let whole = biases.len() / V::LANES * V::LANES;
-    for g in (0..whole).step_by(V::LANES) {
-        acc = V::load(biases.as_ptr().add(g)).mul_add(V::load(sums.as_ptr().add(g)), acc);
-    }
-    let tail: f32 = biases[whole..]
-        .iter()
-        .zip(&sums[whole..])
-        .map(|(b, s)| b * s)
-        .sum();
-    acc.sum_lanes() + tail
 }
