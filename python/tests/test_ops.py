@@ -197,6 +197,86 @@ def test_in_place_operators_rebind_and_may_change_dtype():
         assert x.tolist() == expected, op
 
 
+# Operators on 0-d arrays and scalars compute single values (no array, no graph); the
+# same operators on arrays of shape (1,) take the path of arrays and are the oracle.
+SCALAR_OPERATORS = {
+    operator.add: operator.iadd, operator.sub: operator.isub, operator.mul: operator.imul,
+    operator.truediv: operator.itruediv, operator.floordiv: operator.ifloordiv,
+    operator.mod: operator.imod, operator.pow: operator.ipow, operator.and_: operator.iand,
+    operator.or_: operator.ior, operator.xor: operator.ixor, operator.lshift: operator.ilshift,
+    operator.rshift: operator.irshift, operator.lt: None, operator.le: None, operator.gt: None,
+    operator.ge: None, operator.eq: None, operator.ne: None,
+}
+
+
+def outcome(f):
+    try:
+        return f()
+    except Exception as e:  # noqa: BLE001 - the exception's type is the outcome
+        return type(e)
+
+
+def same_outcome(scalar, array, context):
+    if isinstance(array, type):
+        assert scalar is array, context
+    elif not isinstance(array, mx.array):
+        assert scalar == array, context
+    else:
+        assert isinstance(scalar, mx.array), (context, scalar)
+        assert (scalar.shape, scalar.dtype) == ((), array.dtype), context
+        got, expected = scalar.tolist(), array.tolist()[0]
+        assert got == expected or (got != got and expected != expected), (context, got, expected)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=name)
+def test_scalar_arithmetic_matches_arrays_of_one_element(dtype):
+    base = mx.array(3).astype(dtype)
+    others = [True, 3, -2, 2.5, 300, 1j, np.float32(1.5), None, "a",
+              mx.array(2), mx.array(0.5), mx.array(2, mx.uint8), mx.array(True),
+              mx.array(2, mx.bfloat16), mx.array(2).astype(dtype)]
+    for op, inplace in SCALAR_OPERATORS.items():
+        for other in others:
+            wide = other.reshape(1) if isinstance(other, mx.array) else other
+            context = (op.__name__, name(dtype), other)
+            same_outcome(outcome(lambda: op(base, other)), outcome(lambda: op(base.reshape(1), wide)),
+                         context)
+            same_outcome(outcome(lambda: op(other, base)), outcome(lambda: op(wide, base.reshape(1))),
+                         context + ("reflected",))
+            if inplace is not None:
+                target, wide_target = mx.array(base), base.reshape(1)
+                result = outcome(lambda: inplace(target, other))
+                if isinstance(result, mx.array):
+                    assert result is target, context
+                same_outcome(result, outcome(lambda: inplace(wide_target, wide)),
+                             context + ("in place",))
+
+
+def test_scalar_arithmetic_chains_round_as_float32():
+    x, reference = mx.array(1.0), np.float32(1.0)
+    for _ in range(200):
+        x = x * 1.01 + 0.37
+        x -= 0.125
+        reference = reference * np.float32(1.01) + np.float32(0.37) - np.float32(0.125)
+    assert x.dtype == mx.float32 and x.item() == float(reference)
+    assert (x > 1.0).item() is True
+
+
+def test_scalar_results_are_arrays_everywhere():
+    y = mx.array(2.0) * 3.0 + 1.0
+    assert repr(y) == "array(7, dtype=float32)" and (y.shape, y.ndim, y.size) == ((), 0, 1)
+    assert y.item() == 7.0 and np.array(y).tolist() == 7.0 and float(y) == 7.0
+    mx.eval(y)
+    assert (mx.arange(3) + y).tolist() == [7.0, 8.0, 9.0]
+    assert mx.arange(10)[mx.array(1) + 2].item() == 3
+    assert mx.grad(lambda t: t * y)(mx.array(2.0)).item() == 7.0
+    # grad, vmap and compile see the ops on their inputs, which are no computed values.
+    f = lambda t: (t * t + 1.0) ** 2.0  # noqa: E731
+    assert mx.grad(f)(mx.array(3.0)).item() == 120.0  # 2 (t^2 + 1) 2t
+    xs = mx.array([1.0, 2.0, 3.0])
+    assert mx.vmap(f)(xs).tolist() == [f(mx.array(v)).item() for v in xs.tolist()]
+    assert mx.compile(f)(mx.array(3.0)).item() == f(mx.array(3.0)).item() == 100.0
+
+
 def test_comparisons_with_other_types():
     a = mx.zeros(3)
     assert (a == "a") is False and (a != "a") is True

@@ -7,7 +7,7 @@ use crate::array::PyArray;
 use crate::convert::{array_of, scalar_of, Dt, NewShape};
 use crate::dtype::PyDtype;
 use crate::errors::{to_py_err, Res};
-use lazulite::{Array, Complex, DType, Operand, RawData};
+use lazulite::{Array, BinaryOp, Complex, DType, Operand, RawData, Value};
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyComplex, PyList, PyModule, PyTuple};
@@ -125,18 +125,23 @@ type BinaryFn = fn(Operand, Operand) -> lazulite::Result<Array>;
 /// and `__iop__`, and `__rop__` when named. `__iop__` rebinds the wrapped array (the
 /// Python object stays the same, its dtype may change), after the row's check if any.
 macro_rules! operators {
-    ($($fun:path, $what:literal => $op:ident, $iop:ident $(if $check:ident)? $(, $rop:ident)?;)*) => {
+    ($($fun:path, $tag:ident, $what:literal => $op:ident, $iop:ident $(if $check:ident)? $(, $rop:ident)?;)*) => {
         #[pymethods]
         impl PyArray {$(
             fn $op(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-                self.binary(py, other, $fun, $what, false)
+                self.binary(py, other, ($fun, BinaryOp::$tag), $what, false)
             }
             $(
                 fn $rop(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-                    self.binary(py, other, $fun, $what, true)
+                    self.binary(py, other, ($fun, BinaryOp::$tag), $what, true)
                 }
             )?
             fn $iop(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
+                // A value result implies the row's check passes (its dtype is the op's).
+                if let Some(v) = self.value_result(other, BinaryOp::$tag, false) {
+                    self.rebind_value(v);
+                    return Ok(());
+                }
                 let b = inplace_operand(other, $what, self.array().dtype())?;
                 $($check(&self.array())?;)?
                 let result = $fun(Operand::Array(self.array()), b).map_err(to_py_err)?;
@@ -173,23 +178,23 @@ bitwise_operators! {
 }
 
 operators! {
-    lazulite::add, "addition" => __add__, __iadd__, __radd__;
-    lazulite::subtract, "subtraction" => __sub__, __isub__, __rsub__;
-    lazulite::multiply, "multiplication" => __mul__, __imul__, __rmul__;
-    lazulite::divide, "division" => __truediv__, __itruediv__ if inexact_only, __rtruediv__;
-    lazulite::floor_divide, "floor division" => __floordiv__, __ifloordiv__, __rfloordiv__;
-    lazulite::remainder, "modulus" => __mod__, __imod__, __rmod__;
-    and_operator, "bitwise and" => __and__, __iand__;
-    or_operator, "bitwise or" => __or__, __ior__;
-    xor_operator, "bitwise xor" => __xor__, __ixor__;
-    left_shift_operator, "left shift" => __lshift__, __ilshift__;
-    right_shift_operator, "right shift" => __rshift__, __irshift__;
+    lazulite::add, Add, "addition" => __add__, __iadd__, __radd__;
+    lazulite::subtract, Subtract, "subtraction" => __sub__, __isub__, __rsub__;
+    lazulite::multiply, Multiply, "multiplication" => __mul__, __imul__, __rmul__;
+    lazulite::divide, Divide, "division" => __truediv__, __itruediv__ if inexact_only, __rtruediv__;
+    lazulite::floor_divide, FloorDivide, "floor division" => __floordiv__, __ifloordiv__, __rfloordiv__;
+    lazulite::remainder, Remainder, "modulus" => __mod__, __imod__, __rmod__;
+    and_operator, BitwiseAnd, "bitwise and" => __and__, __iand__;
+    or_operator, BitwiseOr, "bitwise or" => __or__, __ior__;
+    xor_operator, BitwiseXor, "bitwise xor" => __xor__, __ixor__;
+    left_shift_operator, LeftShift, "left shift" => __lshift__, __ilshift__;
+    right_shift_operator, RightShift, "right shift" => __rshift__, __irshift__;
 }
 
 /// Defines the comparison operators; `==`/`!=` with a value that is no array-like give
 /// `False`/`True`, and with `None` a `TypeError`, as in MLX.
 macro_rules! comparisons {
-    ($($fun:path, $what:literal => $op:ident $(, $unequal:literal)?;)*) => {
+    ($($fun:path, $tag:ident, $what:literal => $op:ident $(, $unequal:literal)?;)*) => {
         #[pymethods]
         impl PyArray {$(
             fn $op(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
@@ -204,19 +209,19 @@ macro_rules! comparisons {
                         return Ok(pyo3::types::PyBool::new(py, $unequal).to_owned().into_any().unbind());
                     }
                 )?
-                self.binary(py, other, $fun, $what, false)
+                self.binary(py, other, ($fun, BinaryOp::$tag), $what, false)
             }
         )*}
     };
 }
 
 comparisons! {
-    lazulite::equal, "equal" => __eq__, false;
-    lazulite::not_equal, "not equal" => __ne__, true;
-    lazulite::less, "less than" => __lt__;
-    lazulite::less_equal, "less than or equal" => __le__;
-    lazulite::greater, "greater than" => __gt__;
-    lazulite::greater_equal, "greater than or equal" => __ge__;
+    lazulite::equal, Equal, "equal" => __eq__, false;
+    lazulite::not_equal, NotEqual, "not equal" => __ne__, true;
+    lazulite::less, Less, "less than" => __lt__;
+    lazulite::less_equal, LessEqual, "less than or equal" => __le__;
+    lazulite::greater, Greater, "greater than" => __gt__;
+    lazulite::greater_equal, GreaterEqual, "greater than or equal" => __ge__;
 }
 
 /// `**` (Python passes a third, modulo argument, which arrays do not support).
@@ -229,7 +234,13 @@ impl PyArray {
         modulo: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         refuse_modulo(modulo)?;
-        self.binary(py, other, lazulite::power, "power", false)
+        self.binary(
+            py,
+            other,
+            (lazulite::power, BinaryOp::Power),
+            "power",
+            false,
+        )
     }
 
     fn __rpow__(
@@ -239,7 +250,7 @@ impl PyArray {
         modulo: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         refuse_modulo(modulo)?;
-        self.binary(py, other, lazulite::power, "power", true)
+        self.binary(py, other, (lazulite::power, BinaryOp::Power), "power", true)
     }
 
     fn __ipow__(
@@ -248,6 +259,10 @@ impl PyArray {
         modulo: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         refuse_modulo(modulo)?;
+        if let Some(v) = self.value_result(other, BinaryOp::Power, false) {
+            self.rebind_value(v);
+            return Ok(());
+        }
         let b = inplace_operand(other, "power", self.array().dtype())?;
         self.rebind(lazulite::power(Operand::Array(self.array()), b).map_err(to_py_err)?);
         Ok(())
@@ -268,10 +283,13 @@ impl PyArray {
         &self,
         py: Python<'_>,
         other: &Bound<'_, PyAny>,
-        fun: BinaryFn,
+        (fun, op): (BinaryFn, BinaryOp),
         what: &str,
         reflected: bool,
     ) -> PyResult<Py<PyAny>> {
+        if let Some(v) = self.value_result(other, op, reflected) {
+            return Ok(Py::new(py, PyArray::from(v))?.into_any());
+        }
         let a = self.array();
         let Some(b) = operand(other, what, a.dtype())? else {
             return Ok(py.NotImplemented());
@@ -280,6 +298,26 @@ impl PyArray {
         let (a, b) = if reflected { (b, a) } else { (a, b) };
         let result = fun(a, b).map_err(to_py_err)?;
         Ok(Py::new(py, PyArray::from(result))?.into_any())
+    }
+}
+
+impl PyArray {
+    /// `self op other` (`other op self` when `reflected`) computed on single values, when
+    /// both are one (a computed 0-d array or a Python scalar) of the dtype the op computes
+    /// in; `None` sends the operator down the path of arrays, which raises any error.
+    fn value_result(
+        &self,
+        other: &Bound<'_, PyAny>,
+        op: BinaryOp,
+        reflected: bool,
+    ) -> Option<Value> {
+        let a = self.value()?;
+        let b = match other.cast::<PyArray>() {
+            Ok(b) => b.get().value()?,
+            Err(_) => Value::next_to(scalar_of(other).ok()??, a.dtype())?,
+        };
+        let (a, b) = if reflected { (b, a) } else { (a, b) };
+        Value::binary(op, a, b)
     }
 }
 
@@ -303,7 +341,13 @@ impl PyArray {
                 "{name}(): incompatible function arguments: an array cannot be divided by None."
             )));
         }
-        self.binary(py, other, lazulite::divide, "division", reflected)
+        self.binary(
+            py,
+            other,
+            (lazulite::divide, BinaryOp::Divide),
+            "division",
+            reflected,
+        )
     }
 }
 

@@ -72,6 +72,7 @@ pub use backend::memory::{
     clear_cache, get_active_memory, get_cache_memory, get_memory_limit, get_peak_memory,
     reset_peak_memory, set_allocation_limit, set_cache_limit, set_memory_limit, set_wired_limit,
 };
+pub use backend::op::BinaryOp;
 pub use dataflow::placeholder;
 pub use dtype::{can_cast, finfo, iinfo, issubdtype, promote_types, Category, DType, FInfo, IInfo};
 pub use element::{Complex, Element, Scalar};

@@ -375,7 +375,7 @@ impl BinaryOp {
 
     /// The dtype both inputs are converted to, given their promoted dtype `t`, or MLX's
     /// error for the op.
-    fn input_dtype(self, t: DType) -> Result<DType> {
+    pub(crate) fn input_dtype(self, t: DType) -> Result<DType> {
         let Rule { name, dtypes, .. } = rule(self);
         match dtypes {
             Float { complex: false } if t.is_complex() => Err(Error::value(format!(
@@ -397,7 +397,7 @@ impl BinaryOp {
     }
 
     /// The output dtype for inputs of dtype `t` (as given by [`BinaryOp::input_dtype`]).
-    fn output_dtype(self, t: DType) -> DType {
+    pub(crate) fn output_dtype(self, t: DType) -> DType {
         match rule(self).dtypes {
             Compare | Logical => DType::Bool,
             _ => t,

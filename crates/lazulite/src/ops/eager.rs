@@ -47,21 +47,22 @@ pub(crate) fn own<P: Primitive>(primitive: P) -> Arc<dyn Primitive> {
     Arc::new(primitive)
 }
 
-/// The inputs' tensors, if each input is computed and free to be read now. A node another
-/// thread holds (an `async_eval` computing it) counts as not computed: this never waits.
+/// The inputs' tensors, if each input is computed and free to be read now.
 fn computed_tensors(inputs: &[Array]) -> Option<Vec<Tensor>> {
-    inputs
-        .iter()
-        .map(|input| {
-            let node = &input.node;
-            if node.retains_graph() || node.flags().stand_in {
-                return None;
-            }
-            let state = node.try_lock()?;
-            match (&state.data, &state.failed) {
-                (Some(data), None) => Some(data[input.index].clone()),
-                _ => None,
-            }
-        })
-        .collect()
+    inputs.iter().map(computed_tensor).collect()
+}
+
+/// The tensor of `input` if it is computed and free to be read now: nothing that walks
+/// graphs needs its node (see [`record_elementwise`]). A node another thread holds (an
+/// `async_eval` computing it) counts as not computed: this never waits.
+pub(crate) fn computed_tensor(input: &Array) -> Option<Tensor> {
+    let node = &input.node;
+    if node.retains_graph() || node.flags().stand_in {
+        return None;
+    }
+    let state = node.try_lock()?;
+    match (&state.data, &state.failed) {
+        (Some(data), None) => Some(data[input.index].clone()),
+        _ => None,
+    }
 }

@@ -57,6 +57,7 @@ mod softmax;
 mod sort;
 mod ternary;
 mod unary;
+mod value;
 
 pub use binary::*;
 pub use cast::astype;
@@ -91,4 +92,5 @@ pub use softmax::{logsumexp, softmax};
 pub use sort::{argpartition, argsort, diff, partition, searchsorted, sort, topk};
 pub use ternary::*;
 pub use unary::*;
+pub use value::Value;
 pub use view::{broadcast_to, reshape, slice, slice_update, transpose};

@@ -54,14 +54,7 @@ operand_from_scalar!(bool, i8, i16, i32, i64, u8, u16, u32, isize, f32, f64);
 
 /// A 0-d array of `dtype` holding `value`, checking that integers fit.
 pub(crate) fn scalar_array(op: &str, value: Scalar, dtype: DType) -> Result<Array> {
-    if let (Scalar::Int(v), true) = (value, dtype.is_integer()) {
-        let info = crate::dtype::iinfo(dtype).expect("integer dtype");
-        if (v as i128) < info.min || (v as i128) > info.max {
-            return Err(Error::value(format!(
-                "[{op}] Converting {v} to {dtype} would result in overflow."
-            )));
-        }
-    }
+    check_fits(op, value, dtype)?;
     let new = || Array::from_scalar(value, dtype);
     // An exported function lists each trace's constants as MLX does: one per scalar.
     if crate::ops::trace::in_export_trace() {
@@ -85,6 +78,19 @@ pub(crate) fn scalar_array(op: &str, value: Scalar, dtype: DType) -> Result<Arra
     });
     // While the thread's locals are being destroyed, a constant of its own.
     Ok(cached.unwrap_or_else(|_| new()))
+}
+
+/// An error unless integer `value` fits integer `dtype` (other values always convert).
+pub(crate) fn check_fits(op: &str, value: Scalar, dtype: DType) -> Result<()> {
+    if let (Scalar::Int(v), true) = (value, dtype.is_integer()) {
+        let info = crate::dtype::iinfo(dtype).expect("integer dtype");
+        if (v as i128) < info.min || (v as i128) > info.max {
+            return Err(Error::value(format!(
+                "[{op}] Converting {v} to {dtype} would result in overflow."
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `scalar`, a 0-d array [`scalar_array`] made for `value`, broadcast to `shape`. A cached

@@ -142,6 +142,87 @@ fn one_element_ops_on_computed_values_are_computed_when_recorded() {
     assert_eq!(g.item::<f32>().unwrap(), 4.0);
 }
 
+/// Every two-input op on single values (`Value::binary`, what Python's scalar arithmetic
+/// runs) gives the value and dtype its kernel gives on 0-d arrays, for every dtype and
+/// value pairs with zeros, negatives, fractions, NaN and infinity; it declines exactly
+/// where the arrays would need a cast or raise.
+#[test]
+fn binary_ops_on_values_match_their_kernels() {
+    use lazulite::{BinaryOp::*, Operand, Scalar, Value};
+    type Function = fn(Operand, Operand) -> lazulite::Result<Array>;
+    let table: [(lazulite::BinaryOp, Function); 24] = [
+        (Add, |a, b| lazulite::add(a, b)),
+        (Subtract, |a, b| lazulite::subtract(a, b)),
+        (Multiply, |a, b| lazulite::multiply(a, b)),
+        (Divide, |a, b| lazulite::divide(a, b)),
+        (FloorDivide, |a, b| lazulite::floor_divide(a, b)),
+        (Remainder, |a, b| lazulite::remainder(a, b)),
+        (Power, |a, b| lazulite::power(a, b)),
+        (Maximum, |a, b| lazulite::maximum(a, b)),
+        (Minimum, |a, b| lazulite::minimum(a, b)),
+        (Arctan2, |a, b| lazulite::arctan2(a, b)),
+        (LogAddExp, |a, b| lazulite::logaddexp(a, b)),
+        (Equal, |a, b| lazulite::equal(a, b)),
+        (NotEqual, |a, b| lazulite::not_equal(a, b)),
+        (Less, |a, b| lazulite::less(a, b)),
+        (LessEqual, |a, b| lazulite::less_equal(a, b)),
+        (Greater, |a, b| lazulite::greater(a, b)),
+        (GreaterEqual, |a, b| lazulite::greater_equal(a, b)),
+        (LogicalAnd, |a, b| lazulite::logical_and(a, b)),
+        (LogicalOr, |a, b| lazulite::logical_or(a, b)),
+        (BitwiseAnd, |a, b| lazulite::bitwise_and(a, b)),
+        (BitwiseOr, |a, b| lazulite::bitwise_or(a, b)),
+        (BitwiseXor, |a, b| lazulite::bitwise_xor(a, b)),
+        (LeftShift, |a, b| lazulite::left_shift(a, b)),
+        (RightShift, |a, b| lazulite::right_shift(a, b)),
+    ];
+    // The ops that compute in another dtype than their inputs' (from the dtype rules):
+    // float math on integers and bools, logic on non-bools, shifts of bools (as uint8).
+    let casts = |op: lazulite::BinaryOp, dtype: DType| match op {
+        Divide | Arctan2 | LogAddExp => !dtype.is_inexact(),
+        LogicalAnd | LogicalOr => dtype != DType::Bool,
+        LeftShift | RightShift => dtype == DType::Bool,
+        _ => false,
+    };
+    let samples = [
+        0.0,
+        1.0,
+        -1.0,
+        2.0,
+        3.0,
+        -7.0,
+        0.5,
+        200.0,
+        f64::NAN,
+        f64::INFINITY,
+    ];
+    let mut computed = 0;
+    for dtype in DType::ALL {
+        let values: Vec<Value> = samples
+            .iter()
+            .map(|&s| Array::from_scalar(Scalar::Float(s), dtype).value().unwrap())
+            .collect();
+        for (op, function) in table {
+            for &a in &values {
+                for &b in &values {
+                    // The kernel's result on 0-d arrays; `None` where the op raises.
+                    let arrays = function(a.to_array().into(), b.to_array().into());
+                    let expected = arrays.ok().and_then(|r| r.value());
+                    let expected = expected.filter(|_| !casts(op, dtype));
+                    let got = Value::binary(op, a, b);
+                    assert_eq!(got, expected, "{op:?} {dtype} {a:?} {b:?}");
+                    computed += usize::from(got.is_some());
+                }
+            }
+        }
+    }
+    assert!(computed > 20_000, "{computed}");
+    let f32s = (Value::new(1.5f32), Value::new(2.0f32));
+    for (op, _) in &table[..17] {
+        assert!(Value::binary(*op, f32s.0, f32s.1).is_some(), "{op:?}");
+    }
+}
+
 #[test]
 fn errors_are_typed_and_leave_arrays_intact() {
     let a = Array::zeros(&[2, 3], DType::Float32).unwrap();

@@ -481,56 +481,109 @@ macro_rules! for_types {
     }};
 }
 
+/// What an op's element function is applied to: two whole tensors (the kernel), or one
+/// pair of elements (a one-element computation that needs no tensor). One table of ops
+/// below serves both, so a value computed either way is the same.
+trait Pairs {
+    type Output;
+    /// `f` applied to every pair, the inputs read as `T`.
+    fn apply<T: Element, O: Element>(self, f: impl Fn(T, T) -> O + Sync) -> Self::Output;
+    /// Whether every second input is the float 2 (`x ** 2` is then `x * x`).
+    fn second_is_two(&self) -> bool;
+}
+
+/// Both inputs of a kernel.
+struct Tensors(Tensor, Tensor);
+
+impl Pairs for Tensors {
+    type Output = Result<Tensor>;
+    fn apply<T: Element, O: Element>(self, f: impl Fn(T, T) -> O + Sync) -> Result<Tensor> {
+        map2(self.0, self.1, f)
+    }
+    fn second_is_two(&self) -> bool {
+        is_two(&self.1)
+    }
+}
+
+/// One element of each input, as the bytes of its storage (little end first, the rest
+/// zero), and their dtype.
+struct OnePair {
+    dtype: DType,
+    a: [u8; 8],
+    b: [u8; 8],
+}
+
+impl Pairs for OnePair {
+    type Output = [u8; 8];
+    fn apply<T: Element, O: Element>(self, f: impl Fn(T, T) -> O + Sync) -> [u8; 8] {
+        let out = f(load_one::<T>(&self.a), load_one::<T>(&self.b)).store();
+        let mut bytes = [0u8; 8];
+        bytes[..std::mem::size_of::<O::Storage>()].copy_from_slice(bytemuck::bytes_of(&out));
+        bytes
+    }
+    fn second_is_two(&self) -> bool {
+        for_types!(self.dtype, T in [f16, bf16, f32, f64] => load_one::<T>(&self.b).to_f64() == 2.0)
+            .unwrap_or(false)
+    }
+}
+
+/// The element of type `T` whose storage starts `bytes`.
+fn load_one<T: Element>(bytes: &[u8; 8]) -> T {
+    T::load(bytemuck::pod_read_unaligned(
+        &bytes[..std::mem::size_of::<T::Storage>()],
+    ))
+}
+
 /// The ops every element type has.
-fn arith<T: Arith>(op: BinaryOp, a: Tensor, b: Tensor) -> Option<Result<Tensor>> {
+fn arith<T: Arith, P: Pairs>(op: BinaryOp, p: P) -> Option<P::Output> {
     use BinaryOp::*;
     // Each cheap op gets its own instance of `map2` (the function inlined and vectorised);
     // the costly ones share one through a function pointer.
     Some(match op {
-        Add => map2(a, b, T::add),
-        Subtract => map2(a, b, T::sub),
-        Multiply => map2(a, b, T::mul),
-        Divide => map2(a, b, T::div),
-        Maximum => map2(a, b, T::max),
-        Minimum => map2(a, b, T::min),
-        Equal => map2(a, b, |x: T, y: T| x == y),
-        NotEqual => map2(a, b, |x: T, y: T| x != y),
-        Less => map2(a, b, T::lt),
-        LessEqual => map2(a, b, T::le),
-        Greater => map2(a, b, |x: T, y: T| y.lt(x)),
-        GreaterEqual => map2(a, b, |x: T, y: T| y.le(x)),
-        LogicalAnd => map2(a, b, |x: T, y: T| x.to_bool() && y.to_bool()),
-        LogicalOr => map2(a, b, |x: T, y: T| x.to_bool() || y.to_bool()),
-        FloorDivide => map2(a, b, T::floor_div as fn(T, T) -> T),
-        Power => map2(a, b, T::pow as fn(T, T) -> T),
+        Add => p.apply(T::add),
+        Subtract => p.apply(T::sub),
+        Multiply => p.apply(T::mul),
+        Divide => p.apply(T::div),
+        Maximum => p.apply(T::max),
+        Minimum => p.apply(T::min),
+        Equal => p.apply(|x: T, y: T| x == y),
+        NotEqual => p.apply(|x: T, y: T| x != y),
+        Less => p.apply(T::lt),
+        LessEqual => p.apply(T::le),
+        Greater => p.apply(|x: T, y: T| y.lt(x)),
+        GreaterEqual => p.apply(|x: T, y: T| y.le(x)),
+        LogicalAnd => p.apply(|x: T, y: T| x.to_bool() && y.to_bool()),
+        LogicalOr => p.apply(|x: T, y: T| x.to_bool() || y.to_bool()),
+        FloorDivide => p.apply(T::floor_div as fn(T, T) -> T),
+        Power => p.apply(T::pow as fn(T, T) -> T),
         _ => return None,
     })
 }
 
-fn bits<T: Bits>(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
+fn bits<T: Bits, P: Pairs>(op: BinaryOp, p: P) -> P::Output {
     match op {
-        BinaryOp::BitwiseAnd => map2(a, b, T::bitand),
-        BinaryOp::BitwiseOr => map2(a, b, T::bitor),
-        _ => map2(a, b, T::bitxor),
+        BinaryOp::BitwiseAnd => p.apply(T::bitand),
+        BinaryOp::BitwiseOr => p.apply(T::bitor),
+        _ => p.apply(T::bitxor),
     }
 }
 
-fn shift<T: Shift>(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
+fn shift<T: Shift, P: Pairs>(op: BinaryOp, p: P) -> P::Output {
     let f: fn(T, T) -> T = if op == BinaryOp::LeftShift {
         T::shl
     } else {
         T::shr
     };
-    map2(a, b, f)
+    p.apply(f)
 }
 
-fn float_pair<T: FloatPair>(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
+fn float_pair<T: FloatPair, P: Pairs>(op: BinaryOp, p: P) -> P::Output {
     let f: fn(T, T) -> T = if op == BinaryOp::Arctan2 {
         T::atan2
     } else {
         T::logaddexp
     };
-    map2(a, b, f)
+    p.apply(f)
 }
 
 /// Whether every element of float `t` is the one value 2 (a broadcast scalar exponent):
@@ -548,37 +601,46 @@ fn is_two(t: &Tensor) -> bool {
             .unwrap_or(false)
 }
 
-/// Computes `op` on two tensors of equal shape and dtype.
-pub fn binary(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
+/// `op` applied to `p`, inputs of `dtype`; `None` when the op has no kernel for it.
+fn apply<P: Pairs>(op: BinaryOp, dtype: DType, p: P) -> Option<P::Output> {
     use BinaryOp::*;
-    let dtype = a.dtype;
-    let result = match op {
+    match op {
         Remainder => {
             for_types!(dtype, T in [bool, u8, u16, u32, u64, i8, i16, i32, i64, f16, bf16, f32, f64]
-            => map2(a, b, T::rem as fn(T, T) -> T))
+            => p.apply(T::rem as fn(T, T) -> T))
         }
-        LogAddExp if dtype == DType::Complex64 => Some(map2(
-            a,
-            b,
-            complex::logaddexp as fn(Complex, Complex) -> Complex,
-        )),
+        LogAddExp if dtype == DType::Complex64 => {
+            Some(p.apply(complex::logaddexp as fn(Complex, Complex) -> Complex))
+        }
         Arctan2 | LogAddExp => {
-            for_types!(dtype, T in [f16, bf16, f32, f64] => float_pair::<T>(op, a, b))
+            for_types!(dtype, T in [f16, bf16, f32, f64] => float_pair::<T, P>(op, p))
         }
         BitwiseAnd | BitwiseOr | BitwiseXor => {
-            for_types!(dtype, T in [bool, u8, u16, u32, u64, i8, i16, i32, i64] => bits::<T>(op, a, b))
+            for_types!(dtype, T in [bool, u8, u16, u32, u64, i8, i16, i32, i64] => bits::<T, P>(op, p))
         }
         LeftShift | RightShift => {
-            for_types!(dtype, T in [u8, u16, u32, u64, i8, i16, i32, i64] => shift::<T>(op, a, b))
+            for_types!(dtype, T in [u8, u16, u32, u64, i8, i16, i32, i64] => shift::<T, P>(op, p))
         }
-        Power if is_two(&b) => {
-            for_types!(dtype, T in [f16, bf16, f32, f64] => map2(a, b, |x: T, _: T| x.mul(x)))
+        Power if p.second_is_two() => {
+            for_types!(dtype, T in [f16, bf16, f32, f64] => p.apply(|x: T, _: T| x.mul(x)))
         }
-        _ => dispatch!(dtype, T => arith::<T>(op, a, b)),
-    };
-    result.unwrap_or_else(|| {
+        _ => dispatch!(dtype, T => arith::<T, P>(op, p)),
+    }
+}
+
+/// Computes `op` on two tensors of equal shape and dtype.
+pub fn binary(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
+    let dtype = a.dtype;
+    apply(op, dtype, Tensors(a, b)).unwrap_or_else(|| {
         Err(Error::runtime(format!(
             "[{op:?}] No CPU kernel for {dtype} inputs."
         )))
     })
+}
+
+/// Computes `op` on one element of each input, both of `dtype`, given and returned as the
+/// bytes of their storage (little end first, the rest zero); `None` when the op has no
+/// kernel for `dtype`. The result is the one [`binary`] computes for the same elements.
+pub fn binary_one(op: BinaryOp, dtype: DType, a: [u8; 8], b: [u8; 8]) -> Option<[u8; 8]> {
+    apply(op, dtype, OnePair { dtype, a, b })
 }
