@@ -121,9 +121,10 @@ fn inexact_only(a: &Array) -> PyResult<()> {
 
 type BinaryFn = fn(Operand, Operand) -> lazulite::Result<Array>;
 
-/// Defines `array` operators from lazulite's binary functions: `__op__`, `__rop__`
-/// and `__iop__`, and `__rop__` when named. `__iop__` rebinds the wrapped array (the
-/// Python object stays the same, its dtype may change), after the row's check if any.
+/// Defines `array` operators from lazulite's binary functions and their op tags (the tag
+/// computes single values, see [`PyArray::value_result`]): `__op__` and `__iop__`, and
+/// `__rop__` when named. `__iop__` rebinds the wrapped array (the Python object stays the
+/// same, its dtype may change), after the row's check if any.
 macro_rules! operators {
     ($($fun:path, $tag:ident, $what:literal => $op:ident, $iop:ident $(if $check:ident)? $(, $rop:ident)?;)*) => {
         #[pymethods]
