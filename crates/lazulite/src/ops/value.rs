@@ -4,7 +4,7 @@
 //! of the op's kernel, where a 0-d array costs a node, a buffer and their release.
 
 use crate::array::Array;
-use crate::backend::cpu::binary::binary_one;
+use crate::backend::cpu::binary::{binary_one, store_one};
 use crate::backend::op::BinaryOp;
 use crate::backend::Tensor;
 use crate::dtype::{promote_types, DType};
@@ -39,12 +39,9 @@ impl Value {
     /// assert_eq!(lazulite::Value::new(true).dtype(), lazulite::DType::Bool);
     /// ```
     pub fn new<T: Element>(v: T) -> Value {
-        let storage = v.store();
-        let mut bytes = [0u8; 8];
-        bytes[..std::mem::size_of::<T::Storage>()].copy_from_slice(bytemuck::bytes_of(&storage));
         Value {
             dtype: T::DTYPE,
-            bytes,
+            bytes: store_one(v),
         }
     }
 

@@ -488,8 +488,8 @@ trait Pairs {
     type Output;
     /// `f` applied to every pair, the inputs read as `T`.
     fn apply<T: Element, O: Element>(self, f: impl Fn(T, T) -> O + Sync) -> Self::Output;
-    /// Whether every second input is the float 2 (`x ** 2` is then `x * x`).
-    fn second_is_two(&self) -> bool;
+    /// The one value every second input holds, read as `T`, if it holds one value.
+    fn second_value<T: Element>(&self) -> Option<T>;
 }
 
 /// Both inputs of a kernel.
@@ -500,15 +500,20 @@ impl Pairs for Tensors {
     fn apply<T: Element, O: Element>(self, f: impl Fn(T, T) -> O + Sync) -> Result<Tensor> {
         map2(self.0, self.1, f)
     }
-    fn second_is_two(&self) -> bool {
-        is_two(&self.1)
+    fn second_value<T: Element>(&self) -> Option<T> {
+        let t = &self.1;
+        let one_value = t
+            .shape
+            .iter()
+            .zip(&t.strides)
+            .all(|(&n, &s)| n == 1 || s == 0);
+        (one_value && t.size() > 0).then(|| t.get::<T>(0))
     }
 }
 
 /// One element of each input, as the bytes of its storage (little end first, the rest
-/// zero), and their dtype.
+/// zero).
 struct OnePair {
-    dtype: DType,
     a: [u8; 8],
     b: [u8; 8],
 }
@@ -516,14 +521,10 @@ struct OnePair {
 impl Pairs for OnePair {
     type Output = [u8; 8];
     fn apply<T: Element, O: Element>(self, f: impl Fn(T, T) -> O + Sync) -> [u8; 8] {
-        let out = f(load_one::<T>(&self.a), load_one::<T>(&self.b)).store();
-        let mut bytes = [0u8; 8];
-        bytes[..std::mem::size_of::<O::Storage>()].copy_from_slice(bytemuck::bytes_of(&out));
-        bytes
+        store_one(f(load_one::<T>(&self.a), load_one::<T>(&self.b)))
     }
-    fn second_is_two(&self) -> bool {
-        for_types!(self.dtype, T in [f16, bf16, f32, f64] => load_one::<T>(&self.b).to_f64() == 2.0)
-            .unwrap_or(false)
+    fn second_value<T: Element>(&self) -> Option<T> {
+        Some(load_one(&self.b))
     }
 }
 
@@ -532,6 +533,14 @@ fn load_one<T: Element>(bytes: &[u8; 8]) -> T {
     T::load(bytemuck::pod_read_unaligned(
         &bytes[..std::mem::size_of::<T::Storage>()],
     ))
+}
+
+/// The storage of `v` as [`binary_one`] takes and gives it: little end first, the rest
+/// zero.
+pub(crate) fn store_one<T: Element>(v: T) -> [u8; 8] {
+    let mut bytes = [0u8; 8];
+    bytes[..std::mem::size_of::<T::Storage>()].copy_from_slice(bytemuck::bytes_of(&v.store()));
+    bytes
 }
 
 /// The ops every element type has.
@@ -586,21 +595,6 @@ fn float_pair<T: FloatPair, P: Pairs>(op: BinaryOp, p: P) -> P::Output {
     p.apply(f)
 }
 
-/// Whether every element of float `t` is the one value 2 (a broadcast scalar exponent):
-/// `x ** 2` (a loss, a variance) is then `x * x`, the exactly rounded square, where libm's
-/// `powf` per element took 8% of a convolution's gradient.
-fn is_two(t: &Tensor) -> bool {
-    let one_value = t
-        .shape
-        .iter()
-        .zip(&t.strides)
-        .all(|(&n, &s)| n == 1 || s == 0);
-    one_value
-        && t.size() > 0
-        && for_types!(t.dtype, T in [f16, bf16, f32, f64] => t.get::<T>(0).to_f64() == 2.0)
-            .unwrap_or(false)
-}
-
 /// `op` applied to `p`, inputs of `dtype`; `None` when the op has no kernel for it.
 fn apply<P: Pairs>(op: BinaryOp, dtype: DType, p: P) -> Option<P::Output> {
     use BinaryOp::*;
@@ -621,7 +615,13 @@ fn apply<P: Pairs>(op: BinaryOp, dtype: DType, p: P) -> Option<P::Output> {
         LeftShift | RightShift => {
             for_types!(dtype, T in [u8, u16, u32, u64, i8, i16, i32, i64] => shift::<T, P>(op, p))
         }
-        Power if p.second_is_two() => {
+        // `x ** 2` (a loss, a variance) as `x * x`, the exactly rounded square, where libm's
+        // `powf` per element took 8% of a convolution's gradient.
+        Power
+            if for_types!(dtype, T in [f16, bf16, f32, f64]
+                => p.second_value::<T>().is_some_and(|v| v.to_f64() == 2.0))
+                == Some(true) =>
+        {
             for_types!(dtype, T in [f16, bf16, f32, f64] => p.apply(|x: T, _: T| x.mul(x)))
         }
         _ => dispatch!(dtype, T => arith::<T, P>(op, p)),
@@ -642,5 +642,5 @@ pub fn binary(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
 /// bytes of their storage (little end first, the rest zero); `None` when the op has no
 /// kernel for `dtype`. The result is the one [`binary`] computes for the same elements.
 pub fn binary_one(op: BinaryOp, dtype: DType, a: [u8; 8], b: [u8; 8]) -> Option<[u8; 8]> {
-    apply(op, dtype, OnePair { dtype, a, b })
+    apply(op, dtype, OnePair { a, b })
 }
