@@ -47,6 +47,25 @@ def test_streams():
         mx.Stream(mx.cpu)
 
 
+def test_thread_unsafe_streams_share_the_numbering_and_run_on_any_thread():
+    index = lambda stream: int(repr(stream).rstrip(")").split(", ")[-1])
+    a = mx.new_stream(mx.cpu)
+    u = mx.new_thread_unsafe_stream(mx.cpu)
+    b = mx.new_stream(mx.cpu)
+    assert isinstance(u, mx.Stream) and u.device == mx.Device(mx.cpu)
+    assert index(a) + 1 == index(u) == index(b) - 1
+    results = []
+
+    def work():
+        with mx.stream(u):
+            results.append(mx.add(mx.array([1, 2]), 3).tolist())
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    assert results == [[4, 5]]
+
+
 def test_set_default_stream_and_the_stream_context():
     original = mx.default_stream(mx.cpu)
     s, t = mx.new_stream(mx.cpu), mx.new_stream(mx.cpu)
@@ -119,6 +138,8 @@ def test_the_gpu_raises_mlx_errors():
         mx.set_default_device(mx.gpu)
     with pytest.raises(ValueError, match=r"\[new_stream\] Cannot make gpu stream without gpu backend."):
         mx.new_stream(mx.gpu)
+    with pytest.raises(ValueError, match=r"\[new_thread_unsafe_stream\] Cannot make gpu stream without gpu backend."):
+        mx.new_thread_unsafe_stream(mx.gpu)
     with pytest.raises(ValueError, match=GPU_STREAM):
         mx.stream(mx.gpu)
     assert mx.default_device() == mx.Device(mx.cpu)

@@ -66,7 +66,8 @@ fn item<'py>(py: Python<'py>, a: &PyArray) -> Res<Bound<'py, PyAny>> {
 
 /// Operands of a binary operator; `None` when Python should try the other operand.
 /// `other` as the operand of an operator on an array of `dtype`: an array-like from
-/// outside lazulite is converted with that dtype, as MLX does.
+/// outside lazulite (NumPy's, a buffer) is converted with that dtype, as MLX does; the
+/// array an object gives through `__mlx_array__` keeps its own.
 fn operand(other: &Bound<'_, PyAny>, op: &str, dtype: DType) -> PyResult<Option<Operand>> {
     if other.is_none() {
         return Ok(None);
@@ -79,6 +80,9 @@ fn operand(other: &Bound<'_, PyAny>, op: &str, dtype: DType) -> PyResult<Option<
     }
     if let Ok(a) = other.cast::<PyArray>() {
         return Ok(Some(Operand::Array(a.get().array())));
+    }
+    if let Some(a) = crate::convert::protocol_array(other)? {
+        return Ok(Some(Operand::Array(a)));
     }
     match crate::convert::array_of(other, Some(dtype)) {
         Ok(a) => Ok(Some(Operand::Array(a))),

@@ -46,6 +46,56 @@ fn invalid_type(obj: &Bound<'_, PyAny>) -> PyErr {
     ))
 }
 
+/// An object standing for an array through its `__mlx_array__` method, as MLX's type of
+/// that name: ops take it where they take the object itself.
+///
+/// ```python
+/// class Wrapped:
+///     def __mlx_array__(self):
+///         return mx.array([1, 2])
+///
+/// mx.array([1, 2]) + mx.ArrayLike(Wrapped())  # array([2, 4], dtype=int32)
+/// ```
+#[pyclass(name = "ArrayLike", module = "lazulite.core", frozen)]
+pub struct ArrayLike {
+    inner: Py<PyAny>,
+}
+
+#[pymethods]
+impl ArrayLike {
+    #[new]
+    #[pyo3(signature = (arg, /))]
+    fn new(arg: Py<PyAny>) -> ArrayLike {
+        ArrayLike { inner: arg }
+    }
+}
+
+/// The array an object gives through MLX's `__mlx_array__` protocol (directly or wrapped
+/// in [`ArrayLike`]), as it gives it: it keeps its own dtype next to another array, as a
+/// lazulite array does. `None` for an object without the method.
+pub fn protocol_array(obj: &Bound<'_, PyAny>) -> PyResult<Option<Array>> {
+    let wrapped;
+    let obj = match obj.cast::<ArrayLike>() {
+        Ok(like) => {
+            wrapped = like.get().inner.bind(obj.py()).clone();
+            &wrapped
+        }
+        Err(_) => obj,
+    };
+    let Some(method) = obj.getattr_opt(pyo3::intern!(obj.py(), "__mlx_array__"))? else {
+        return Ok(None);
+    };
+    let given = method.call0()?;
+    match given.cast::<PyArray>() {
+        Ok(a) => Ok(Some(a.get().array())),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "{}.__mlx_array__() returned {}, not an array.",
+            type_name(obj),
+            type_name(&given)
+        ))),
+    }
+}
+
 /// A Python or NumPy scalar as a weakly typed scalar; `None` for anything else.
 pub fn scalar_of(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     if obj.is_instance_of::<PyBool>() {
@@ -172,8 +222,11 @@ fn has_buffer(obj: &Bound<'_, PyAny>) -> bool {
 /// (copied, as in MLX), DLPack producers (JAX, PyTorch, ...: shared, see `dlpack`),
 /// buffer-protocol objects, objects with `__array__`.
 fn array_from_non_list(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> Res<Option<Array>> {
-    if let Ok(a) = obj.cast::<PyArray>() {
-        let a = a.get().array();
+    let native = match obj.cast::<PyArray>() {
+        Ok(a) => Some(a.get().array()),
+        Err(_) => protocol_array(obj)?,
+    };
+    if let Some(a) = native {
         return Ok(Some(match dtype {
             Some(d) => a.astype(d)?,
             None => a,
@@ -448,6 +501,9 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Opd {
         }
         if let Ok(a) = obj.cast::<PyArray>() {
             return Ok(Opd(Operand::Array(a.get().array()), None));
+        }
+        if let Some(a) = protocol_array(&obj)? {
+            return Ok(Opd(Operand::Array(a), None));
         }
         let array = obj.extract::<Arr>()?.0;
         Ok(Opd(Operand::Array(array), Some(obj.to_owned().unbind())))

@@ -348,9 +348,25 @@ fn set_default_stream(stream: &Bound<'_, PyAny>) -> PyResult<()> {
 /// Make a new stream on the given device.
 #[pyfunction]
 fn new_stream(device: &Bound<'_, PyAny>) -> PyResult<Stream> {
-    let device = device_arg(device, "new_stream")?;
+    made_stream(device, "new_stream")
+}
+
+/// Make a new stream on the given device that any thread may use.
+///
+/// Every lazulite stream may be used from any thread, so this is `new_stream` under the
+/// name MLX gives its thread-unsafe streams; evaluating one graph from two threads at
+/// once is still the caller's to avoid.
+#[pyfunction(name = "new_thread_unsafe_stream")]
+fn new_any_thread_stream(device: &Bound<'_, PyAny>) -> PyResult<Stream> {
+    made_stream(device, "new_thread_unsafe_stream")
+}
+
+/// A new stream on `device`, numbered after every stream made so far; `op` names the
+/// function making it in errors.
+fn made_stream(device: &Bound<'_, PyAny>, op: &str) -> PyResult<Stream> {
+    let device = device_arg(device, op)?;
     if !device.exists() {
-        return Err(device.missing("new_stream", "make"));
+        return Err(device.missing(op, "make"));
     }
     Ok(Stream {
         device,
@@ -573,6 +589,7 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(default_stream, module)?)?;
     module.add_function(wrap_pyfunction!(set_default_stream, module)?)?;
     module.add_function(wrap_pyfunction!(new_stream, module)?)?;
+    module.add_function(wrap_pyfunction!(new_any_thread_stream, module)?)?;
     module.add_function(wrap_pyfunction!(new_thread_local_stream, module)?)?;
     module.add_function(wrap_pyfunction!(clear_streams, module)?)?;
     module.add_function(wrap_pyfunction!(synchronize, module)?)?;

@@ -94,6 +94,7 @@ fn _submodule_signatures<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py
 fn core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<array::PyArray>()?;
     m.add_class::<array_methods::ArrayIterator>()?;
+    m.add_class::<convert::ArrayLike>()?;
     m.add_function(wrap_pyfunction!(array_methods::_array_from_bytes, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add(
