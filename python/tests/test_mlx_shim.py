@@ -2,10 +2,12 @@
 ``mlx.<name>`` module is ``lazulite.<name>`` (the same object), names lazulite lacks are
 missing under ``mlx`` too, and it refuses to load beside the real MLX."""
 
+import json
 import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 
 
@@ -62,3 +64,20 @@ def test_mlx_lm_imports_whole():
         print(mlx_lm.__version__)
     """)
     assert result.returncode == 0 and result.stdout.strip() == "0.32.2", result.stderr
+
+
+def test_every_module_of_mlx_has_its_names_at_the_same_path():
+    # Programs import from MLX's own module paths (`from mlx.nn.layers.base import
+    # Module`); mlx_module_layout.json lists what real MLX defines in each
+    # (tools/mlx_reference/module_layout.py).
+    layout = json.loads((Path(__file__).parent / "mlx_module_layout.json").read_text())["modules"]
+    result = run(f"""
+        import importlib
+        layout = {layout!r}
+        missing = []
+        for module, names in layout.items():
+            found = importlib.import_module(module)
+            missing += [f"{{module}}.{{name}}" for name in names if not hasattr(found, name)]
+        print(missing)
+    """)
+    assert result.returncode == 0 and result.stdout.strip() == "[]", result.stdout + result.stderr

@@ -890,3 +890,34 @@ def test_value_and_grad_skips_frozen_parameters():
 
     _, grads = nn.value_and_grad(model, loss_fn)(mx.array(randn(4, 2)))
     assert [k for k, _ in tree_flatten(grads)] == ["layers.0.weight"]
+
+
+def test_checkpointed_layers_give_the_same_values_and_gradients():
+    mx.random.seed(3)
+    plain = nn.TransformerEncoder(2, 8, 2, mlp_dims=16)
+    saving = nn.TransformerEncoder(2, 8, 2, mlp_dims=16, checkpoint=True)
+    saving.update(plain.parameters())
+    x = mx.random.normal((2, 5, 8))
+    mask = nn.MultiHeadAttention.create_additive_causal_mask(5)
+
+    def loss_and_grads(model):
+        return nn.value_and_grad(model, lambda x: (model(x, mask) ** 2).sum())(x)
+
+    (value, grads), (saved_value, saved_grads) = loss_and_grads(plain), loss_and_grads(saving)
+    assert value.item() == saved_value.item()
+    flat, saved_flat = tree_flatten(grads), tree_flatten(saved_grads)
+    assert [k for k, _ in flat] == [k for k, _ in saved_flat] and len(flat) > 10
+    for (_, g), (_, s) in zip(flat, saved_flat):
+        np.testing.assert_allclose(np.array(s), np.array(g), rtol=1e-5, atol=1e-6)
+
+    # A function of the module's parameters and of its inputs: both get gradients.
+    layer = nn.Linear(3, 2)
+    fn = nn.utils.checkpoint(layer, lambda x: mx.tanh(layer(x)).sum())
+    x = mx.random.normal((4, 3))
+    dx = mx.grad(fn)(x)
+    expected = mx.grad(lambda x: mx.tanh(layer(x)).sum())(x)
+    np.testing.assert_allclose(np.array(dx), np.array(expected), rtol=1e-6)
+    _, dparams = nn.value_and_grad(layer, fn)(x)
+    _, expected_params = nn.value_and_grad(layer, lambda x: mx.tanh(layer(x)).sum())(x)
+    for (_, g), (_, e) in zip(tree_flatten(dparams), tree_flatten(expected_params)):
+        np.testing.assert_allclose(np.array(g), np.array(e), rtol=1e-6)

@@ -1,6 +1,6 @@
-"""``value_and_grad`` over a model's parameters, and the gradient helpers of
-data-parallel training (``average_gradients``, ``clip_grad_norm_sharded``), as in
-``mlx.nn``."""
+"""``value_and_grad`` and ``checkpoint`` over a model's parameters, and the gradient
+helpers of data-parallel training (``average_gradients``, ``clip_grad_norm_sharded``), as
+in ``mlx.nn``."""
 
 from functools import wraps
 from typing import Any, Callable, Optional
@@ -35,6 +35,36 @@ def value_and_grad(model: Module, fn: Callable):
     @wraps(fn)
     def wrapped(*args, **kwargs):
         return value_and_grad_fn(model.trainable_parameters(), *args, **kwargs)
+
+    return wrapped
+
+
+def checkpoint(module: Module, fn: Optional[Callable] = None):
+    """``fn`` (the module itself by default) with gradient checkpointing: its
+    intermediate values are not kept for the backward pass but computed again there,
+    with respect to the module's trainable parameters as well as ``fn``'s inputs.
+
+    Values and gradients are those of ``fn``; only the memory a gradient holds changes.
+
+    >>> import lazulite.core as mx, lazulite.nn as nn
+    >>> layer = nn.Linear(2, 2)
+    >>> saving = nn.utils.checkpoint(layer)
+    >>> x = mx.ones((3, 2))
+    >>> bool(mx.array_equal(saving(x), layer(x)))
+    True
+    """
+    # The module itself, not its bound __call__: a __call__ replaced later still runs.
+    fn = module if fn is None else fn
+
+    def with_parameters(parameters, *args, **kwargs):
+        module.update(parameters)
+        return fn(*args, **kwargs)
+
+    recomputed = mx.checkpoint(with_parameters)
+
+    @wraps(fn)
+    def wrapped(*args, **kwargs):
+        return recomputed(module.trainable_parameters(), *args, **kwargs)
 
     return wrapped
 

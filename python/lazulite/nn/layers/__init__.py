@@ -18,7 +18,8 @@ from .positional_encoding import ALiBi, RoPE, SinusoidalPositionalEncoding
 from .recurrent import GRU, LSTM, RNN
 from .pooling import AvgPool1d, AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d
 from .upsample import Upsample, upsample_cubic, upsample_linear, upsample_nearest
-from .convolution import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .convolution import Conv1d, Conv2d, Conv3d
+from .convolution_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .quantized import QQLinear, QuantizedEmbedding, QuantizedLinear, quantize
 from .distributed import (
     AllToShardedLinear,

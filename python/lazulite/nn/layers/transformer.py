@@ -1,8 +1,6 @@
-"""Multi-head attention and Transformer layers, as in ``mlx.nn``.
-
-The ``checkpoint`` arguments are accepted for MLX compatibility; lazulite.core has no
-gradient checkpointing (``mx.checkpoint``) yet, so layers are not recomputed in the
-backward pass: same values, more memory."""
+"""Multi-head attention and Transformer layers, as in ``mlx.nn``. With ``checkpoint``
+the encoder and decoder layers keep no intermediate values for a gradient and compute
+them again in the backward pass (``nn.utils.checkpoint``): same values, less memory."""
 
 import math
 from typing import Any, Callable, Optional
@@ -14,6 +12,7 @@ from .base import Module
 from .dropout import Dropout
 from .linear import Linear
 from .normalization import LayerNorm
+from ..utils import checkpoint
 
 
 def _scaled_dot_product_attention(queries, keys, values, scale, mask):
@@ -148,6 +147,7 @@ class TransformerEncoder(Module):
 
     def __call__(self, x, mask):
         for layer in self.layers:
+            layer = checkpoint(layer) if self.checkpoint else layer
             x = layer(x, mask)
         return self.ln(x)
 
@@ -219,6 +219,7 @@ class TransformerDecoder(Module):
 
     def __call__(self, x, memory, x_mask, memory_mask):
         for layer in self.layers:
+            layer = checkpoint(layer) if self.checkpoint else layer
             x = layer(x, memory, x_mask, memory_mask)
         return self.ln(x)
 
