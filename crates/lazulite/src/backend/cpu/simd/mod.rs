@@ -73,6 +73,25 @@ fn prefetch_ahead<T>(at: *const T) {
     unsafe { _mm_prefetch::<_MM_HINT_T1>(at.cast::<i8>().wrapping_add(STREAM_AHEAD)) };
 }
 
+/// How far ahead of its read position a float32 kernel streaming weights it widens or
+/// unpacks on AVX2 asks for them, into L1: a load that waits for memory stalls the work
+/// queued behind it, and the hardware's prefetchers alone run short. Measured on a 2-core
+/// Zen 3: 4-bit rows of 4096 levels ran at a third of this speed fetching 4 KB ahead into
+/// L2 (5 GB/s against 16); two threads reading 256 MB of bfloat16 rows, 6-16% faster than
+/// with no prefetch.
+#[cfg(target_arch = "x86_64")]
+const NEAR_AHEAD: usize = 1024;
+
+/// Asks for the line [`NEAR_AHEAD`] bytes past `at` into L1, in data read forwards (a
+/// hint: the address may lie past the data).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn prefetch_near<T>(at: *const T) {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+    // SAFETY: a prefetch never faults, whatever the address.
+    unsafe { _mm_prefetch::<_MM_HINT_T0>(at.cast::<i8>().wrapping_add(NEAR_AHEAD)) };
+}
+
 /// A slice kernel: a one-input op that has one, with its scalar implementation (the path
 /// used where no vector one is available).
 #[derive(Copy, Clone, Debug)]
