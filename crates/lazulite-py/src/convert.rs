@@ -218,9 +218,10 @@ fn has_buffer(obj: &Bound<'_, PyAny>) -> bool {
     unsafe { pyo3::ffi::PyObject_CheckBuffer(obj.as_ptr()) != 0 }
 }
 
-/// Arrays from anything MLX accepts except lists: lazulite arrays, scalars, NumPy arrays
-/// (copied, as in MLX), DLPack producers (JAX, PyTorch, ...: shared, see `dlpack`),
-/// buffer-protocol objects, objects with `__array__`.
+/// Arrays from anything MLX accepts except lists: lazulite arrays, objects that give one
+/// (`__mlx_array__`, [`protocol_array`]), scalars, NumPy arrays (copied, as in MLX),
+/// DLPack producers (JAX, PyTorch, ...: shared, see `dlpack`), buffer-protocol objects,
+/// objects with `__array__`.
 fn array_from_non_list(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> Res<Option<Array>> {
     let native = match obj.cast::<PyArray>() {
         Ok(a) => Some(a.get().array()),
