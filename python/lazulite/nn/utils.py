@@ -25,18 +25,7 @@ def value_and_grad(model: Module, fn: Callable):
     >>> sorted(grads)
     ['bias', 'weight']
     """
-
-    def with_parameters(parameters, *args, **kwargs):
-        model.update(parameters)
-        return fn(*args, **kwargs)
-
-    value_and_grad_fn = mx.value_and_grad(with_parameters)
-
-    @wraps(fn)
-    def wrapped(*args, **kwargs):
-        return value_and_grad_fn(model.trainable_parameters(), *args, **kwargs)
-
-    return wrapped
+    return _over_parameters(model, fn, mx.value_and_grad)
 
 
 def checkpoint(module: Module, fn: Optional[Callable] = None):
@@ -54,17 +43,23 @@ def checkpoint(module: Module, fn: Optional[Callable] = None):
     True
     """
     # The module itself, not its bound __call__: a __call__ replaced later still runs.
-    fn = module if fn is None else fn
+    return _over_parameters(module, module if fn is None else fn, mx.checkpoint)
+
+
+def _over_parameters(module: Module, fn: Callable, transform: Callable):
+    """``fn`` under ``transform`` taken as a function of ``module``'s trainable
+    parameters (first) and of its own arguments, then called with the parameters the
+    module holds: inside, the module is updated with the ones being transformed."""
 
     def with_parameters(parameters, *args, **kwargs):
         module.update(parameters)
         return fn(*args, **kwargs)
 
-    recomputed = mx.checkpoint(with_parameters)
+    transformed = transform(with_parameters)
 
     @wraps(fn)
     def wrapped(*args, **kwargs):
-        return recomputed(module.trainable_parameters(), *args, **kwargs)
+        return transformed(module.trainable_parameters(), *args, **kwargs)
 
     return wrapped
 
