@@ -48,6 +48,41 @@ pub fn transposed_copy(x: &Tensor) -> Result<Option<Tensor>> {
     Ok(Some(out))
 }
 
+/// Writes the transpose of the row-major `rows x cols` matrix `src` into `dst`: row `c` of
+/// the transpose (column `c` of `src`) starts at `dst[c * dst_row]`, so `dst` may be a
+/// block of columns of a wider matrix. Panics when `dst` cannot hold it (an engine bug).
+pub(crate) fn transpose_into<T: Copy>(
+    src: &[T],
+    rows: usize,
+    cols: usize,
+    dst: &mut [T],
+    dst_row: usize,
+) {
+    assert!(
+        src.len() == rows * cols && rows <= dst_row,
+        "transpose does not fit"
+    );
+    if rows == 0 || cols == 0 {
+        return;
+    }
+    assert!(
+        dst.len() >= (cols - 1) * dst_row + rows,
+        "transpose does not fit"
+    );
+    let plan = Plan {
+        planes: Vec::new(),
+        rows: cols,
+        out_row_step: dst_row as isize,
+        cols: rows,
+        col_step: cols as isize,
+        offset: 0,
+    };
+    plan.run::<T>(
+        Shared(src.as_ptr() as *mut u8),
+        Shared(dst.as_mut_ptr() as *mut u8),
+    );
+}
+
 /// Operands of at least this many elements laid out as a transpose are copied row-major
 /// before an elementwise kernel reads them (see [`reordered`]); smaller ones stay in cache
 /// through the kernels' tiled walk.
@@ -120,8 +155,9 @@ impl Plan {
             }
             let rows = band.min(self.rows - first);
             // SAFETY: the plan comes from the source's own layout, so every element it
-            // reads is in the source buffer; the output is a new row-major buffer of the
-            // same shape, and units write disjoint rows of it.
+            // reads is in the source buffer; the output (a new row-major buffer of the
+            // same shape, or a block checked to hold every row at its step) holds every
+            // element written, and units write disjoint rows of it.
             unsafe {
                 let corner = Corner {
                     src: (src.get() as *const T).offset(from),
@@ -328,5 +364,23 @@ mod tests {
             ..strided_both
         };
         assert!(transposed_copy(&strided_both).unwrap().is_none());
+    }
+
+    #[test]
+    fn transposes_into_a_block_of_a_wider_matrix() {
+        // Blocks that fill whole 8 x 8 tiles, edges, and a band longer than a tile.
+        for (rows, cols, dst_row) in [(16, 24, 16), (37, 21, 40), (128, 300, 131), (1, 5, 1)] {
+            let src: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
+            let mut dst = vec![-1.0f32; (cols - 1) * dst_row + rows + 3];
+            transpose_into(&src, rows, cols, &mut dst, dst_row);
+            for (at, &v) in dst.iter().enumerate() {
+                let (c, r) = (at / dst_row, at % dst_row);
+                let expected = match c < cols && r < rows {
+                    true => src[r * cols + c],
+                    false => -1.0,
+                };
+                assert_eq!(v, expected, "{rows} x {cols} at {at}");
+            }
+        }
     }
 }

@@ -8,6 +8,7 @@
 use super::super::elementwise::converted;
 use super::super::parallel;
 use super::super::simd::vectorised;
+use super::super::transpose::transpose_into;
 use super::rows::Widen;
 use super::{Operand, Pairs, SendPtr};
 use crate::backend::Tensor;
@@ -61,6 +62,17 @@ where
     let mut block = Tensor::uninit(A::DTYPE, &[if g.transpose { g.m * width } else { 0 }])?;
     let panel = panel.slice_mut::<A>();
     let block = block.slice_mut::<A>();
+    // With the transposed panel, x goes to gemm column-major, which gemm reads without
+    // packing it again for every panel (as the float32 product does).
+    let mut column_major = Tensor::uninit(A::DTYPE, &[if g.transpose { g.m * g.k } else { 0 }])?;
+    let column_major = column_major.slice_mut::<A>();
+    let (lhs, lhs_cs, lhs_rs) = if g.transpose {
+        transpose_into(x, g.m, g.k, column_major, g.m);
+        (column_major.as_ptr(), g.m as isize, 1)
+    } else {
+        (x.as_ptr(), 1, g.k as isize)
+    };
+    let lhs = SendPtr(lhs as *mut A);
     let mut n0 = 0;
     while n0 < g.n {
         let nb = width.min(g.n - n0);
@@ -94,10 +106,11 @@ where
         // the kernels' fork-join (gemm's own rayon threads would compete with its helpers).
         let threads = parallel::threads().min(nb.div_ceil(PANEL_SPLIT)).max(1);
         parallel::for_each(threads, |t| {
-            let (target, rhs) = (&target, &rhs);
+            let (target, rhs, lhs) = (&target, &rhs, &lhs);
             let columns = t * nb / threads..(t + 1) * nb / threads;
             let first = columns.start as isize;
-            // SAFETY: x is (m, k) and the panel (nb, k) or (k, nb), both contiguous; the
+            // SAFETY: x is (m, k) (row-major, or its column-major copy) and the panel (nb, k) or
+            // (k, nb), all contiguous; the
             // target is the (m, nb) column-major block or the result's columns
             // n0..n0 + nb, of which this task writes its own `columns`.
             unsafe {
@@ -109,9 +122,9 @@ where
                     target_cs,
                     target_rs,
                     false,
-                    x.as_ptr(),
-                    1,
-                    g.k as isize,
+                    lhs.0,
+                    lhs_cs,
+                    lhs_rs,
                     rhs.0.offset(first * rhs_cs),
                     rhs_cs,
                     rhs_rs,
@@ -125,11 +138,8 @@ where
             };
         });
         if g.transpose {
-            for (i, row) in out.chunks_exact_mut(g.n).enumerate() {
-                for (j, o) in row[n0..n0 + nb].iter_mut().enumerate() {
-                    *o = block[j * g.m + i];
-                }
-            }
+            // The block is (nb, m) row-major: its transpose is the result's columns.
+            transpose_into(&block[..nb * g.m], nb, g.m, &mut out[n0..], g.n);
         }
         n0 += nb;
     }
