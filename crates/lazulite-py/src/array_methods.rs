@@ -84,9 +84,9 @@ fn operand(other: &Bound<'_, PyAny>, op: &str, dtype: DType) -> PyResult<Option<
     if let Some(a) = crate::convert::protocol_array(other)? {
         return Ok(Some(Operand::Array(a)));
     }
-    match crate::convert::array_of(other, Some(dtype)) {
-        Ok(a) => Ok(Some(Operand::Array(a))),
-        Err(_) => Err(not_operand(other, op)),
+    match crate::convert::foreign_array(other, Some(dtype)) {
+        Ok(Some(a)) => Ok(Some(Operand::Array(a))),
+        _ => Err(not_operand(other, op)),
     }
 }
 

@@ -233,6 +233,12 @@ fn array_from_non_list(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> Res<Opti
             None => a,
         }));
     }
+    foreign_array(obj, dtype)
+}
+
+/// Arrays from the objects of [`array_from_non_list`] that are neither lazulite arrays
+/// nor give one through `__mlx_array__`, for callers that have looked for those already.
+pub fn foreign_array(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> Res<Option<Array>> {
     let np = numpy(obj.py())?;
     if obj.is_instance(numpy_scalar_type(obj.py())?)? {
         // A NumPy scalar keeps its dtype, as a 0-d NumPy array does.
@@ -506,8 +512,13 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Opd {
         if let Some(a) = protocol_array(&obj)? {
             return Ok(Opd(Operand::Array(a), None));
         }
-        let array = obj.extract::<Arr>()?.0;
-        Ok(Opd(Operand::Array(array), Some(obj.to_owned().unbind())))
+        let obj = obj.to_owned();
+        let array = match is_sequence(&obj) {
+            true => None,
+            false => foreign_array(&obj, None)?,
+        };
+        let array = array.ok_or_else(|| invalid_type(&obj))?;
+        Ok(Opd(Operand::Array(array), Some(obj.unbind())))
     }
 }
 
@@ -532,9 +543,13 @@ fn mlx_pair(a: Opd, b: Opd) -> PyResult<(Operand, Operand)> {
     };
     let like = |o: Opd, dtype: DType| -> PyResult<Operand> {
         match o.1 {
-            Some(obj) => {
-                Python::attach(|py| Ok(Operand::Array(array_of(obj.bind(py), Some(dtype))?)))
-            }
+            // Converted already with that dtype (its default one): the same values.
+            Some(_) if matches!(&o.0, Operand::Array(a) if a.dtype() == dtype) => Ok(o.0),
+            Some(obj) => Python::attach(|py| {
+                let obj = obj.bind(py);
+                let array = foreign_array(obj, Some(dtype))?.ok_or_else(|| invalid_type(obj))?;
+                Ok(Operand::Array(array))
+            }),
             None => Ok(o.0),
         }
     };
