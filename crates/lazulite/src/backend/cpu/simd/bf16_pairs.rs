@@ -283,7 +283,7 @@ mod avx512 {
         while i + CHAINS * 32 <= n {
             for c in 0..CHAINS {
                 let at = i + c * 32;
-                super::super::prefetch_ahead(w.add(at));
+                super::super::prefetch_ahead(w.add(at), super::super::Ahead::Far);
                 let v = pairs(w.add(at));
                 for (a, x) in acc.iter_mut().zip(&xs) {
                     a[c] = _mm512_dpbf16_ps(a[c], v, pairs(x.add(at)));
@@ -414,7 +414,7 @@ mod avx512 {
         first: usize,
         values: &[*const u16; M],
     ) -> [__m512; M] {
-        super::super::prefetch_ahead(bytes);
+        super::super::prefetch_ahead(bytes, super::super::Ahead::Far);
         let packed = _mm512_loadu_si512(bytes.cast());
         let (mask, offset) = (
             _mm512_set1_epi16((1 << BITS) - 1),

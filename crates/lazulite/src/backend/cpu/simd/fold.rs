@@ -49,7 +49,7 @@ pub(super) unsafe fn dot<V: Vector>(a: &[f32], b: &[f32]) -> f32 {
         for (u, acc) in acc.iter_mut().enumerate() {
             let p = i + u * V::LANES;
             // `b` is the operand a product streams (a row of weights).
-            super::prefetch_ahead(b.add(p));
+            super::prefetch_ahead(b.add(p), super::Ahead::Far);
             *acc = V::load(a.add(p)).mul_add(V::load(b.add(p)), *acc);
         }
         i += V::LANES * UNROLL;

@@ -72,7 +72,7 @@ unsafe fn row_dots<V: Vector, const BF16: bool, const M: usize>(
     let mut acc = [[V::splat(0.0); CHAINS]; M];
     let mut i = 0;
     while i + CHAINS * lanes <= n {
-        super::prefetch_near(w.add(i));
+        super::prefetch_ahead(w.add(i), super::Ahead::Near);
         for c in 0..CHAINS {
             let at = i + c * lanes;
             let v = widened::<V, BF16>(w.add(at));

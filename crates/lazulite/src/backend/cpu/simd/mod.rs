@@ -57,39 +57,34 @@ pub fn prefetch<T>(data: &[T]) {
 }
 
 /// How far ahead of its read position a kernel streaming weights from memory asks for
-/// them, into L2: two cores streaming need that many lines in flight (two threads reading
-/// 200 MB of packed weights: 20-24 GB/s fetching 4 KB ahead into L2, 16-18 GB/s fetching
-/// 1 KB ahead into L1).
+/// them, and into which cache.
 #[cfg(target_arch = "x86_64")]
-const STREAM_AHEAD: usize = 4096;
-
-/// Asks for the line [`STREAM_AHEAD`] bytes past `at`, in data read forwards a line at a
-/// time (a hint: the address may lie past the data).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn prefetch_ahead<T>(at: *const T) {
-    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
-    // SAFETY: a prefetch never faults, whatever the address.
-    unsafe { _mm_prefetch::<_MM_HINT_T1>(at.cast::<i8>().wrapping_add(STREAM_AHEAD)) };
+#[derive(Copy, Clone)]
+enum Ahead {
+    /// 4 KB ahead into L2: two cores streaming need that many lines in flight (two threads
+    /// reading 200 MB of packed weights: 20-24 GB/s fetching 4 KB ahead into L2, 16-18 GB/s
+    /// fetching 1 KB ahead into L1).
+    Far,
+    /// 1 KB ahead into L1, for float32 kernels that widen or unpack the weights on AVX2: a
+    /// load that waits for memory stalls the work queued behind it, and the hardware's
+    /// prefetchers alone run short. Measured on a 2-core Zen 3: 4-bit rows of 4096 levels
+    /// ran at a third of this speed fetching 4 KB ahead into L2 (5 GB/s against 16); two
+    /// threads reading 256 MB of bfloat16 rows, 6-16% faster than with no prefetch.
+    Near,
 }
 
-/// How far ahead of its read position a float32 kernel streaming weights it widens or
-/// unpacks on AVX2 asks for them, into L1: a load that waits for memory stalls the work
-/// queued behind it, and the hardware's prefetchers alone run short. Measured on a 2-core
-/// Zen 3: 4-bit rows of 4096 levels ran at a third of this speed fetching 4 KB ahead into
-/// L2 (5 GB/s against 16); two threads reading 256 MB of bfloat16 rows, 6-16% faster than
-/// with no prefetch.
-#[cfg(target_arch = "x86_64")]
-const NEAR_AHEAD: usize = 1024;
-
-/// Asks for the line [`NEAR_AHEAD`] bytes past `at` into L1, in data read forwards (a
-/// hint: the address may lie past the data).
+/// Asks for the line `ahead` of `at`, in data read forwards (a hint: the address may lie
+/// past the data).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn prefetch_near<T>(at: *const T) {
-    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-    // SAFETY: a prefetch never faults, whatever the address.
-    unsafe { _mm_prefetch::<_MM_HINT_T0>(at.cast::<i8>().wrapping_add(NEAR_AHEAD)) };
+fn prefetch_ahead<T>(at: *const T, ahead: Ahead) {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0, _MM_HINT_T1};
+    let at = at.cast::<i8>();
+    // SAFETY (both): a prefetch never faults, whatever the address.
+    match ahead {
+        Ahead::Far => unsafe { _mm_prefetch::<_MM_HINT_T1>(at.wrapping_add(4096)) },
+        Ahead::Near => unsafe { _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(1024)) },
+    }
 }
 
 /// A slice kernel: a one-input op that has one, with its scalar implementation (the path

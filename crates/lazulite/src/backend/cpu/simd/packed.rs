@@ -217,8 +217,8 @@ unsafe fn chunk<V: Vector, const BITS: usize, const M: usize>(
 ) {
     let (lanes, per) = (V::LANES, 32 / BITS);
     let at = words.add(c * lanes);
-    // Into L1, not the 4 KB into L2 of the other streaming kernels (see the constant).
-    super::prefetch_near(at);
+    // Into L1, not the 4 KB into L2 of the other streaming kernels (see `Ahead`).
+    super::prefetch_ahead(at, super::Ahead::Near);
     let words = V::load_words(at);
     for j in 0..per {
         let levels = V::levels(words, (j * BITS) as u32, BITS as u32);
