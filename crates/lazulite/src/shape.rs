@@ -6,8 +6,9 @@ use crate::error::{Error, Result};
 ///
 /// ```
 /// assert_eq!(lazulite::shape::shape_text(&[2, 3]), "(2,3)");
+/// assert_eq!(lazulite::shape::shape_text(&[-1i64, 4]), "(-1,4)");
 /// ```
-pub fn shape_text(shape: &[usize]) -> String {
+pub fn shape_text<T: std::fmt::Display>(shape: &[T]) -> String {
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
     format!("({})", dims.join(","))
 }
@@ -66,7 +67,9 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
             db
         } else {
             return Err(Error::value(format!(
-                "[broadcast_shapes] Shapes {a:?} and {b:?} cannot be broadcast."
+                "[broadcast_shapes] Shapes {} and {} cannot be broadcast.",
+                shape_text(a),
+                shape_text(b)
             )));
         };
     }

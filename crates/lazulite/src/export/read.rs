@@ -7,6 +7,7 @@ use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::io::{lazy_array, Layout, Mapping, Storage};
 use crate::primitive::{MlxState, OutputSpec};
+use crate::shape::shape_text;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -366,10 +367,4 @@ impl ImportedFunction {
         }
         Error::value(msg)
     }
-}
-
-/// A shape as MLX prints it: `(2,3)`.
-fn shape_text(shape: &[usize]) -> String {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    format!("({})", dims.join(","))
 }

@@ -18,7 +18,7 @@ use crate::ops::trace::in_shapeless_trace;
 use crate::ops::unary::{exp, log, negative, square};
 use crate::ops::view::broadcast_with;
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
-use crate::shape::{broadcast_shapes, same_shape};
+use crate::shape::{broadcast_shapes, same_shape, shape_text};
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -486,9 +486,9 @@ pub(crate) fn binary(op: BinaryOp, a: Operand, b: Operand) -> Result<Array> {
     let in_dtype = op.input_dtype(dtype)?;
     let shape = broadcast_shapes(x.shape(), y.shape()).map_err(|_| {
         Error::value(format!(
-            "[{name}] Shapes {:?} and {:?} cannot be broadcast.",
-            x.shape(),
-            y.shape()
+            "[broadcast_shapes] Shapes {} and {} cannot be broadcast.",
+            shape_text(x.shape()),
+            shape_text(y.shape())
         ))
     })?;
     let shapeless = in_shapeless_trace();

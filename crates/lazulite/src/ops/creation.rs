@@ -33,15 +33,9 @@ pub fn full(shape: &[usize], value: impl Into<Operand>, dtype: Option<DType>) ->
     let value = value.into();
     let (values, value_dtype) = to_arrays("full", std::slice::from_ref(&value))?;
     let dtype = dtype.unwrap_or(value_dtype);
-    let cannot = |v: &Array| {
-        Error::value(format!(
-            "[full] Cannot broadcast value of shape {:?} to shape {shape:?}.",
-            v.shape()
-        ))
-    };
     if !crate::ops::trace::in_export_trace() {
         let v = astype(&values[0], dtype)?;
-        return broadcast_to(&v, shape).map_err(|_| cannot(&v));
+        return broadcast_to(&v, shape);
     }
     // As MLX records it: a scalar made in the dtype, broadcast, then a `Full` of it in
     // the dtype.
@@ -49,7 +43,7 @@ pub fn full(shape: &[usize], value: impl Into<Operand>, dtype: Option<DType>) ->
         Operand::Scalar(s) => scalar_array("full", s, dtype)?,
         Operand::Array(_) => values[0].clone(),
     };
-    let filled = astype(&broadcast_to(&v, shape).map_err(|_| cannot(&v))?, dtype)?;
+    let filled = astype(&broadcast_to(&v, shape)?, dtype)?;
     let copy = |x: &[Array]| Ok(vec![x[0].clone()]);
     let out = ExportedAs::apply("full", "Full", || Ok(vec![]), vec![filled], copy)?;
     Ok(out.into_iter().next().expect("one output"))

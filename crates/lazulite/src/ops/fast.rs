@@ -226,8 +226,8 @@ pub fn rope(
     if let RopeFrequencies::Freqs(f) = &frequencies {
         if f.shape() != [half] {
             return Err(Error::value(format!(
-                "[rope] freqs must be one dimensional with size {half} but got shape {:?}.",
-                f.shape()
+                "[rope] freqs must be one dimensional with size {half} but got shape {}.",
+                crate::shape::shape_text(f.shape())
             )));
         }
     }

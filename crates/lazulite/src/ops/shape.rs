@@ -23,7 +23,9 @@ use crate::ops::view::{
 use crate::primitive::{
     mlx_chain, mlx_ints, mlx_shape, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive,
 };
-use crate::shape::{axis_in_range, broadcast_shapes, checked_size, normalize_axis, Axes};
+use crate::shape::{
+    axis_in_range, broadcast_shapes, checked_size, normalize_axis, shape_text, Axes,
+};
 
 /// The number of elements of `shape`; an error naming `op` if it is too large.
 pub(crate) fn sized(op: &str, shape: &[usize]) -> Result<usize> {
@@ -99,32 +101,39 @@ pub fn unflatten(a: &Array, axis: i32, shape: &[i64]) -> Result<Array> {
     for (i, &d) in shape.iter().enumerate() {
         if d == -1 {
             if inferred.replace(i).is_some() {
-                return Err(Error::value("[unflatten] Can only infer one dimension."));
+                return Err(Error::value("[Unflatten] Can only infer one dimension."));
             }
         } else if d < 0 {
             return Err(Error::value(format!(
-                "[unflatten] Invalid dimension {d} in shape {shape:?}."
+                "[Unflatten] Cannot unflatten axis {axis} with size {dim} into shape {}.",
+                shape_text(shape)
             )));
         } else {
             known = known.checked_mul(d as usize).ok_or_else(|| {
                 Error::value(format!(
-                    "[unflatten] Shape {shape:?} has too many elements."
+                    "[Unflatten] Shape {} has too many elements.",
+                    shape_text(shape)
                 ))
             })?;
         }
     }
     let mut sizes: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
     let fits = match inferred {
-        Some(i) if known != 0 && dim.is_multiple_of(known) => {
+        Some(i) if known != 0 => {
             sizes[i] = dim / known;
-            true
+            dim.is_multiple_of(known)
         }
         Some(_) => false,
         None => known == dim,
     };
     if !fits {
+        // As MLX prints it: an inferred dimension as the quotient, where there is one.
+        let text = match (inferred, known) {
+            (Some(_), 0) => shape_text(shape),
+            _ => shape_text(&sizes),
+        };
         return Err(Error::value(format!(
-            "[unflatten] Cannot unflatten axis {axis} with size {dim} into shape {shape:?}."
+            "[Unflatten] Cannot unflatten axis {axis} with size {dim} into shape {text}."
         )));
     }
     let mut out = a.shape()[..ax].to_vec();
@@ -458,7 +467,7 @@ pub fn concatenate(arrays: &[Array], axis: impl Into<Option<i32>>) -> Result<Arr
             .enumerate()
             .all(|(d, (x, y))| d == ax || x == y);
         if !matches {
-            let shapes: Vec<_> = arrays.iter().map(|a| format!("{:?}", a.shape())).collect();
+            let shapes: Vec<_> = arrays.iter().map(|a| shape_text(a.shape())).collect();
             return Err(Error::value(format!(
                 "[concatenate] All the input array dimensions must match exactly except for \
                  the concatenation axis. However, the provided shapes are {}, and the \
@@ -589,9 +598,9 @@ pub fn split(
             }
             if dim % n != 0 {
                 return Err(Error::value(format!(
-                    "[split] Array split does not result in sub arrays with equal size: \
-                     attempting {n} splits along axis {axis} for shape {:?}.",
-                    a.shape()
+                    "Array split does not result in sub arrays with equal size: attempting \
+                     {n} splits along axis {axis} for shape {}.",
+                    shape_text(a.shape())
                 )));
             }
             if dim == 0 {
@@ -693,8 +702,8 @@ pub fn pad(
         let (values, _) = to_arrays("pad", &operands)?;
         if values[1].size() != 1 {
             return Err(Error::value(format!(
-                "[pad] constant_values must hold one value, got shape {:?}.",
-                values[1].shape()
+                "[pad] constant_values must hold one value, got shape {}.",
+                shape_text(values[1].shape())
             )));
         }
         reshape(&astype(&values[1], a.dtype())?, &[])?

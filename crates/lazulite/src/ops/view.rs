@@ -13,7 +13,7 @@ use crate::ops::cast::astype;
 use crate::ops::creation::zeros;
 use crate::ops::reduce::sum;
 use crate::primitive::{mlx_ints, mlx_shape, Export, MlxNode, MlxState, OutputSpec, Primitive};
-use crate::shape::{broadcast_shapes, checked_size, normalize_axis, same_shape};
+use crate::shape::{broadcast_shapes, checked_size, normalize_axis, same_shape, shape_text};
 
 /// Reshape to the stored shape, which `.1` says how to infer at other input shapes.
 pub(crate) struct Reshape(pub Vec<usize>, pub ReshapeRule);
@@ -232,7 +232,7 @@ pub(crate) fn reshape_by(a: &Array, shape: &[usize], rule: ReshapeRule) -> Resul
         return Err(Error::value(format!(
             "[reshape] Cannot reshape array of size {} into shape {}.",
             a.size(),
-            crate::shape::shape_text(shape)
+            shape_text(shape)
         )));
     }
     if shape == a.shape() {
@@ -318,26 +318,33 @@ pub fn reshape(a: &Array, shape: &[i64]) -> Result<Array> {
             }
         } else if d < 0 {
             return Err(Error::value(format!(
-                "[reshape] Invalid dimension {d} in shape {shape:?}."
+                "[reshape] Cannot reshape array of size {size} into shape {}.",
+                shape_text(shape)
             )));
         } else {
             known = known.checked_mul(d as usize).ok_or_else(|| {
-                Error::value(format!("[reshape] Shape {shape:?} has too many elements."))
+                Error::value(format!(
+                    "[reshape] Shape {} has too many elements.",
+                    shape_text(shape)
+                ))
             })?;
         }
     }
     let mut out: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
     if let Some(i) = inferred {
-        if known == 0 || !size.is_multiple_of(known) {
-            return Err(Error::value(format!(
-                "[reshape] Cannot infer the shape of an array of size {size} into shape {shape:?}."
-            )));
+        if known == 0 {
+            return Err(Error::value(
+                "[reshape] Cannot infer the shape of an empty array",
+            ));
         }
+        // A size the others do not divide fails below, with the quotient in its place,
+        // as MLX reports it.
         out[i] = size / known;
     }
     if checked_size(&out)? != size {
         return Err(Error::value(format!(
-            "[reshape] Cannot reshape array of size {size} into shape {shape:?}."
+            "[reshape] Cannot reshape array of size {size} into shape {}.",
+            shape_text(&out)
         )));
     }
     // In a shapeless trace an inferred dimension stays inferred at other input sizes
@@ -475,8 +482,8 @@ impl Primitive for Broadcast {
         if !fits {
             return Err(Error::value(format!(
                 "[broadcast_shapes] Shapes {} and {} cannot be broadcast.",
-                crate::shape::shape_text(&inputs[0].shape),
-                crate::shape::shape_text(&self.0)
+                shape_text(&inputs[0].shape),
+                shape_text(&self.0)
             )));
         }
         Ok(vec![self.0.clone()])
@@ -574,14 +581,13 @@ pub fn broadcast_to(a: &Array, shape: &[usize]) -> Result<Array> {
     if same_shape(a.shape(), shape) {
         return Ok(a.clone());
     }
-    let target = broadcast_shapes(a.shape(), shape)
-        .ok()
-        .filter(|s| s == shape);
-    if target.is_none() {
+    // As in MLX: shapes that do not broadcast fail in `broadcast_shapes`, and a
+    // broadcast that is not `shape` with its own message.
+    if broadcast_shapes(a.shape(), shape)? != shape {
         return Err(Error::value(format!(
-            "[broadcast_to] Cannot broadcast array of shape {:?} into shape {:?}.",
-            a.shape(),
-            shape
+            "Cannot broadcast array of shape {} into shape {}.",
+            shape_text(a.shape()),
+            shape_text(shape)
         )));
     }
     checked_size(shape)?;
@@ -612,8 +618,8 @@ impl BroadcastLike {
             lead = broadcast_shapes(&lead, &shape[..cut]).map_err(|_| {
                 Error::value(format!(
                     "[broadcast_shapes] Shapes {} and {} cannot be broadcast.",
-                    crate::shape::shape_text(&lead),
-                    crate::shape::shape_text(&shape[..cut])
+                    shape_text(&lead),
+                    shape_text(&shape[..cut])
                 ))
             })?;
         }
@@ -788,7 +794,7 @@ impl Primitive for ReshapeLike {
         if checked_size(target)? != size {
             return Err(Error::value(format!(
                 "[reshape] Cannot reshape array of size {size} into shape {}.",
-                crate::shape::shape_text(target)
+                shape_text(target)
             )));
         }
         Ok(vec![target.clone()])
@@ -864,7 +870,7 @@ pub(crate) fn reshape_like(a: &Array, peer: &Array) -> Result<Array> {
     if checked_size(peer.shape())? != size {
         return Err(Error::value(format!(
             "[reshape] Cannot reshape array of size {size} into shape {}.",
-            crate::shape::shape_text(peer.shape())
+            shape_text(peer.shape())
         )));
     }
     Ok(Array::from_op(
@@ -1029,8 +1035,8 @@ impl Primitive for SliceUpdate {
             return Err(Error::value(format!(
                 "[slice_update] An update of shape {} does not fit the slice of an array of \
                  shape {} recorded while tracing.",
-                crate::shape::shape_text(src),
-                crate::shape::shape_text(dst)
+                shape_text(src),
+                shape_text(dst)
             )));
         }
         Ok(vec![dst.clone()])
@@ -1142,13 +1148,7 @@ pub fn slice_update(
     step: &[i64],
 ) -> Result<Array> {
     let prim = slice_params(a, start, stop, step)?;
-    let update = broadcast_to(&astype(update, a.dtype())?, &prim.shape).map_err(|_| {
-        Error::value(format!(
-            "[slice_update] Cannot broadcast an update of shape {:?} to the slice shape {:?}.",
-            update.shape(),
-            prim.shape
-        ))
-    })?;
+    let update = broadcast_to(&astype(update, a.dtype())?, &prim.shape)?;
     Ok(prim.record_update(a, &update))
 }
 

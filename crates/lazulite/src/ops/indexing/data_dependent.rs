@@ -166,8 +166,8 @@ pub fn unique_all(a: &Array, size: Option<usize>, fill_value: Option<&Array>) ->
     let fill = match fill_value {
         Some(f) if f.size() != 1 => {
             return Err(Error::value(format!(
-                "[unique] Fill value must have one element, but got shape {:?}.",
-                f.shape()
+                "[unique] Fill value must have one element, but got shape {}.",
+                crate::shape::shape_text(f.shape())
             )))
         }
         Some(f) => Some(reshape(&astype(f, a.dtype())?, &[])?),

@@ -14,7 +14,7 @@ use crate::ops::indexing::gather_scatter::{gather, scatter};
 use crate::ops::ternary::where_;
 use crate::ops::view::{broadcast_to, reshape};
 use crate::primitive::{mlx_ints, mlx_shape};
-use crate::shape::{normalize_axes, normalize_axis};
+use crate::shape::{normalize_axes, normalize_axis, shape_text};
 
 /// Coordinates of a `slice_size` window of an array of `shape` whose corner is `start`
 /// (an integer array, one value per entry of `axes`; 0 on the other axes): one int64
@@ -41,8 +41,9 @@ fn window(
     }
     if slice_size.len() != shape.len() {
         return Err(Error::value(format!(
-            "[{op}] Slice sizes {slice_size:?} must have one entry per axis of the array of \
-             shape {shape:?}."
+            "[{op}] Slice sizes {} must have one entry per axis of the array of shape {}.",
+            shape_text(slice_size),
+            shape_text(shape)
         )));
     }
     if let Some(d) = (0..shape.len()).find(|&d| slice_size[d] > shape[d]) {
@@ -136,10 +137,10 @@ pub fn dynamic_slice_update(
 ) -> Result<Array> {
     if update.ndim() > a.ndim() {
         return Err(Error::value(format!(
-            "[slice_update] The update of shape {:?} has more dimensions than the array of \
-             shape {:?}.",
-            update.shape(),
-            a.shape()
+            "[slice_update] The update of shape {} has more dimensions than the array of \
+             shape {}.",
+            shape_text(update.shape()),
+            shape_text(a.shape())
         )));
     }
     let axes = ordered_axes("slice_update", axes, a.ndim())?;

@@ -572,7 +572,7 @@ fn update(a: &Array, indices: &[Index], value: Operand, mode: ScatterMode) -> Re
     if let [Index::Mask(m)] = indices {
         // A 0-d mask selects all of `a` or nothing.
         if m.ndim() == 0 && m.dtype() == DType::Bool {
-            let new = combine(a, &value_for(op, &value, a.shape())?, mode)?;
+            let new = combine(a, &value_for(&value, a.shape())?, mode)?;
             return where_(m, &new, a);
         }
         // A full-shape mask with one value: a select.
@@ -591,7 +591,7 @@ fn update(a: &Array, indices: &[Index], value: Operand, mode: ScatterMode) -> Re
     } = resolve(op, a, indices)?;
     if !entries.iter().any(|e| matches!(e, Entry::Array(_))) {
         let (view, _) = basic_view(a, &entries)?;
-        let value = value_for(op, &value, view.shape())?;
+        let value = value_for(&value, view.shape())?;
         let new = combine(&view, &value, mode)?;
         let (mut start, mut stop, mut step, mut shape) = (vec![], vec![], vec![], vec![]);
         for e in entries.iter().filter(|e| e.consumes_axis()) {
@@ -608,26 +608,22 @@ fn update(a: &Array, indices: &[Index], value: Operand, mode: ScatterMode) -> Re
         return slice_update(a, &reshape(&new, &shape)?, &start, &stop, &step);
     }
     let (coords, result) = coordinates(a, &entries, split_by_ellipsis)?;
-    let value = value_for(op, &value, &result)?;
+    let value = value_for(&value, &result)?;
     let axes: Vec<usize> = (0..a.ndim()).collect();
     scatter(a, &coords, &value, &axes, mode)
 }
 
 /// `value` broadcast to the indexed `shape`; extra leading dimensions of size 1 are
-/// dropped first, as NumPy and MLX allow (`a[0] = ones((1, 1, 3))`).
-fn value_for(op: &str, value: &Array, shape: &[usize]) -> Result<Array> {
+/// dropped first, as NumPy and MLX allow (`a[0] = ones((1, 1, 3))`). Shapes that do not
+/// broadcast fail as in MLX, in `broadcast_shapes`.
+fn value_for(value: &Array, shape: &[usize]) -> Result<Array> {
     let extra = value.ndim().saturating_sub(shape.len());
     let value = if extra > 0 && value.shape()[..extra].iter().all(|&d| d == 1) {
         reshape(value, &as_i64(&value.shape()[extra..]))?
     } else {
         value.clone()
     };
-    broadcast_to(&value, shape).map_err(|_| {
-        Error::value(format!(
-            "[{op}] Cannot broadcast a value of shape {:?} to the indexed shape {shape:?}.",
-            value.shape()
-        ))
-    })
+    broadcast_to(&value, shape)
 }
 
 /// `old` combined with `new` as a scatter of `mode` would (for the lazy paths).

@@ -17,7 +17,7 @@ use crate::ops::view::{broadcast_to, broadcast_with, reshape};
 use crate::primitive::{
     mlx_ints, mlx_shape, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive,
 };
-use crate::shape::{broadcast_shapes, checked_size};
+use crate::shape::{broadcast_shapes, checked_size, shape_text};
 
 /// Reads the sub-arrays of input 0 at the integer index arrays (inputs 1..) along `axes`.
 /// Output shape: the (common) index shape followed by input 0's other dimensions.
@@ -115,11 +115,12 @@ pub(super) fn broadcast_indices(op: &str, indices: &[Array]) -> Result<(Vec<Arra
         batch = broadcast_shapes(&batch, idx.shape()).map_err(|_| {
             Error::index(format!(
                 "[{op}] Shape mismatch: indexing arrays could not be broadcast together with \
-                 shapes {:?}.",
+                 shapes {}.",
                 indices
                     .iter()
-                    .map(|i| i.shape().to_vec())
+                    .map(|i| shape_text(i.shape()))
                     .collect::<Vec<_>>()
+                    .join(" ")
             ))
         })?;
     }
@@ -179,8 +180,9 @@ pub(crate) fn scatter(
     let target = gather_shape(a.shape(), axes, &batch);
     let updates = broadcast_to(&astype(updates, a.dtype())?, &target).map_err(|_| {
         Error::value(format!(
-            "[{op}] Cannot broadcast updates of shape {:?} to the indexed shape {target:?}.",
-            updates.shape()
+            "[{op}] Cannot broadcast updates of shape {} to the indexed shape {}.",
+            shape_text(updates.shape()),
+            shape_text(&target)
         ))
     })?;
     let mut inputs = vec![a.clone()];

@@ -14,7 +14,7 @@ use crate::ops::scan::cumsum;
 use crate::ops::shape::squeeze;
 use crate::ops::view::{broadcast_to, reshape};
 use crate::primitive::{mlx_ints, mlx_shape, MlxInput, MlxNode, MlxState, OutputSpec};
-use crate::shape::{broadcast_shapes, normalize_axis};
+use crate::shape::{broadcast_shapes, normalize_axis, shape_text};
 
 /// The axis `take`-like ops work on: `None` flattens `a` first.
 fn along(op: &str, a: &Array, axis: Option<i32>) -> Result<(Array, usize)> {
@@ -175,9 +175,9 @@ fn along_shapes(op: &str, a: &Array, indices: &Array, axis: usize) -> Result<(Ar
     i_shape[axis] = 1;
     let mut shape = broadcast_shapes(&a_shape, &i_shape).map_err(|_| {
         Error::value(format!(
-            "[{op}] Cannot broadcast indices of shape {:?} with an array of shape {:?}.",
-            indices.shape(),
-            a.shape()
+            "[{op}] Cannot broadcast indices of shape {} with an array of shape {}.",
+            shape_text(indices.shape()),
+            shape_text(a.shape())
         ))
     })?;
     let mut a_target = shape.clone();
@@ -278,10 +278,10 @@ pub fn put_along_axis(
         .any(|(d, (s, n))| d != ax && s != n)
     {
         return Err(Error::value(format!(
-            "[put_along_axis] Indices of shape {:?} do not match the array of shape {:?} \
+            "[put_along_axis] Indices of shape {} do not match the array of shape {} \
              outside the axis.",
-            indices.shape(),
-            a.shape()
+            shape_text(indices.shape()),
+            shape_text(a.shape())
         )));
     }
     if flat.size() == 0 {

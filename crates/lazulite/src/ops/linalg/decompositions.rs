@@ -33,13 +33,7 @@ use crate::ops::ternary::where_;
 use crate::ops::unary::{abs, log, negative, reciprocal, sign, square};
 use crate::ops::view::{broadcast_to, slice};
 use crate::primitive::{no_rule, Export, MlxInput, MlxNode, MlxState, OutputSpec, Primitive};
-use crate::shape::broadcast_shapes;
-
-/// A shape as MLX prints it in messages: `(2,3)`.
-fn shape_text(shape: &[usize]) -> String {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    format!("({})", dims.join(","))
-}
+use crate::shape::{broadcast_shapes, shape_text};
 
 /// Checks that `a` is a (batch of) matrix of float32 or float64, square if `square`
 /// (with MLX's message `square_message`).
