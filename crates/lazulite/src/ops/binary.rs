@@ -18,7 +18,7 @@ use crate::ops::trace::in_shapeless_trace;
 use crate::ops::unary::{exp, log, negative, square};
 use crate::ops::view::broadcast_with;
 use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
-use crate::shape::{broadcast_shapes, same_shape, shape_text};
+use crate::shape::{broadcast_shapes, same_shape};
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -484,13 +484,8 @@ pub(crate) fn binary(op: BinaryOp, a: Operand, b: Operand) -> Result<Array> {
     let name = op.name();
     let (x, y, dtype) = to_array_pair(name, &a, &b)?;
     let in_dtype = op.input_dtype(dtype)?;
-    let shape = broadcast_shapes(x.shape(), y.shape()).map_err(|_| {
-        Error::value(format!(
-            "[broadcast_shapes] Shapes {} and {} cannot be broadcast.",
-            shape_text(x.shape()),
-            shape_text(y.shape())
-        ))
-    })?;
+    // MLX's message, from the shared broadcast.
+    let shape = broadcast_shapes(x.shape(), y.shape())?;
     let shapeless = in_shapeless_trace();
     // An operand of the input dtype and the output shape is used as it is (the usual case,
     // worth sparing the handles that casting and broadcasting to itself would take).
