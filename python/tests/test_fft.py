@@ -62,6 +62,19 @@ def test_norms_axes_and_lengths(norm):
           np.fft.irfftn(zw, s=(3, 4, 5), axes=(0, 1, 2), norm=norm))
 
 
+@pytest.mark.parametrize("rows, n", [(40, 1024), (37, 48), (16, 512)])
+def test_many_rows_transformed_in_batches(rows, n):
+    # Rows are transformed 16 at a time, interleaved, and spread over threads: full
+    # batches, a short last one, and a split between tasks must all land in place.
+    x, z = real(rows, n), cplx(rows, n)
+    close(mx.fft.fft(mx.array(z)), np.fft.fft(z.astype(np.complex128)))
+    close(mx.fft.ifft(mx.array(z)), np.fft.ifft(z.astype(np.complex128)))
+    close(mx.fft.rfft(mx.array(x)), np.fft.rfft(x.astype(np.float64)))
+    h = cplx(rows, n // 2 + 1)
+    close(mx.fft.irfft(mx.array(h), n=n), np.fft.irfft(h.astype(np.complex128), n=n))
+    close(mx.fft.rfft(mx.array(x.T), axis=0), np.fft.rfft(x.T.astype(np.float64), axis=0))
+
+
 def test_strided_inputs():
     z = cplx(8, 10)
     a = mx.array(z)

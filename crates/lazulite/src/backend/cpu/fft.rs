@@ -8,7 +8,9 @@
 //! computed in `f64` from exactly reduced angles, so the error stays near `f32` epsilon
 //! times `log n`.
 
+use super::simd::vectorised;
 use super::strided::Shared;
+use super::transpose::transpose_into;
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::Complex;
@@ -244,23 +246,26 @@ impl Plan {
     /// runs of `batch` times their length, which vectorise.
     fn forward(&self, re: &mut [f32], im: &mut [f32], batch: usize, scratch: &mut Scratch) {
         match self {
-            Plan::Stockham(passes) => {
-                let n = re.len();
-                let (sre, sim) = (&mut scratch.re[..n], &mut scratch.im[..n]);
-                let mut in_scratch = false;
-                for pass in passes {
-                    if in_scratch {
-                        pass.run(sre, sim, re, im, batch);
-                    } else {
-                        pass.run(re, im, sre, sim, batch);
+            Plan::Stockham(passes) => vectorised(
+                #[inline(always)]
+                || {
+                    let n = re.len();
+                    let (sre, sim) = (&mut scratch.re[..n], &mut scratch.im[..n]);
+                    let mut in_scratch = false;
+                    for pass in passes {
+                        if in_scratch {
+                            pass.run(sre, sim, re, im, batch);
+                        } else {
+                            pass.run(re, im, sre, sim, batch);
+                        }
+                        in_scratch = !in_scratch;
                     }
-                    in_scratch = !in_scratch;
-                }
-                if in_scratch {
-                    re.copy_from_slice(sre);
-                    im.copy_from_slice(sim);
-                }
-            }
+                    if in_scratch {
+                        re.copy_from_slice(sre);
+                        im.copy_from_slice(sim);
+                    }
+                },
+            ),
             Plan::Bluestein(b) => {
                 debug_assert_eq!(batch, 1, "Bluestein plans transform one row at a time");
                 b.forward(re, im, scratch)
@@ -307,6 +312,8 @@ impl Pass {
     /// One decimation-in-frequency Stockham pass from `(xr, xi)` to `(yr, yi)`: for each
     /// `p < m`, the `radix`-point DFT of the inputs `p + j m`, twiddled, goes to outputs
     /// `radix p + k`; each "point" is a contiguous run of `stride * batch` values.
+    /// Inlined into [`Plan::forward`]'s code for each instruction set.
+    #[inline(always)]
     fn run(&self, xr: &[f32], xi: &[f32], yr: &mut [f32], yi: &mut [f32], batch: usize) {
         let (m, s, r) = (self.m, self.stride * batch, self.radix);
         for p in 0..m {
@@ -343,6 +350,7 @@ impl Pass {
     /// A naive `radix`-point DFT per run position (odd primes up to [`MAX_RADIX`]): each
     /// output run accumulates the input runs times one root, so that the innermost loop
     /// walks contiguous runs.
+    #[inline(always)]
     fn radix_any(
         &self,
         inputs: &[(&[f32], &[f32])],
@@ -559,9 +567,16 @@ pub fn fft(x: Tensor, axis: usize, n: usize, transform: Transform, scale: f64) -
         (None, _) => load_row(bytes, transform, base, in_stride, n, re, im),
         (Some(_), Transform::RealForward) => {
             let data: &[f32] = bytemuck::cast_slice(bytes);
-            for j in 0..len {
-                re[j] = data[(base + 2 * j as isize * in_stride) as usize];
-                im[j] = data[(base + (2 * j + 1) as isize * in_stride) as usize];
+            if in_stride == 1 {
+                let pairs = data[base as usize..][..2 * len].chunks_exact(2);
+                for ((pair, re), im) in pairs.zip(re.iter_mut()).zip(im.iter_mut()) {
+                    (*re, *im) = (pair[0], pair[1]);
+                }
+            } else {
+                for j in 0..len {
+                    re[j] = data[(base + 2 * j as isize * in_stride) as usize];
+                    im[j] = data[(base + (2 * j + 1) as isize * in_stride) as usize];
+                }
             }
         }
         (Some(tw), _) => join_halves(bytes, base, in_stride, tw, re, im),
@@ -575,60 +590,72 @@ pub fn fft(x: Tensor, axis: usize, n: usize, transform: Transform, scale: f64) -
             1
         }
     };
+    // Compiled for the machine's vector instructions: the loads, the joins of real
+    // transforms and the stores are plain loops over each row.
     let run_rows = |lo: usize, hi: usize| {
-        let batch = batch_of(hi - lo);
-        // The batch's rows one after another, and the same values interleaved.
-        let (mut rows_re, mut rows_im) = (vec![0.0f32; len * batch], vec![0.0f32; len * batch]);
-        let (mut batch_re, mut batch_im) = (vec![0.0f32; len * batch], vec![0.0f32; len * batch]);
-        let mut scratch = Scratch::new(&plan, len * batch);
-        // The joined spectrum (or signal) of a half-length real transform.
-        let joined = if half { n } else { 0 };
-        let (mut joined_re, mut joined_im) = (vec![0.0f32; joined], vec![0.0f32; joined]);
-        for first in (lo..hi).step_by(batch) {
-            let group = first..(first + batch).min(hi);
-            let b = group.len();
-            let (rre, rim) = (&mut rows_re[..len * b], &mut rows_im[..len * b]);
-            for ((r, re), im) in group
-                .clone()
-                .zip(rre.chunks_mut(len))
-                .zip(rim.chunks_mut(len))
-            {
-                load(bases[r], re, im);
-            }
-            if b == 1 {
-                plan.forward(rre, rim, 1, &mut scratch);
-            } else {
-                let (bre, bim) = (&mut batch_re[..len * b], &mut batch_im[..len * b]);
-                interleave(rre, bre, b);
-                interleave(rim, bim, b);
-                plan.forward(bre, bim, b, &mut scratch);
-                deinterleave(bre, rre, b);
-                deinterleave(bim, rim, b);
-            }
-            for ((r, re), im) in group.zip(rre.chunks(len)).zip(rim.chunks(len)) {
-                let start = (r / inner) * out_len * inner + r % inner;
-                let row = |re: &[f32], im: &[f32]| {
-                    // SAFETY: rows write disjoint output positions `start + k * inner`,
-                    // `k < out_len`.
-                    unsafe { store_row(out_ptr.get(), transform, start, inner, re, im, scale) };
-                };
-                match (&twiddles, transform) {
-                    (None, _) => row(&re[..out_len], &im[..out_len]),
-                    (Some(tw), Transform::RealForward) => {
-                        let (xr, xi) = (&mut joined_re[..out_len], &mut joined_im[..out_len]);
-                        split_halves(re, im, tw, xr, xi);
-                        row(xr, xi);
+        vectorised(
+            #[inline(always)]
+            || {
+                let batch = batch_of(hi - lo);
+                // The batch's rows one after another, and the same values interleaved.
+                let (mut rows_re, mut rows_im) =
+                    (vec![0.0f32; len * batch], vec![0.0f32; len * batch]);
+                let (mut batch_re, mut batch_im) =
+                    (vec![0.0f32; len * batch], vec![0.0f32; len * batch]);
+                let mut scratch = Scratch::new(&plan, len * batch);
+                // The joined spectrum (or signal) of a half-length real transform.
+                let joined = if half { n } else { 0 };
+                let (mut joined_re, mut joined_im) = (vec![0.0f32; joined], vec![0.0f32; joined]);
+                for first in (lo..hi).step_by(batch) {
+                    let group = first..(first + batch).min(hi);
+                    let b = group.len();
+                    let (rre, rim) = (&mut rows_re[..len * b], &mut rows_im[..len * b]);
+                    for ((r, re), im) in group
+                        .clone()
+                        .zip(rre.chunks_mut(len))
+                        .zip(rim.chunks_mut(len))
+                    {
+                        load(bases[r], re, im);
                     }
-                    (Some(_), _) => {
-                        for j in 0..len {
-                            joined_re[2 * j] = re[j];
-                            joined_re[2 * j + 1] = -im[j];
+                    if b == 1 {
+                        plan.forward(rre, rim, 1, &mut scratch);
+                    } else {
+                        let (bre, bim) = (&mut batch_re[..len * b], &mut batch_im[..len * b]);
+                        transpose_into(rre, b, len, bre, b);
+                        transpose_into(rim, b, len, bim, b);
+                        plan.forward(bre, bim, b, &mut scratch);
+                        transpose_into(bre, len, b, rre, len);
+                        transpose_into(bim, len, b, rim, len);
+                    }
+                    for ((r, re), im) in group.zip(rre.chunks(len)).zip(rim.chunks(len)) {
+                        let start = (r / inner) * out_len * inner + r % inner;
+                        let row = |re: &[f32], im: &[f32]| {
+                            // SAFETY: rows write disjoint output positions `start + k * inner`,
+                            // `k < out_len`.
+                            unsafe {
+                                store_row(out_ptr.get(), transform, start, inner, re, im, scale)
+                            };
+                        };
+                        match (&twiddles, transform) {
+                            (None, _) => row(&re[..out_len], &im[..out_len]),
+                            (Some(tw), Transform::RealForward) => {
+                                let (xr, xi) =
+                                    (&mut joined_re[..out_len], &mut joined_im[..out_len]);
+                                split_halves(re, im, tw, xr, xi);
+                                row(xr, xi);
+                            }
+                            (Some(_), _) => {
+                                for j in 0..len {
+                                    joined_re[2 * j] = re[j];
+                                    joined_re[2 * j + 1] = -im[j];
+                                }
+                                row(&joined_re, &[]);
+                            }
                         }
-                        row(&joined_re, &[]);
                     }
                 }
-            }
-        }
+            },
+        )
     };
     let work = rows.saturating_mul(n);
     if work >= PARALLEL_MIN && rows > 1 && rayon::current_num_threads() > 1 {
@@ -642,36 +669,10 @@ pub fn fft(x: Tensor, axis: usize, n: usize, transform: Transform, scale: f64) -
     Ok(out)
 }
 
-/// Rows transposed between `b` rows one after another (`from[i * len + t]`) and the same
-/// values interleaved (`to[t * b + i]`), in tiles of both that stay in the L1 cache.
-fn interleave(from: &[f32], to: &mut [f32], b: usize) {
-    let len = from.len() / b;
-    for t0 in (0..len).step_by(BATCH) {
-        let t1 = (t0 + BATCH).min(len);
-        for (i, row) in from.chunks_exact(len).enumerate() {
-            for t in t0..t1 {
-                to[t * b + i] = row[t];
-            }
-        }
-    }
-}
-
-/// The inverse of [`interleave`].
-fn deinterleave(from: &[f32], to: &mut [f32], b: usize) {
-    let len = from.len() / b;
-    for t0 in (0..len).step_by(BATCH) {
-        let t1 = (t0 + BATCH).min(len);
-        for (i, row) in to.chunks_exact_mut(len).enumerate() {
-            for t in t0..t1 {
-                row[t] = from[t * b + i];
-            }
-        }
-    }
-}
-
 /// Fills `(re, im)` with the `n` complex values a forward transform of the row at `base`
 /// takes: conjugated for an inverse (`F^-1(z) = conj(F(conj z))`), zero imaginary parts
 /// for real input, and the Hermitian completion of the half spectrum for a real inverse.
+#[inline(always)]
 fn load_row(
     bytes: &[u8],
     transform: Transform,
@@ -697,10 +698,17 @@ fn load_row(
             } else {
                 1.0
             };
-            for k in 0..n {
-                let z = data[at(k)];
-                re[k] = z.re;
-                im[k] = sign * z.im;
+            if stride == 1 {
+                let row = &data[base as usize..][..n];
+                for ((z, re), im) in row.iter().zip(re.iter_mut()).zip(im.iter_mut()) {
+                    (*re, *im) = (z.re, sign * z.im);
+                }
+            } else {
+                for k in 0..n {
+                    let z = data[at(k)];
+                    re[k] = z.re;
+                    im[k] = sign * z.im;
+                }
             }
         }
         Transform::RealInverse => {
@@ -727,28 +735,35 @@ fn load_row(
 /// The spectrum `X_0..=X_h` of `n = 2h` reals from `Z`, the transform of length `h` of
 /// `z_j = x_2j + i x_2j+1`: with `E_k = (Z_k + conj Z_h-k) / 2` (the even samples'
 /// transform) and `O_k = (Z_k - conj Z_h-k) / 2i` (the odd ones'), `X_k = E_k + w^k O_k`.
+#[inline(always)]
 fn split_halves(zr: &[f32], zi: &[f32], tw: &HalfTwiddles, xr: &mut [f32], xi: &mut [f32]) {
     let h = zr.len();
-    // Indices k and h - k, both taken modulo h (without a division per element).
-    let pairs = (0..=h).map(|k| match k {
-        0 => (0, 0),
-        k if k == h => (0, 0),
-        k => (k, h - k),
-    });
-    for (k, (a, b)) in pairs.enumerate() {
-        let (er, ei) = (0.5 * (zr[a] + zr[b]), 0.5 * (zi[a] - zi[b]));
-        let (dr, di) = (0.5 * (zr[a] - zr[b]), 0.5 * (zi[a] + zi[b]));
+    let one = |(ar, ai): (f32, f32), (br, bi): (f32, f32), (wr, wi): (f32, f32)| {
+        let (er, ei) = (0.5 * (ar + br), 0.5 * (ai - bi));
+        let (dr, di) = (0.5 * (ar - br), 0.5 * (ai + bi));
         // O = -i D.
         let (or, oi) = (di, -dr);
-        let (wr, wi) = (tw.re[k], tw.im[k]);
-        xr[k] = er + or * wr - oi * wi;
-        xi[k] = ei + or * wi + oi * wr;
+        (er + or * wr - oi * wi, ei + or * wi + oi * wr)
+    };
+    // Indices k and h - k, both taken modulo h: 0 pairs with itself for k = 0 and k = h.
+    let z0 = (zr[0], zi[0]);
+    (xr[0], xi[0]) = one(z0, z0, (tw.re[0], tw.im[0]));
+    (xr[h], xi[h]) = one(z0, z0, (tw.re[h], tw.im[h]));
+    // The others as zipped runs, one of them reversed, which vectorise.
+    let (ar, ai) = (&zr[1..], &zi[1..]);
+    let forward = ar.iter().zip(ai);
+    let backward = ar.iter().rev().zip(ai.iter().rev());
+    let twiddles = tw.re[1..h].iter().zip(&tw.im[1..h]);
+    let out = xr[1..h].iter_mut().zip(&mut xi[1..h]);
+    for (((a, b), w), (or, oi)) in forward.zip(backward).zip(twiddles).zip(out) {
+        (*or, *oi) = one((*a.0, *a.1), (*b.0, *b.1), (*w.0, *w.1));
     }
 }
 
 /// The inverse of [`split_halves`]: from the half spectrum at `base` (imaginary parts of
 /// `X_0` and `X_h` ignored), `conj(Z)` with `Z_k = (X_k + conj X_h-k) + i w^-k (X_k -
 /// conj X_h-k)`, whose forward transform, conjugated, is `n (x_2j + i x_2j+1)`.
+#[inline(always)]
 fn join_halves(
     bytes: &[u8],
     base: isize,
@@ -784,6 +799,7 @@ fn join_halves(
 /// # Safety
 /// `out` must point to a buffer of the transform's output dtype with room for every
 /// written position, none of which another thread writes.
+#[inline(always)]
 unsafe fn store_row(
     out: *mut u8,
     transform: Transform,
@@ -795,6 +811,13 @@ unsafe fn store_row(
 ) {
     let scale = scale as f32;
     match transform {
+        Transform::Forward | Transform::RealForward if stride == 1 => {
+            // A contiguous row: a loop over slices, which vectorises.
+            let out = std::slice::from_raw_parts_mut((out as *mut Complex).add(start), re.len());
+            for ((z, &re), &im) in out.iter_mut().zip(re).zip(im) {
+                *z = Complex::new(re * scale, im * scale);
+            }
+        }
         Transform::Forward | Transform::RealForward => {
             let out = out as *mut Complex;
             for k in 0..re.len() {
