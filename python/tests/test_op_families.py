@@ -382,6 +382,43 @@ def test_zero_dimensional_inputs():
         mx.swapaxes(s, 0, 1)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int8, np.int32, np.uint8, np.bool_,
+                                   np.complex64])
+def test_reductions_of_broadcast_arrays_match_numpy(dtype):
+    # Axes along which an array repeats one element (stride 0) are folded by doubling, not
+    # element by element; axes 1 and 3 repeat, axes 0 and 2 do not.
+    rng = np.random.default_rng(5)
+    # Near 1, so that the products of 19800 elements stay finite in any order.
+    base = rng.choice(np.array([-1.0, -0.999, 0.0, 1.0, 1.001, 1.002]), size=(3, 1, 5, 1))
+    base = base.astype(np.int64) if np.issubdtype(dtype, np.integer) else base
+    base = base.astype(dtype)
+    x = np.broadcast_to(base, (3, 40, 5, 33))
+    a = mx.broadcast_to(mx.array(base), x.shape)
+    exact = not np.issubdtype(dtype, np.inexact)
+    wide = np.int64 if exact else np.complex128 if dtype == np.complex64 else np.float64
+    ops = ["sum", "prod", "max", "min", "any", "all", "mean"]
+    for axis in (None, 0, 1, 3, (1, 3), (0, 1), (1, 2, 3), (0, 2)):
+        for op in ops:
+            if dtype == np.complex64 and op in ("max", "min"):
+                continue
+            got = np.array(getattr(mx, op)(a, axis=axis))
+            expected = getattr(np, op)(x.astype(wide), axis=axis)
+            if exact and op != "mean":
+                np.testing.assert_array_equal(got, expected.astype(got.dtype), err_msg=f"{op} {axis}")
+            else:
+                rtol = 2e-3 if dtype == np.float16 else 1e-5
+                np.testing.assert_allclose(got, expected.astype(got.dtype), rtol=rtol, err_msg=f"{op} {axis}")
+    if not exact:
+        # Elementwise ops on a broadcast array compute its one value once, as they would
+        # compute each element of the array stored.
+        check(mx.exp(a), np.exp(x.astype(wide)), rtol=2e-3)
+        np.testing.assert_array_equal(np.array(mx.exp(a)), np.array(mx.exp(mx.array(x))))
+        check(mx.abs(mx.full((300, 500), -2.5, dtype=mx.float32)), np.full((300, 500), 2.5))
+    nan = mx.broadcast_to(mx.array([[1.0], [np.nan]]), (2, 1000))
+    check(mx.max(nan, axis=1), [1.0, np.nan])
+    check(mx.min(nan), np.nan)
+
+
 @pytest.mark.parametrize("shape,axis", [((600, 300), 0), ((70_000, 3), 0), ((20, 10, 1000), (0, 1)),
                                         ((17, 9000), 0)])
 def test_reductions_over_leading_axes_match_numpy(shape, axis):

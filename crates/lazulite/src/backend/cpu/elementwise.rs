@@ -135,7 +135,11 @@ fn map1_with<I: Element, O: Element>(
                         )
                     },
                 ),
-                (false, BROADCAST) => run1::<I, O, BROADCAST>(f, p, t, d, len),
+                (false, BROADCAST) => {
+                    // The run repeats one element: its result is computed once.
+                    let y = f(I::load(p.read_unaligned())).store();
+                    std::slice::from_raw_parts_mut(d, len).fill(y);
+                }
                 _ => run1::<I, O, STRIDED>(f, p, t, d, len),
             }
         }

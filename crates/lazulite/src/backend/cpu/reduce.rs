@@ -435,6 +435,11 @@ fn fold_blocks<I: Element, A: Copy + Send + Sync>(
 /// commutative operation with identity `init`. Contiguous inputs whose reduced axes are
 /// adjacent take the blocked paths (threads for large inputs); the result depends only
 /// on the input's layout, not on the number of threads.
+///
+/// Reduced axes along which `x` repeats one element (stride 0, as in `zeros`, `ones` and
+/// broadcasts) are folded by repeated doubling of the accumulators of the other axes:
+/// element by element, a sum of a broadcast 4096 x 4096 array took 16 ms where one of a
+/// stored array takes 2.
 fn fold<I: Element, A: Copy + Send + Sync>(
     x: &Tensor,
     axes: &[usize],
@@ -442,11 +447,47 @@ fn fold<I: Element, A: Copy + Send + Sync>(
 ) -> Vec<A> {
     let out_size = keepdims_shape(&x.shape, axes).iter().product();
     let mut acc = vec![r.init; out_size];
-    match blocks(x, axes) {
+    let (x, repeats) = without_repeats(x, axes);
+    match blocks(&x, axes) {
         Some(b) => fold_blocks(x.slice::<I>(), b, &mut acc, &r),
-        None => fold_strided(x, axes, &mut acc, &r),
+        None => fold_strided(&x, axes, &mut acc, &r),
+    }
+    if repeats > 1 {
+        for a in &mut acc {
+            *a = repeated(*a, repeats, r.init, &r.combine);
+        }
     }
     acc
+}
+
+/// `x` with each reduced axis of stride 0 cut to one element, and how many times each
+/// remaining position stands for (the product of the cut axes' lengths).
+fn without_repeats(x: &Tensor, axes: &[usize]) -> (Tensor, usize) {
+    let mut view = x.clone();
+    let mut repeats = 1;
+    for &d in axes {
+        if x.strides[d] == 0 {
+            repeats *= x.shape[d];
+            view.shape[d] = view.shape[d].min(1);
+        }
+    }
+    (view, repeats)
+}
+
+/// `combine` over `n` copies of `a`, starting from `init`, in about 2 log2(n) steps: the
+/// fold of a value repeated `n` times.
+fn repeated<A: Copy>(a: A, mut n: usize, init: A, combine: impl Fn(A, A) -> A) -> A {
+    let (mut result, mut power) = (init, a);
+    while n > 0 {
+        if n & 1 == 1 {
+            result = combine(result, power);
+        }
+        n >>= 1;
+        if n > 0 {
+            power = combine(power, power);
+        }
+    }
+    result
 }
 
 /// [`fold`] of any strided layout, walking rows in the order of decreasing stride.

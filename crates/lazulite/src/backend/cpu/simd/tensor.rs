@@ -89,6 +89,18 @@ fn map_strided<T: F32Lane + Element<Storage = T>>(x: &Tensor, dst: &mut [T], f: 
         [&x.strides],
         [x.offset as isize],
         &|pos, [start], len, [step]| {
+            // SAFETY: runs cover disjoint positions of `dst`.
+            let run_out = unsafe { std::slice::from_raw_parts_mut(out.get().add(pos), len) };
+            if step == 0 {
+                // The run repeats one element (a broadcast): its result is computed once, by
+                // the same vector code as every other element's.
+                // SAFETY: the run's element lies inside x's buffer.
+                let v = unsafe { src.get().offset(start).read_unaligned() }.widen();
+                let mut lanes = [v; 16];
+                apply_in_place(f, &mut lanes);
+                run_out.fill(T::narrow(lanes[0]));
+                return;
+            }
             let mut buf = [0.0f32; CHUNK];
             let mut done = 0;
             while done < len {
@@ -114,9 +126,7 @@ fn map_strided<T: F32Lane + Element<Storage = T>>(x: &Tensor, dst: &mut [T], f: 
                     },
                 );
                 apply_in_place(f, &mut buf[..n]);
-                // SAFETY: runs cover disjoint positions of `dst`.
-                let written =
-                    unsafe { std::slice::from_raw_parts_mut(out.get().add(pos + done), n) };
+                let written = &mut run_out[done..done + n];
                 vectorised(
                     #[inline(always)]
                     || {
