@@ -94,6 +94,31 @@ def test_bfloat16_products_match_dequantized(bits, group_size, rows):
         np.testing.assert_array_less(np.abs(values(out) - want), 2**-8 * np.abs(want) + 1e-5 * size + 1e-6)
 
 
+@pytest.mark.parametrize("bits", [2, 4, 8])
+def test_float32_products_at_any_magnitude_match_dequantized(bits):
+    # The decode kernels scale each row of x by a power of two of their choosing: rows from
+    # subnormal to near the float32 limit, and one whose values span 70 orders of
+    # magnitude, against float64 NumPy on the dequantized matrix.
+    rng = np.random.default_rng(bits)
+    k = 512
+    w = mx.array(rng.normal(size=(24, k)).astype(np.float32))
+    w_q, scales, biases = mx.quantize(w, group_size=64, bits=bits)
+    words = np.array(w_q).astype(np.uint64)
+    shifts = np.arange(32 // bits, dtype=np.uint64) * np.uint64(bits)
+    levels = ((words[..., None] >> shifts) & np.uint64((1 << bits) - 1)).reshape(24, k)
+    per_group = lambda a: np.repeat(np.array(a).astype(np.float64), 64, axis=1)
+    dense = per_group(scales) * levels + per_group(biases)
+    base = rng.normal(size=(6, k))
+    mixed = base[5] * 10.0 ** rng.uniform(-40, 30, size=k)
+    x = np.stack([base[0] * 1e-42, base[1] * 1e-30, base[2], base[3] * 1e30, base[4] * 1e36, mixed])
+    x = x.astype(np.float32)
+    for rows in (x[:1], x[1:2], x[3:4], x[4:5], x[5:6], x[:4], x):
+        out = np.array(mx.quantized_matmul(mx.array(rows), w_q, scales, biases, bits=bits))
+        want = rows.astype(np.float64) @ dense.T
+        size = np.abs(rows).astype(np.float64) @ np.abs(dense).T
+        np.testing.assert_array_less(np.abs(out - want), 1e-5 * size + 1e-44)
+
+
 def test_dequantize_dtype():
     case = FIXTURE["dequantize_dtype"]
     args = arr(case["w_q"]), arr(case["scales"]), arr(case["biases"])

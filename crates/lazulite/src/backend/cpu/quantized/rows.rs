@@ -187,11 +187,14 @@ fn float32_rows<T: Real<Acc = f32>>(
                     biases,
                     words_per_group,
                 };
+                // Asked on the thread that runs the task, whose floating-point flags
+                // decide it.
+                let unpacking = kernel.unpacking(bits);
                 // The task's rows of W stay in cache while the rows of x pass over
                 // them, a few at a time.
                 for (block, first) in blocks.iter().zip((0..).step_by(simd::MAX_VECTORS)) {
                     let dots = &mut dots[..count * block.len()];
-                    (kernel.dots)(bits, &packed, block, dots);
+                    (kernel.dots)(bits, &packed, block, unpacking, dots);
                     for (n, dots) in rows.clone().zip(dots.chunks_exact(block.len())) {
                         for (i, &d) in dots.iter().enumerate() {
                             // SAFETY: (first + i, n) is inside the m x n result and

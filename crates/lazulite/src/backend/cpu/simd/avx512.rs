@@ -75,9 +75,10 @@ pub(super) unsafe fn packed_dots(
     bits: usize,
     rows: &PackedRows<'_>,
     xs: &[&packed::LaidOut],
+    unpacking: packed::Unpacking,
     out: &mut [f32],
 ) {
-    packed::dots::<F32x16>(bits, rows, xs, out)
+    packed::dots::<F32x16>(bits, rows, xs, unpacking, out)
 }
 
 #[derive(Copy, Clone)]
@@ -153,6 +154,7 @@ impl Vector for F32x16 {
     type Words = __m512i;
     /// Levels of up to 4 bits are looked up by a lane permutation, which needs them shifted.
     const LEVELS_IN_PLACE: bool = false;
+    const SUBNORMAL_LEVELS: bool = false;
 
     #[inline(always)]
     fn splat(v: f32) -> Self {
@@ -311,7 +313,7 @@ impl Vector for F32x16 {
         _mm512_loadu_si512(ptr as *const __m512i)
     }
     #[inline(always)]
-    fn levels(words: __m512i, shift: u32, bits: u32) -> Self {
+    fn levels(words: __m512i, shift: u32, bits: u32, _subnormal: bool) -> Self {
         // SAFETY: see the module documentation.
         unsafe {
             let shifted = if shift == 0 {

@@ -75,6 +75,22 @@ enum Ahead {
     Near,
 }
 
+/// Whether this thread treats subnormal float inputs as zero (the DAZ flag of MXCSR,
+/// which code built for fast math may set).
+fn denormals_are_zero() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // Reading the control register has no effect; the intrinsic is deprecated only
+        // in favour of inline assembly for setting it.
+        #[allow(deprecated)]
+        // SAFETY: SSE is part of x86_64.
+        let csr = unsafe { std::arch::x86_64::_mm_getcsr() };
+        csr & (1 << 6) != 0
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 /// Asks for the line `ahead` of `at`, in data read forwards (a hint: the address may lie
 /// past the data).
 #[cfg(target_arch = "x86_64")]
@@ -272,14 +288,20 @@ pub fn packed_dots_of(isa: Isa) -> Option<PackedDots> {
                 return Some(PackedDots {
                     lanes: 16,
                     levels_in_place: <avx512::F32x16 as vector::Vector>::LEVELS_IN_PLACE,
-                    dots: |bits, rows, xs, out| unsafe { avx512::packed_dots(bits, rows, xs, out) },
+                    subnormal_levels: <avx512::F32x16 as vector::Vector>::SUBNORMAL_LEVELS,
+                    dots: |bits, rows, xs, unpacking, out| unsafe {
+                        avx512::packed_dots(bits, rows, xs, unpacking, out)
+                    },
                 })
             }
             Isa::Avx2 => {
                 return Some(PackedDots {
                     lanes: 8,
                     levels_in_place: <avx2::F32x8 as vector::Vector>::LEVELS_IN_PLACE,
-                    dots: |bits, rows, xs, out| unsafe { avx2::packed_dots(bits, rows, xs, out) },
+                    subnormal_levels: <avx2::F32x8 as vector::Vector>::SUBNORMAL_LEVELS,
+                    dots: |bits, rows, xs, unpacking, out| unsafe {
+                        avx2::packed_dots(bits, rows, xs, unpacking, out)
+                    },
                 })
             }
             Isa::Scalar => {}

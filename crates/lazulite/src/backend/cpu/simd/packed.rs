@@ -7,11 +7,19 @@
 //! floats (a shuffle per element), each vector is laid out once ([`PackedDots::lay_out`]) so that
 //! element `j` of word `w` of a chunk of `LANES` words sits at position
 //! `chunk * LANES * (32 / BITS) + j * LANES + w`: then one shift, mask and convert of a
-//! vector of words gives `LANES` levels that multiply `LANES` consecutive values. Where
-//! the levels are masked in place (times `2^(j * BITS)`, [`Vector::LEVELS_IN_PLACE`]),
-//! the layout also divides position `j` by that power of two, which is exact for values
-//! of magnitude at least 2^-98 (smaller ones lose bits to gradual underflow). The levels
-//! of a chunk are unpacked once for all the vectors.
+//! vector of words gives `LANES` levels that multiply `LANES` consecutive values. The
+//! levels of a chunk are unpacked once for all the vectors.
+//!
+//! Powers of two keep the unpacking short. Where the levels are masked in place
+//! ([`Vector::LEVELS_IN_PLACE`]) position `j` comes times `2^p` (`p` its bit offset in
+//! its half word), and as subnormal floats ([`Unpacking::Subnormal`]) times a further
+//! `2^-149`. The layout multiplies position `j` by `2^(e - p)` instead, with `e` chosen
+//! per vector to bring its largest magnitude near `2^100`, and the kernel divides each dot
+//! product by the power of two left over (`2^e`, or `2^(e - 149)`). Every one of these
+//! scalings is exact, so the products and sums round as those of the plain levels would:
+//! the products of the subnormal levels land near `2^-40`, of the converted ones near
+//! `2^108`, far from both ends of the f32 range. Values below about `2^-120` times the
+//! vector's largest, too small to change a sum of f32, lose bits to gradual underflow.
 
 #[cfg(target_arch = "x86_64")]
 use super::vector::Vector;
@@ -49,11 +57,29 @@ pub struct PackedDots {
     pub lanes: usize,
     /// Whether the kernel reads levels in place ([`Vector::LEVELS_IN_PLACE`]).
     pub levels_in_place: bool,
+    /// Whether the kernel can read levels as subnormal floats ([`Unpacking::Subnormal`]).
+    pub subnormal_levels: bool,
     /// `out[r * xs.len() + i] = row r . xs[i]`, each level times its group's scale plus
     /// its group's bias, for 1 to [`MAX_VECTORS`] laid-out vectors at `bits` 2, 4 or 8.
     /// One call serves many rows: what does not depend on the row is set up once. Panics
-    /// on lengths that do not fit the rows (an engine bug).
-    pub dots: fn(bits: usize, rows: &PackedRows<'_>, xs: &[&LaidOut], out: &mut [f32]),
+    /// on lengths that do not fit the rows or an unpacking the kernel lacks (an engine bug).
+    pub dots: fn(
+        bits: usize,
+        rows: &PackedRows<'_>,
+        xs: &[&LaidOut],
+        unpacking: Unpacking,
+        out: &mut [f32],
+    ),
+}
+
+/// How a kernel turns masked levels into floats.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Unpacking {
+    /// An integer-to-float conversion.
+    Converted,
+    /// None: the masked bits read as a subnormal float, which the multiply-add takes as it
+    /// is. Wrong where the CPU treats subnormal inputs as zero.
+    Subnormal,
 }
 
 /// A vector laid out for [`PackedDots::dots`], with the sums of its groups' values (which
@@ -61,31 +87,73 @@ pub struct PackedDots {
 pub struct LaidOut {
     values: Vec<f32>,
     group_sums: Vec<f32>,
+    /// The power of two the layout multiplies the values by, besides each position's own.
+    exponent: i32,
 }
 
 impl PackedDots {
+    /// The unpacking this kernel takes for rows of `bits` on the calling thread:
+    /// [`Unpacking::Subnormal`] for 2 and 4 bits where it has it, unless the thread treats
+    /// subnormal inputs as zero (a library built for fast math may have asked for that).
+    /// 8-bit rows wait on memory more than on their unpacking: read as subnormal levels,
+    /// 60 distinct 2816 x 1024 products ran no faster on a 2-core Zen 3, and their best
+    /// rounds were slower (25-28 GB/s against 28-30).
+    pub fn unpacking(&self, bits: usize) -> Unpacking {
+        match self.subnormal_levels && bits < 8 && !super::denormals_are_zero() {
+            true => Unpacking::Subnormal,
+            false => Unpacking::Converted,
+        }
+    }
+
     /// `x` (whole chunks of `lanes` words of `32 / bits` values) in the chunk layout of
     /// the module documentation, with the sums of its groups of `group_size` values.
     pub fn lay_out(&self, x: &[f32], bits: usize, group_size: usize) -> LaidOut {
         let (lanes, per) = (self.lanes, 32 / bits);
         let chunk = lanes * per;
-        // 2^-(j * bits) for the positions the kernel reads in place, 1 for the others.
-        let factors: Vec<f32> = (0..per)
-            .map(|j| match self.levels_in_place && j + 1 < per {
-                true => f32::from_bits((127 - (j * bits) as u32) << 23),
-                false => 1.0,
+        let largest = x.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+        // The exponent that brings the largest finite magnitude near 2^100 (none for
+        // zeros or infinities, which no scaling changes).
+        let exponent = match largest > 0.0 && largest.is_finite() {
+            true => 100 - ((f64::from(largest).to_bits() >> 52) as i32 - 1023),
+            false => 0,
+        };
+        // 2^(exponent - p) for the position at bit offset p in its half word where the
+        // kernel reads levels in place (at offset 0 where it does not), as f64: the
+        // exponent may lie past the f32 range, the scaled values do not.
+        let factors: Vec<f64> = (0..per)
+            .map(|j| {
+                let offset = match self.levels_in_place {
+                    true => (j * bits % 16) as i32,
+                    false => 0,
+                };
+                2f64.powi(exponent - offset)
             })
             .collect();
         let mut values = vec![0.0; x.len()];
         for (src, dst) in x.chunks_exact(chunk).zip(values.chunks_exact_mut(chunk)) {
             for w in 0..lanes {
                 for (j, factor) in factors.iter().enumerate() {
-                    dst[j * lanes + w] = src[w * per + j] * factor;
+                    dst[j * lanes + w] = (f64::from(src[w * per + j]) * factor) as f32;
                 }
             }
         }
         let group_sums = x.chunks_exact(group_size).map(|g| g.iter().sum()).collect();
-        LaidOut { values, group_sums }
+        LaidOut {
+            values,
+            group_sums,
+            exponent,
+        }
+    }
+}
+
+impl LaidOut {
+    /// What turns a kernel's sum of levels times the laid-out values into the sum of
+    /// levels times the values.
+    fn unscale(&self, unpacking: Unpacking) -> f64 {
+        match unpacking {
+            Unpacking::Converted => 2f64.powi(-self.exponent),
+            Unpacking::Subnormal => 2f64.powi(149 - self.exponent),
+        }
     }
 }
 
@@ -99,6 +167,7 @@ pub(super) unsafe fn dots<V: Vector>(
     bits: usize,
     rows: &PackedRows<'_>,
     xs: &[&LaidOut],
+    unpacking: Unpacking,
     out: &mut [f32],
 ) {
     let (lanes, wpg, wpr) = (V::LANES, rows.words_per_group, rows.words_per_row);
@@ -114,6 +183,7 @@ pub(super) unsafe fn dots<V: Vector>(
             && rows.scales.len() >= count * (wpr / wpg) + SCALE_PADDING.max(lanes)
             && rows.biases.len() == count * (wpr / wpg)
             && (1..=MAX_VECTORS).contains(&xs.len())
+            && (V::SUBNORMAL_LEVELS || unpacking == Unpacking::Converted)
             && out.len() == count * xs.len()
             && xs.iter().all(|x| {
                 x.values.len() >= wpr * (32 / bits) && x.group_sums.len() == wpr / wpg
@@ -121,19 +191,22 @@ pub(super) unsafe fn dots<V: Vector>(
         "packed rows and vectors do not fit"
     );
     macro_rules! with_vectors {
-        ($bits:literal) => {
+        ($bits:literal, $subnormal:literal) => {
             match xs.len() {
-                1 => rows_dots::<V, $bits, 1>(rows, xs, out),
-                2 => rows_dots::<V, $bits, 2>(rows, xs, out),
-                3 => rows_dots::<V, $bits, 3>(rows, xs, out),
-                _ => rows_dots::<V, $bits, 4>(rows, xs, out),
+                1 => rows_dots::<V, $bits, 1, $subnormal>(rows, xs, out),
+                2 => rows_dots::<V, $bits, 2, $subnormal>(rows, xs, out),
+                3 => rows_dots::<V, $bits, 3, $subnormal>(rows, xs, out),
+                _ => rows_dots::<V, $bits, 4, $subnormal>(rows, xs, out),
             }
         };
     }
-    match bits {
-        2 => with_vectors!(2),
-        4 => with_vectors!(4),
-        _ => with_vectors!(8),
+    match (bits, unpacking) {
+        (2, Unpacking::Converted) => with_vectors!(2, false),
+        (4, Unpacking::Converted) => with_vectors!(4, false),
+        (_, Unpacking::Converted) => with_vectors!(8, false),
+        (2, Unpacking::Subnormal) => with_vectors!(2, true),
+        (4, Unpacking::Subnormal) => with_vectors!(4, true),
+        (_, Unpacking::Subnormal) => with_vectors!(8, true),
     }
 }
 
@@ -141,12 +214,17 @@ pub(super) unsafe fn dots<V: Vector>(
 /// As [`dots`], whose checks make every read below in bounds.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn rows_dots<V: Vector, const BITS: usize, const M: usize>(
+unsafe fn rows_dots<V: Vector, const BITS: usize, const M: usize, const SUBNORMAL: bool>(
     rows: &PackedRows<'_>,
     xs: &[&LaidOut],
     out: &mut [f32],
 ) {
     let lanes = V::LANES;
+    let unpacking = match SUBNORMAL {
+        true => Unpacking::Subnormal,
+        false => Unpacking::Converted,
+    };
+    let unscales: [f64; M] = std::array::from_fn(|i| xs[i].unscale(unpacking));
     let (wpr, wpg) = (rows.words_per_row, rows.words_per_group);
     let (chunks, groups_per_row) = (wpr / lanes, wpr / wpg);
     let sums: [&[f32]; M] = std::array::from_fn(|i| &xs[i].group_sums[..]);
@@ -177,7 +255,7 @@ unsafe fn rows_dots<V: Vector, const BITS: usize, const M: usize>(
             let chunks_per_group = wpg / lanes;
             let (mut dots, mut left, mut g) = ([[zero; CHAINS]; M], chunks_per_group, 0);
             for c in 0..chunks {
-                chunk::<V, BITS, M>(words, c, &xs, &mut dots);
+                chunk::<V, BITS, M, SUBNORMAL>(words, c, &xs, &mut dots);
                 left -= 1;
                 if left == 0 {
                     scaled(V::splat(*scales.add(g)), &dots, &mut acc);
@@ -188,14 +266,15 @@ unsafe fn rows_dots<V: Vector, const BITS: usize, const M: usize>(
             let groups_per_chunk = lanes / wpg;
             for c in 0..chunks {
                 let mut dots = [[zero; CHAINS]; M];
-                chunk::<V, BITS, M>(words, c, &xs, &mut dots);
+                chunk::<V, BITS, M, SUBNORMAL>(words, c, &xs, &mut dots);
                 let scales = V::load(scales.add(c * groups_per_chunk)).permute(lane_group);
                 scaled(scales, &dots, &mut acc);
             }
         }
         let biases = &rows.biases[r * groups_per_row..][..groups_per_row];
-        for ((o, a), sums) in out.iter_mut().zip(acc).zip(sums) {
-            *o = (a[0] + a[1]).sum_lanes() + super::fold::dot::<V>(biases, sums);
+        for (((o, a), sums), unscale) in out.iter_mut().zip(acc).zip(sums).zip(unscales) {
+            let levels = f64::from((a[0] + a[1]).sum_lanes()) * unscale;
+            *o = levels as f32 + super::fold::dot::<V>(biases, sums);
         }
     }
 }
@@ -209,7 +288,7 @@ unsafe fn rows_dots<V: Vector, const BITS: usize, const M: usize>(
 /// As [`dots`]: chunk `c` and the vectors' matching values are in bounds.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn chunk<V: Vector, const BITS: usize, const M: usize>(
+unsafe fn chunk<V: Vector, const BITS: usize, const M: usize, const SUBNORMAL: bool>(
     words: *const u32,
     c: usize,
     xs: &[*const f32; M],
@@ -227,7 +306,7 @@ unsafe fn chunk<V: Vector, const BITS: usize, const M: usize>(
     super::prefetch_ahead(at, ahead);
     let words = V::load_words(at);
     for j in 0..per {
-        let levels = V::levels(words, (j * BITS) as u32, BITS as u32);
+        let levels = V::levels(words, (j * BITS) as u32, BITS as u32, SUBNORMAL);
         for (d, x) in dots.iter_mut().zip(xs) {
             let x = V::load(x.add((c * per + j) * lanes));
             d[j % CHAINS] = levels.mul_add(x, d[j % CHAINS]);

@@ -287,6 +287,15 @@ fn threaded_split_matches_one_pass() {
     }
 }
 
+/// The unpackings `kernel` has, whatever the floating-point flags of this thread.
+fn unpackings(kernel: super::PackedDots) -> Vec<super::packed::Unpacking> {
+    let mut all = vec![super::packed::Unpacking::Converted];
+    if kernel.subnormal_levels {
+        all.push(super::packed::Unpacking::Subnormal);
+    }
+    all
+}
+
 #[test]
 fn packed_dots_on_every_path_match_unpacked_sums() {
     use super::{packed_dots_of, PackedRows};
@@ -322,10 +331,14 @@ fn packed_dots_on_every_path_match_unpacked_sums() {
                         words_per_group,
                     };
                     for vectors in 1..=super::MAX_VECTORS {
+                        // Vectors of very different magnitudes: the layout scales each.
+                        let magnitudes = [1.0, 2f32.powi(-70), 2f32.powi(90), 3e-3];
                         let xs: Vec<Vec<f32>> = (0..vectors)
-                            .map(|_| {
+                            .map(|i| {
                                 (0..words_per_row * per)
-                                    .map(|_| (next() % 2000) as f32 / 1000.0 - 1.0)
+                                    .map(|_| {
+                                        ((next() % 2000) as f32 / 1000.0 - 1.0) * magnitudes[i]
+                                    })
                                     .collect()
                             })
                             .collect();
@@ -334,27 +347,38 @@ fn packed_dots_on_every_path_match_unpacked_sums() {
                             .map(|x| kernel.lay_out(x, bits, words_per_group * per))
                             .collect();
                         let refs: Vec<_> = laid_out.iter().collect();
-                        let mut got = vec![0.0; rows * vectors];
-                        (kernel.dots)(bits, &packed, &refs, &mut got);
-                        for r in 0..rows {
-                            for (i, x) in xs.iter().enumerate() {
-                                // Element e of row r is level e % per of word e / per.
-                                let want: f64 = (0..words_per_row * per)
-                                    .map(|e| {
-                                        let w = r * words_per_row + e / per;
-                                        let level =
-                                            (words[w] >> (e % per * bits)) & ((1 << bits) - 1);
-                                        let g = w / words_per_group;
-                                        (scales[g] as f64 * level as f64 + biases[g] as f64)
-                                            * x[e] as f64
-                                    })
-                                    .sum();
-                                let g = got[r * vectors + i];
-                                assert!(
-                                    (g as f64 - want).abs() <= 1e-4 * (1.0 + want.abs()),
-                                    "{isa:?} bits {bits} group {words_per_group} row {r}: \
-                                     {g} vs {want}"
-                                );
+                        let mut first: Option<Vec<f32>> = None;
+                        for unpacking in unpackings(kernel) {
+                            let mut got = vec![0.0; rows * vectors];
+                            (kernel.dots)(bits, &packed, &refs, unpacking, &mut got);
+                            // The unpackings differ only by exact powers of two.
+                            let first = first.get_or_insert_with(|| got.clone());
+                            assert_eq!(
+                                got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                                first.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                                "{isa:?} {unpacking:?} bits {bits} group {words_per_group}"
+                            );
+                            for r in 0..rows {
+                                for (i, x) in xs.iter().enumerate() {
+                                    // Element e of row r is level e % per of word e / per.
+                                    let want: f64 = (0..words_per_row * per)
+                                        .map(|e| {
+                                            let w = r * words_per_row + e / per;
+                                            let level =
+                                                (words[w] >> (e % per * bits)) & ((1 << bits) - 1);
+                                            let g = w / words_per_group;
+                                            (scales[g] as f64 * level as f64 + biases[g] as f64)
+                                                * x[e] as f64
+                                        })
+                                        .sum();
+                                    let g = got[r * vectors + i];
+                                    let magnitude = magnitudes[i] as f64;
+                                    assert!(
+                                        (g as f64 - want).abs() <= 1e-4 * (magnitude + want.abs()),
+                                        "{isa:?} {unpacking:?} bits {bits} group \
+                                     {words_per_group} row {r}: {g} vs {want}"
+                                    );
+                                }
                             }
                         }
                     }

@@ -95,16 +95,22 @@ pub(super) trait Vector:
     /// `ptr` must be valid for reading `LANES` u16 values, and on the AVX2 path the code
     /// must be compiled with F16C.
     unsafe fn load_f16(ptr: *const u16) -> Self;
-    /// Whether [`Vector::levels`] leaves levels in place (times `2^shift`).
+    /// Whether [`Vector::levels`] leaves levels in place in half words: the level at bit
+    /// `shift` then comes times `2^(shift % 16)`.
     const LEVELS_IN_PLACE: bool;
+    /// Whether [`Vector::levels`] can give levels as subnormal floats (see there).
+    const SUBNORMAL_LEVELS: bool;
     /// Lane by lane, the levels at one position of packed words (`(words >> shift) &
-    /// (2^bits - 1)`, `bits` 2, 4 or 8, `shift + bits` at most 32) converted to f32. Where
-    /// [`Vector::LEVELS_IN_PLACE`], every position but the highest is masked where it
-    /// lies and so comes times `2^shift` (one instruction fewer than shift and mask; the
-    /// vectors are laid out divided by the same power of two); the highest is shifted
-    /// down, as its top bit would read as a sign. Called with constant arguments, so that
-    /// the steps a position does not need fold away.
-    fn levels(words: Self::Words, shift: u32, bits: u32) -> Self;
+    /// (2^bits - 1)`, `bits` 2, 4 or 8, `shift + bits` at most 32) as f32. Where
+    /// [`Vector::LEVELS_IN_PLACE`], a position of the low half word is masked where it lies
+    /// and one of the high half is masked where it lies in the words shifted down 16 (a
+    /// shift shared by all of them), so that the level comes times `2^(shift % 16)`: one
+    /// instruction fewer than shift and mask. With `subnormal` (only where
+    /// [`Vector::SUBNORMAL_LEVELS`]) the masked bits are read as a float, not converted:
+    /// a subnormal number `level * 2^(shift % 16 - 149)`, exact as long as the CPU does
+    /// not treat subnormal inputs as zero. Called with constant arguments, so that the
+    /// steps a position does not need fold away.
+    fn levels(words: Self::Words, shift: u32, bits: u32, subnormal: bool) -> Self;
 
     /// The low and the high half of the lanes as f64.
     fn widen(self) -> (Self::Wide, Self::Wide);
