@@ -119,6 +119,21 @@ def test_float32_products_at_any_magnitude_match_dequantized(bits):
         np.testing.assert_array_less(np.abs(out - want), 1e-5 * size + 1e-44)
 
 
+@pytest.mark.parametrize("bits", [2, 4, 8])
+def test_float32_products_of_large_weights_match_dequantized(bits):
+    # Weights near 1e30: results near 1e32, which the kernels' scaled sums must not pass
+    # on the way.
+    rng = np.random.default_rng(10 + bits)
+    w = mx.array((rng.normal(size=(16, 1024)) * 1e30).astype(np.float32))
+    w_q, scales, biases = mx.quantize(w, group_size=128, bits=bits)
+    dense = np.array(mx.dequantize(w_q, scales, biases, group_size=128, bits=bits)).astype(np.float64)
+    x = rng.normal(size=(3, 1024)).astype(np.float32)
+    out = np.array(mx.quantized_matmul(mx.array(x), w_q, scales, biases, group_size=128, bits=bits))
+    size = np.abs(x).astype(np.float64) @ np.abs(dense).T
+    assert np.isfinite(out).all()
+    np.testing.assert_array_less(np.abs(out - x.astype(np.float64) @ dense.T), 1e-5 * size)
+
+
 def test_dequantize_dtype():
     case = FIXTURE["dequantize_dtype"]
     args = arr(case["w_q"]), arr(case["scales"]), arr(case["biases"])

@@ -189,7 +189,7 @@ fn float32_rows<T: Real<Acc = f32>>(
                 };
                 // Asked on the thread that runs the task, whose floating-point flags
                 // decide it.
-                let unpacking = kernel.unpacking(bits);
+                let unpacking = kernel.unpacking();
                 // The task's rows of W stay in cache while the rows of x pass over
                 // them, a few at a time.
                 for (block, first) in blocks.iter().zip((0..).step_by(simd::MAX_VECTORS)) {

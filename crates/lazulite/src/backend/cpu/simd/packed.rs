@@ -15,11 +15,14 @@
 //! its half word), and as subnormal floats ([`Unpacking::Subnormal`]) times a further
 //! `2^-149`. The layout multiplies position `j` by `2^(e - p)` instead, with `e` chosen
 //! per vector to bring its largest magnitude near `2^100`, and the kernel divides each dot
-//! product by the power of two left over (`2^e`, or `2^(e - 149)`). Every one of these
-//! scalings is exact, so the products and sums round as those of the plain levels would:
-//! the products of the subnormal levels land near `2^-40`, of the converted ones near
-//! `2^108`, far from both ends of the f32 range. Values below about `2^-120` times the
-//! vector's largest, too small to change a sum of f32, lose bits to gradual underflow.
+//! product by the power of two left over. Every one of these scalings is exact, so the
+//! products and sums round as those of the plain levels would. The products of subnormal
+//! levels come at most near `2^-40`, so a group's scaled sum stays far below the f32 limit
+//! unless the weights' own products with `x` pass it; converted levels come near `2^108`,
+//! and their dot products are brought down by `2^-100` before their group's scale
+//! ([`CONVERTED_DOWN`]). Only products below about `2^-77` times the largest, too small to
+//! change a sum of f32, lose bits to gradual underflow (or to zero where the thread
+//! flushes it).
 
 #[cfg(target_arch = "x86_64")]
 use super::vector::Vector;
@@ -92,14 +95,11 @@ pub struct LaidOut {
 }
 
 impl PackedDots {
-    /// The unpacking this kernel takes for rows of `bits` on the calling thread:
-    /// [`Unpacking::Subnormal`] for 2 and 4 bits where it has it, unless the thread treats
-    /// subnormal inputs as zero (a library built for fast math may have asked for that).
-    /// 8-bit rows wait on memory more than on their unpacking: read as subnormal levels,
-    /// 60 distinct 2816 x 1024 products ran no faster on a 2-core Zen 3, and their best
-    /// rounds were slower (25-28 GB/s against 28-30).
-    pub fn unpacking(&self, bits: usize) -> Unpacking {
-        match self.subnormal_levels && bits < 8 && !super::denormals_are_zero() {
+    /// The unpacking this kernel takes on the calling thread: [`Unpacking::Subnormal`]
+    /// where it has it, unless the thread treats subnormal inputs as zero (a library
+    /// built for fast math may have asked for that).
+    pub fn unpacking(&self) -> Unpacking {
+        match self.subnormal_levels && !super::denormals_are_zero() {
             true => Unpacking::Subnormal,
             false => Unpacking::Converted,
         }
@@ -146,12 +146,17 @@ impl PackedDots {
     }
 }
 
+/// What converted levels' dot products of a group are multiplied by before their scale:
+/// they come near `2^108` at most, and their scaled sums could otherwise overflow where
+/// those of large weights do not. A normal number, which threads that treat subnormal
+/// numbers as zero (the reason to convert) multiply as it is.
+const CONVERTED_DOWN: f32 = 1.0 / (1u128 << 100) as f32;
+
 impl LaidOut {
-    /// What turns a kernel's sum of levels times the laid-out values into the sum of
-    /// levels times the values.
+    /// What turns a kernel's scaled sums into the sum of levels times the values.
     fn unscale(&self, unpacking: Unpacking) -> f64 {
         match unpacking {
-            Unpacking::Converted => 2f64.powi(-self.exponent),
+            Unpacking::Converted => 2f64.powi(100 - self.exponent),
             Unpacking::Subnormal => 2f64.powi(149 - self.exponent),
         }
     }
@@ -258,7 +263,7 @@ unsafe fn rows_dots<V: Vector, const BITS: usize, const M: usize, const SUBNORMA
                 chunk::<V, BITS, M, SUBNORMAL>(words, c, &xs, &mut dots);
                 left -= 1;
                 if left == 0 {
-                    scaled(V::splat(*scales.add(g)), &dots, &mut acc);
+                    scaled::<V, M, SUBNORMAL>(V::splat(*scales.add(g)), &dots, &mut acc);
                     (dots, left, g) = ([[zero; CHAINS]; M], chunks_per_group, g + 1);
                 }
             }
@@ -268,7 +273,7 @@ unsafe fn rows_dots<V: Vector, const BITS: usize, const M: usize, const SUBNORMA
                 let mut dots = [[zero; CHAINS]; M];
                 chunk::<V, BITS, M, SUBNORMAL>(words, c, &xs, &mut dots);
                 let scales = V::load(scales.add(c * groups_per_chunk)).permute(lane_group);
-                scaled(scales, &dots, &mut acc);
+                scaled::<V, M, SUBNORMAL>(scales, &dots, &mut acc);
             }
         }
         let biases = &rows.biases[r * groups_per_row..][..groups_per_row];
@@ -314,19 +319,25 @@ unsafe fn chunk<V: Vector, const BITS: usize, const M: usize, const SUBNORMAL: b
     }
 }
 
-/// Adds each vector's chains of dot products times `scales` to its accumulators.
+/// Adds each vector's chains of dot products times `scales` to its accumulators; converted
+/// levels' dot products first times [`CONVERTED_DOWN`].
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn scaled<V: Vector, const M: usize>(
+fn scaled<V: Vector, const M: usize, const SUBNORMAL: bool>(
     scales: V,
     dots: &[[V; CHAINS]; M],
     acc: &mut [[V; CHAINS]; M],
 ) {
+    let down = V::splat(CONVERTED_DOWN);
     // Indexed loops over constant bounds: the iterator form kept the accumulators on the
     // stack.
     for i in 0..M {
         for c in 0..CHAINS {
-            acc[i][c] = scales.mul_add(dots[i][c], acc[i][c]);
+            let dots = match SUBNORMAL {
+                true => dots[i][c],
+                false => dots[i][c] * down,
+            };
+            acc[i][c] = scales.mul_add(dots, acc[i][c]);
         }
     }
 }

@@ -317,11 +317,13 @@ fn packed_dots_on_every_path_match_unpacked_sums() {
                     let words: Vec<u32> =
                         (0..rows * words_per_row).map(|_| next() as u32).collect();
                     let groups = rows * words_per_row / words_per_group;
+                    // Large weights too, whose sums the kernels' scalings must not overflow.
+                    let weights = if rows == 5 { 1e8 } else { 1.0 };
                     let scales: Vec<f32> = (0..groups + super::SCALE_PADDING)
-                        .map(|_| (next() % 1000) as f32 / 500.0 - 1.0)
+                        .map(|_| ((next() % 1000) as f32 / 500.0 - 1.0) * weights)
                         .collect();
                     let biases: Vec<f32> = (0..groups)
-                        .map(|_| (next() % 1000) as f32 / 250.0 - 2.0)
+                        .map(|_| ((next() % 1000) as f32 / 250.0 - 2.0) * weights)
                         .collect();
                     let packed = PackedRows {
                         words: &words,
@@ -372,7 +374,7 @@ fn packed_dots_on_every_path_match_unpacked_sums() {
                                         })
                                         .sum();
                                     let g = got[r * vectors + i];
-                                    let magnitude = magnitudes[i] as f64;
+                                    let magnitude = magnitudes[i] as f64 * weights as f64;
                                     assert!(
                                         (g as f64 - want).abs() <= 1e-4 * (magnitude + want.abs()),
                                         "{isa:?} {unpacking:?} bits {bits} group \
