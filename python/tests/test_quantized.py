@@ -134,6 +134,26 @@ def test_float32_products_of_large_weights_match_dequantized(bits):
     np.testing.assert_array_less(np.abs(out - x.astype(np.float64) @ dense.T), 1e-5 * size)
 
 
+@pytest.mark.parametrize("bits", [2, 4, 8])
+@pytest.mark.parametrize("group_size", [32, 64, 128])
+@pytest.mark.parametrize("rows", [1, 3, 16])
+def test_float32_products_near_the_float32_limit_match_dequantized(bits, group_size, rows):
+    # The sum of the first group's `x` passes the float32 limit, where the product, whose
+    # weights lie in [0.4, 0.9), does not: a kernel that sums a group's `x` in float32 for
+    # its bias gets infinities or NaN.
+    rng = np.random.default_rng(bits * 1000 + group_size + rows)
+    w = mx.array(rng.uniform(0.4, 0.9, size=(8, 256)).astype(np.float32))
+    w_q, scales, biases = mx.quantize(w, group_size=group_size, bits=bits)
+    dense = np.array(mx.dequantize(w_q, scales, biases, group_size=group_size, bits=bits))
+    x = rng.uniform(1.1e37, 1.2e37, size=(rows, 256)).astype(np.float32)
+    x[:, 32:] = 0.0
+    out = np.array(mx.quantized_matmul(mx.array(x), w_q, scales, biases, group_size=group_size, bits=bits))
+    reference = x.astype(np.float64) @ dense.astype(np.float64).T
+    assert (x.astype(np.float64).sum(axis=1) > np.finfo(np.float32).max).all()
+    assert (np.abs(reference) < np.finfo(np.float32).max).all()
+    np.testing.assert_allclose(out, reference, rtol=1e-5)
+
+
 def test_dequantize_dtype():
     case = FIXTURE["dequantize_dtype"]
     args = arr(case["w_q"]), arr(case["scales"]), arr(case["biases"])

@@ -89,7 +89,11 @@ pub enum Unpacking {
 /// the groups' biases multiply).
 pub struct LaidOut {
     values: Vec<f32>,
-    group_sums: Vec<f32>,
+    /// The sums of the groups' values divided by [`LaidOut::unscale`] for converted and
+    /// for subnormal levels, so that a row's bias terms join its accumulators at their
+    /// scale: a row's sum then passes the f32 range only where its result does, even
+    /// where a group's plain sum would (weights whose biases and levels nearly cancel).
+    group_sums: [Vec<f32>; 2],
     /// The power of two the layout multiplies the values by, besides each position's own.
     exponent: i32,
 }
@@ -137,10 +141,17 @@ impl PackedDots {
                 }
             }
         }
-        let group_sums = x.chunks_exact(group_size).map(|g| g.iter().sum()).collect();
+        let sums: Vec<f64> = x
+            .chunks_exact(group_size)
+            .map(|g| g.iter().map(|&v| f64::from(v)).sum())
+            .collect();
+        let scaled = |unscale: f64| sums.iter().map(|s| (s / unscale) as f32).collect();
         LaidOut {
             values,
-            group_sums,
+            group_sums: [
+                scaled(unscale(Unpacking::Converted, exponent)),
+                scaled(unscale(Unpacking::Subnormal, exponent)),
+            ],
             exponent,
         }
     }
@@ -152,12 +163,21 @@ impl PackedDots {
 /// numbers as zero (the reason to convert) multiply as it is.
 const CONVERTED_DOWN: f32 = 1.0 / (1u128 << 100) as f32;
 
+/// What turns a kernel's scaled sums into the sum of levels times the values, for a vector
+/// laid out with `exponent`.
+fn unscale(unpacking: Unpacking, exponent: i32) -> f64 {
+    match unpacking {
+        Unpacking::Converted => 2f64.powi(100 - exponent),
+        Unpacking::Subnormal => 2f64.powi(149 - exponent),
+    }
+}
+
 impl LaidOut {
-    /// What turns a kernel's scaled sums into the sum of levels times the values.
-    fn unscale(&self, unpacking: Unpacking) -> f64 {
+    /// The groups' sums at the scale of `unpacking`'s dot products.
+    fn group_sums(&self, unpacking: Unpacking) -> &[f32] {
         match unpacking {
-            Unpacking::Converted => 2f64.powi(100 - self.exponent),
-            Unpacking::Subnormal => 2f64.powi(149 - self.exponent),
+            Unpacking::Converted => &self.group_sums[0],
+            Unpacking::Subnormal => &self.group_sums[1],
         }
     }
 }
@@ -191,7 +211,7 @@ pub(super) unsafe fn dots<V: Vector>(
             && (V::SUBNORMAL_LEVELS || unpacking == Unpacking::Converted)
             && out.len() == count * xs.len()
             && xs.iter().all(|x| {
-                x.values.len() >= wpr * (32 / bits) && x.group_sums.len() == wpr / wpg
+                x.values.len() >= wpr * (32 / bits) && x.group_sums[0].len() == wpr / wpg
             }),
         "packed rows and vectors do not fit"
     );
@@ -229,10 +249,10 @@ unsafe fn rows_dots<V: Vector, const BITS: usize, const M: usize, const SUBNORMA
         true => Unpacking::Subnormal,
         false => Unpacking::Converted,
     };
-    let unscales: [f64; M] = std::array::from_fn(|i| xs[i].unscale(unpacking));
+    let unscales: [f64; M] = std::array::from_fn(|i| unscale(unpacking, xs[i].exponent));
     let (wpr, wpg) = (rows.words_per_row, rows.words_per_group);
     let (chunks, groups_per_row) = (wpr / lanes, wpr / wpg);
-    let sums: [&[f32]; M] = std::array::from_fn(|i| &xs[i].group_sums[..]);
+    let sums: [&[f32]; M] = std::array::from_fn(|i| xs[i].group_sums(unpacking));
     let xs: [*const f32; M] = std::array::from_fn(|i| xs[i].values.as_ptr());
     let zero = V::splat(0.0);
     // When a chunk holds several groups, lane `l` takes the scale of group `l / wpg` of
@@ -278,8 +298,8 @@ unsafe fn rows_dots<V: Vector, const BITS: usize, const M: usize, const SUBNORMA
         }
         let biases = &rows.biases[r * groups_per_row..][..groups_per_row];
         for (((o, a), sums), unscale) in out.iter_mut().zip(acc).zip(sums).zip(unscales) {
-            let levels = f64::from((a[0] + a[1]).sum_lanes()) * unscale;
-            *o = levels as f32 + super::fold::dot::<V>(biases, sums);
+            let sum = (a[0] + a[1]).sum_lanes() + super::fold::dot::<V>(biases, sums);
+            *o = (f64::from(sum) * unscale) as f32;
         }
     }
 }
