@@ -89,8 +89,8 @@ pub enum Unpacking {
 /// the groups' biases multiply).
 pub struct LaidOut {
     values: Vec<f32>,
-    /// The sums of the groups' values divided by [`LaidOut::unscale`] for converted and
-    /// for subnormal levels, so that a row's bias terms join its accumulators at their
+    /// The sums of the groups' values divided by [`unscale`] for converted and for
+    /// subnormal levels, so that a row's bias terms join its accumulators at their
     /// scale: a row's sum then passes the f32 range only where its result does, even
     /// where a group's plain sum would (weights whose biases and levels nearly cancel).
     group_sums: [Vec<f32>; 2],
