@@ -294,6 +294,25 @@ def test_linalg():
         A @ A
 
 
+@pytest.mark.parametrize("transposed", [True, False])
+def test_bfloat16_products_of_a_few_rows_at_any_magnitude(transposed):
+    # A few bfloat16 rows against bfloat16 weights (a decode step's products), rows from
+    # subnormal to near the float32 limit and one spanning 70 orders of magnitude, against
+    # float64 NumPy, within the result's rounding to bfloat16.
+    rng = np.random.default_rng(7)
+    w = mx.array(rng.normal(size=(40, 256)).astype(np.float32)).astype(mx.bfloat16)
+    dense = np.array(w.astype(mx.float32)).astype(np.float64)
+    mixed = rng.normal(size=256) * 10.0 ** rng.uniform(-40, 30, size=256)
+    for magnitudes in ([1e-39], [1e-30], [1.0], [1e36], [1e-39, 1.0, 1e36]):
+        x = np.stack([rng.normal(size=256) * m for m in magnitudes] + [mixed])
+        x = mx.array(x.astype(np.float32)).astype(mx.bfloat16)
+        rows = np.array(x.astype(mx.float32)).astype(np.float64)
+        product = x @ w.T if transposed else x @ mx.array(np.ascontiguousarray(dense.T), mx.bfloat16)
+        out = np.array(product.astype(mx.float32))
+        want, size = rows @ dense.T, np.abs(rows) @ np.abs(dense).T
+        np.testing.assert_array_less(np.abs(out - want), 2**-8 * np.abs(want) + 1e-5 * size + 2**-133)
+
+
 VIEWS = {
     "contiguous": lambda ns, a, padded: a,
     "two batch axes": lambda ns, a, padded: a.reshape(2, 3, 12, 20),

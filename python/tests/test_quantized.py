@@ -120,6 +120,36 @@ def test_float32_products_at_any_magnitude_match_dequantized(bits):
 
 
 @pytest.mark.parametrize("bits", [2, 4, 8])
+@pytest.mark.parametrize("group_size", [32, 64, 128])
+def test_bfloat16_products_at_any_magnitude_match_dequantized(bits, group_size):
+    # bfloat16 rows of x from subnormal to near the float32 limit (where a group's sum, or
+    # a multiple of a value, passes it while the product does not), and one spanning 70
+    # orders of magnitude, against float64 NumPy on the dequantized matrix.
+    rng = np.random.default_rng(bits * 100 + group_size)
+    k = 512
+    w = mx.array(rng.uniform(0.4, 0.9, size=(24, k)).astype(np.float32)).astype(mx.bfloat16)
+    w_q, scales, biases = mx.quantize(w, group_size=group_size, bits=bits)
+    words = np.array(w_q).astype(np.uint64)
+    shifts = np.arange(32 // bits, dtype=np.uint64) * np.uint64(bits)
+    levels = ((words[..., None] >> shifts) & np.uint64((1 << bits) - 1)).reshape(24, k)
+    per_group = lambda a: np.repeat(values(a).astype(np.float64), group_size, axis=1)
+    dense = per_group(scales) * levels + per_group(biases)
+    base = rng.normal(size=(6, k))
+    near_limit = rng.uniform(1.1e37, 1.2e37, size=k) * (np.arange(k) < 32)
+    mixed = base[5] * 10.0 ** rng.uniform(-40, 30, size=k)
+    x = np.stack([base[0] * 1e-39, base[1] * 1e-30, base[2], base[3] * 1e36, near_limit, mixed])
+    x = values(mx.array(x.astype(np.float32)).astype(mx.bfloat16)).astype(np.float64)
+    for rows in (x[:1], x[1:2], x[3:4], x[4:5], x[5:6], x[:4], x):
+        out = values(mx.quantized_matmul(mx.array(rows.astype(np.float32)).astype(mx.bfloat16), w_q, scales, biases,
+                                         group_size=group_size, bits=bits))
+        want = rows @ dense.T
+        size = np.abs(rows) @ np.abs(dense).T
+        assert (np.abs(want) < np.finfo(np.float32).max).all()
+        # The result's own rounding to bfloat16 (2^-133 apart below the normal range).
+        np.testing.assert_array_less(np.abs(out - want), 2**-8 * np.abs(want) + 1e-5 * size + 2**-133)
+
+
+@pytest.mark.parametrize("bits", [2, 4, 8])
 def test_float32_products_of_large_weights_match_dequantized(bits):
     # Weights near 1e30: results near 1e32, which the kernels' scaled sums must not pass
     # on the way.

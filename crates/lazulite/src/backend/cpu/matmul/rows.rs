@@ -141,14 +141,19 @@ fn typed<E: Widen>(a: &Tensor, b: Tensor, shape: &[usize], pairs: Pairs) -> Resu
     let blocks = n.div_ceil(columns_per_task);
     // bfloat16 columns meet x, bfloat16 too (a product's operands share their dtype), in
     // the pair product without widening; x is narrowed back once here for every task
-    // (exactly: it was widened from bfloat16).
+    // (exactly: it was widened from bfloat16), each row scaled by a power of two.
     let pair_kernel = simd::packed_bf16_dots().filter(|_| {
         depth_contiguous && E::halves(&[]).is_some_and(|(_, f)| f == simd::Half::BFloat16)
     });
-    let narrowed: Vec<u16> = match pair_kernel {
-        Some(_) => xs.iter().map(|v| (v.to_bits() >> 16) as u16).collect(),
-        None => Vec::new(),
-    };
+    let (mut narrowed, mut unscales) = (Vec::new(), Vec::new());
+    if pair_kernel.is_some() {
+        for row in xs.chunks_exact(k) {
+            let halves: Vec<u16> = row.iter().map(|v| (v.to_bits() >> 16) as u16).collect();
+            let (scaled, scale) = simd::scaled_near(&halves, simd::PLAIN_EXPONENT);
+            narrowed.extend(scaled);
+            unscales.push(1.0 / scale);
+        }
+    }
     let task = |t: usize| {
         // Whole wrappers captured (not their pointer fields), so the closure is Sync.
         let (base, dst) = (base, dst);
@@ -166,6 +171,7 @@ fn typed<E: Widen>(a: &Tensor, b: Tensor, shape: &[usize], pairs: Pairs) -> Resu
                     let pairs = pair_kernel.map(|kernel| PairRows {
                         kernel,
                         rows: &narrowed[batch_a * m * k..][..m * k],
+                        unscales: &unscales[batch_a * m..][..m],
                     });
                     dots::<E>(x, pairs, b, rhs.col_stride, k, n, columns, out)
                 } else {
@@ -188,8 +194,10 @@ fn typed<E: Widen>(a: &Tensor, b: Tensor, shape: &[usize], pairs: Pairs) -> Resu
 #[derive(Clone, Copy)]
 struct PairRows<'a> {
     kernel: simd::PackedBf16Dots,
-    /// The bfloat16 bits of `x`, row after row.
+    /// The bfloat16 bits of `x`, row after row, each row scaled by a power of two.
     rows: &'a [u16],
+    /// Per row, what undoes its scaling.
+    unscales: &'a [f64],
 }
 
 /// `out[r, j] = x[r] . b[:, j]` for `j` in `columns`, where column `j` of `b` is the `k`
@@ -237,7 +245,13 @@ fn dots<E: Widen>(
         match (pairs, half_dots, E::halves(column)) {
             (Some(pairs), _, Some((bits, _))) => {
                 let row_dots = pairs.kernel.row_dots;
-                by_blocks(&mut |block, dots| row_dots(bits, &narrowed_rows[block], dots));
+                by_blocks(&mut |block, dots| {
+                    let unscales = &pairs.unscales[block.clone()];
+                    row_dots(bits, &narrowed_rows[block], dots);
+                    for (d, unscale) in dots.iter_mut().zip(unscales) {
+                        *d = (f64::from(*d) * unscale) as f32;
+                    }
+                });
                 continue;
             }
             (None, Some(kernel), Some((bits, format))) => {

@@ -12,6 +12,13 @@
 //! level is two 4-bit ones, `lo + 16 hi`: an 8-bit row is read as a 4-bit row twice as
 //! long against the vector with each value followed by 16 times it.
 //!
+//! The pair product treats subnormal inputs as zero, and `128` or `16` times a value near
+//! the f32 limit overflows. So each vector is laid out times `2^e` ([`scaled_near`]), with
+//! `e` chosen to bring its largest magnitude near `2^-50` (exact), and the kernel multiplies
+//! each row's sum by `2^-e` in f64: a result overflows only where the product does, and
+//! only values below about `2^-76` times the largest, too small to change an f32 sum, are
+//! lost. Callers of the plain row products scale their vectors the same way.
+//!
 //! Layout of packed rows: a row's bytes are read 64 at a time (a step), as 32 lanes of 16
 //! bits, each holding `per = 16 / bits` levels. Sub-level `j` of every lane gives one
 //! vector whose lane `t` is level `per * t + j` of the step; [`BFloat16Vector`] arranges
@@ -32,8 +39,9 @@ pub struct PackedBf16Dots {
     /// on rows or vectors that do not fit (an engine bug).
     pub dots: fn(rows: &AffineRows<'_>, xs: &[&BFloat16Vector], out: &mut [f32]),
     /// `out[i] = row . xs[i]` for a row of bfloat16 values and 1 to [`MAX_VECTORS`]
-    /// bfloat16 vectors at least as long, summed in f32. Panics on lengths that do not
-    /// fit (an engine bug).
+    /// bfloat16 vectors at least as long, summed in f32. Subnormal values count as zero,
+    /// so callers scale the vectors ([`scaled_near`] at [`PLAIN_EXPONENT`]). Panics on
+    /// lengths that do not fit (an engine bug).
     pub row_dots: fn(row: &[u16], xs: &[&[u16]], out: &mut [f32]),
 }
 
@@ -121,17 +129,53 @@ pub fn bf16_rows_fit(bits: usize, levels: usize, group_size: usize) -> bool {
     View::of(bits, levels, group_size).is_some()
 }
 
-/// The sum of bfloat16 values in f32, in 16 lanes that the compiler can vectorise.
-fn sum(values: &[u16]) -> f32 {
-    let mut lanes = [0.0f32; 16];
-    let chunks = values.chunks_exact(16);
-    let rest: f32 = chunks.remainder().iter().map(|&b| widen(b)).sum();
+/// The sum of bfloat16 values in f64 (a sum of values near the f32 limit may pass it), in
+/// 8 lanes that the compiler can vectorise.
+fn sum(values: &[u16]) -> f64 {
+    let mut lanes = [0.0f64; 8];
+    let chunks = values.chunks_exact(8);
+    let rest: f64 = chunks
+        .remainder()
+        .iter()
+        .map(|&b| f64::from(widen(b)))
+        .sum();
     for chunk in chunks {
         for (lane, &b) in lanes.iter_mut().zip(chunk) {
-            *lane += widen(b);
+            *lane += f64::from(widen(b));
         }
     }
-    lanes.iter().sum::<f32>() + rest
+    lanes.iter().sum::<f64>() + rest
+}
+
+/// Where [`BFloat16Vector::new`] brings a vector's largest magnitude: far enough below 1
+/// that `143` or `16 * 15` times it, summed over a row and times a scale near the f32
+/// limit, stays below the limit; far enough above the f32 normal range that its products
+/// with scales down to about `2^-76` stay normal.
+const PACKED_EXPONENT: i32 = -50;
+
+/// Where [`scaled_near`] should bring the rows of `x` that [`PackedBf16Dots::row_dots`]
+/// multiplies with bfloat16 weights: products with weights from about `2^-106` to the
+/// limit stay normal, and a row's sum of them stays below the limit.
+pub const PLAIN_EXPONENT: i32 = -20;
+
+/// `x` (bfloat16 bits) times the power of two that brings its largest finite magnitude near
+/// `2^target` (one for zeros or infinities, which no scaling changes), and that power. The
+/// pair product reads subnormal inputs as zero and its sums overflow where values near the
+/// limit meet large weights; scaled values keep their products normal and finite. Exact,
+/// except for values below about `2^(target - 126)` times the largest, which become
+/// subnormal: too small to change an f32 sum.
+pub fn scaled_near(x: &[u16], target: i32) -> (Vec<u16>, f64) {
+    let largest = x.iter().fold(0.0f32, |m, &b| m.max(widen(b).abs()));
+    // As f64: the power may lie past the f32 range, the scaled values do not.
+    let scale = match largest > 0.0 && largest.is_finite() {
+        true => 2f64.powi(target - ((f64::from(largest).to_bits() >> 52) as i32 - 1023)),
+        false => 1.0,
+    };
+    let scaled = x
+        .iter()
+        .map(|&b| (((f64::from(widen(b)) * scale) as f32).to_bits() >> 16) as u16)
+        .collect();
+    (scaled, scale)
 }
 
 fn widen(b: u16) -> f32 {
@@ -150,6 +194,9 @@ pub struct BFloat16Vector {
     /// Per group, the sum of the vector's values: what multiplies the bias. Zero-padded
     /// to whole vectors of 16.
     sums: Vec<f32>,
+    /// What the kernel's sums are multiplied by: the inverse of the power of two the
+    /// values, offsets and sums above were multiplied by.
+    unscale: f64,
 }
 
 impl BFloat16Vector {
@@ -157,23 +204,27 @@ impl BFloat16Vector {
     /// groups of `group_size`; `None` if [`bf16_rows_fit`] refuses such rows.
     pub fn new(x: &[u16], bits: usize, group_size: usize) -> Option<BFloat16Vector> {
         let view = View::of(bits, x.len(), group_size)?;
+        let (scaled, scale) = scaled_near(x, PACKED_EXPONENT);
         // The values the view's levels meet: 16 x is exact (a change of exponent).
         let values: Vec<u16> = if bits == 8 {
-            x.iter()
+            scaled
+                .iter()
                 .flat_map(|&b| [b, ((widen(b) * 16.0).to_bits() >> 16) as u16])
                 .collect()
         } else {
-            x.to_vec()
+            scaled
         };
         let groups = view.levels / view.group_size;
         let padded = groups.next_multiple_of(16);
-        let mut sums = vec![0.0f32; padded];
-        for (s, g) in sums.iter_mut().zip(x.chunks_exact(group_size)) {
-            *s = sum(g);
-        }
+        let group_sums: Vec<f64> = x.chunks_exact(group_size).map(|g| sum(g) * scale).collect();
         // The laid-out values of a group sum to its sum, or 17 times it for 8 bits.
-        let factor = if bits == 8 { 128.0 * 17.0 } else { 128.0 };
-        let offsets = sums.iter().map(|s| factor * s).collect();
+        let offset = if bits == 8 { 128.0 * 17.0 } else { 128.0 };
+        let padded_f32 = |times: f64| {
+            let mut out: Vec<f32> = group_sums.iter().map(|s| (times * s) as f32).collect();
+            out.resize(padded, 0.0);
+            out
+        };
+        let (sums, offsets) = (padded_f32(1.0), padded_f32(offset));
         let (per, step) = (view.per_lane(), view.step_levels());
         let mut laid_out = vec![0u16; values.len()];
         for (src, dst) in values
@@ -191,6 +242,7 @@ impl BFloat16Vector {
             values: laid_out,
             offsets,
             sums,
+            unscale: 1.0 / scale,
         })
     }
 }
@@ -395,7 +447,8 @@ mod avx512 {
                 }
             }
             for m in 0..M {
-                out[m] = _mm512_reduce_add_ps(_mm512_add_ps(even[m], odd[m]));
+                let sum = _mm512_reduce_add_ps(_mm512_add_ps(even[m], odd[m]));
+                out[m] = (f64::from(sum) * xs[m].unscale) as f32;
             }
         }
     }

@@ -27,7 +27,10 @@ mod tests;
 #[cfg(target_arch = "x86_64")]
 mod vector;
 
-pub use bf16_pairs::{bf16_rows_fit, packed_bf16_dots, AffineRows, BFloat16Vector, PackedBf16Dots};
+pub use bf16_pairs::{
+    bf16_rows_fit, packed_bf16_dots, scaled_near, AffineRows, BFloat16Vector, PackedBf16Dots,
+    PLAIN_EXPONENT,
+};
 pub use bf16_tiles::{bf16_tiles, level_offset, Bf16Tiles, GroupedTile, TILE_COLUMNS};
 pub use halves::{Half, HalfDots};
 pub use packed::{LaidOut, PackedDots, PackedRows, MAX_VECTORS, SCALE_PADDING};

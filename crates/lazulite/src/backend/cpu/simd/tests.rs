@@ -427,8 +427,12 @@ fn bfloat16_pair_dots_match_dequantized_sums() {
                     group_size,
                 };
                 for vectors in 1..=super::MAX_VECTORS {
+                    // Vectors of very different magnitudes, subnormal and near the limit
+                    // too: the pair product reads subnormal values as zero, and 128 times
+                    // a value near the limit overflows, unless the layout scales them.
+                    let magnitudes = [1.0, 2f32.powi(-130), 2f32.powi(112), 3e-3];
                     let xs: Vec<Vec<u16>> = (0..vectors)
-                        .map(|_| (0..levels).map(|_| value(1.0)).collect())
+                        .map(|i| (0..levels).map(|_| value(magnitudes[i])).collect())
                         .collect();
                     let laid_out: Vec<BFloat16Vector> = xs
                         .iter()
@@ -455,7 +459,7 @@ fn bfloat16_pair_dots_match_dequantized_sums() {
                             // The levels' offset (128) costs about 17 times f32's rounding
                             // of the plain sum: far below a bfloat16 result's.
                             assert!(
-                                (g - want).abs() <= 1e-5 * size + 1e-6,
+                                (g - want).abs() <= 1e-5 * size + 1e-45,
                                 "bits {bits} group {group_size} row {r}: {g} vs {want} (size {size})"
                             );
                             checked += 1;
