@@ -129,22 +129,17 @@ pub fn bf16_rows_fit(bits: usize, levels: usize, group_size: usize) -> bool {
     View::of(bits, levels, group_size).is_some()
 }
 
-/// The sum of bfloat16 values in f64 (a sum of values near the f32 limit may pass it), in
-/// 8 lanes that the compiler can vectorise.
-fn sum(values: &[u16]) -> f64 {
-    let mut lanes = [0.0f64; 8];
-    let chunks = values.chunks_exact(8);
-    let rest: f64 = chunks
-        .remainder()
-        .iter()
-        .map(|&b| f64::from(widen(b)))
-        .sum();
+/// The sum of bfloat16 values in f32, in 16 lanes that the compiler can vectorise.
+fn sum(values: &[u16]) -> f32 {
+    let mut lanes = [0.0f32; 16];
+    let chunks = values.chunks_exact(16);
+    let rest: f32 = chunks.remainder().iter().map(|&b| widen(b)).sum();
     for chunk in chunks {
         for (lane, &b) in lanes.iter_mut().zip(chunk) {
-            *lane += f64::from(widen(b));
+            *lane += widen(b);
         }
     }
-    lanes.iter().sum::<f64>() + rest
+    lanes.iter().sum::<f32>() + rest
 }
 
 /// Where [`BFloat16Vector::new`] brings a vector's largest magnitude: far enough below 1
@@ -165,12 +160,15 @@ pub const PLAIN_EXPONENT: i32 = -20;
 /// except for values below about `2^(target - 126)` times the largest, which become
 /// subnormal: too small to change an f32 sum.
 pub fn scaled_near(x: &[u16], target: i32) -> (Vec<u16>, f64) {
-    let largest = x.iter().fold(0.0f32, |m, &b| m.max(widen(b).abs()));
+    // Magnitude bits order finite values as their magnitudes do, and put infinities and
+    // NaN above them.
+    let largest = x.iter().map(|&b| b & 0x7FFF).max().unwrap_or(0);
+    if largest == 0 || largest >= 0x7F80 {
+        return (x.to_vec(), 1.0);
+    }
     // As f64: the power may lie past the f32 range, the scaled values do not.
-    let scale = match largest > 0.0 && largest.is_finite() {
-        true => 2f64.powi(target - ((f64::from(largest).to_bits() >> 52) as i32 - 1023)),
-        false => 1.0,
-    };
+    let exponent = (f64::from(widen(largest)).to_bits() >> 52) as i32 - 1023;
+    let scale = 2f64.powi(target - exponent);
     let scaled = x
         .iter()
         .map(|&b| (((f64::from(widen(b)) * scale) as f32).to_bits() >> 16) as u16)
@@ -205,6 +203,12 @@ impl BFloat16Vector {
     pub fn new(x: &[u16], bits: usize, group_size: usize) -> Option<BFloat16Vector> {
         let view = View::of(bits, x.len(), group_size)?;
         let (scaled, scale) = scaled_near(x, PACKED_EXPONENT);
+        let groups = view.levels / view.group_size;
+        // Sums of the scaled values: the same roundings as those of `x`, none past the limit.
+        let mut sums = vec![0.0f32; groups.next_multiple_of(16)];
+        for (s, g) in sums.iter_mut().zip(scaled.chunks_exact(group_size)) {
+            *s = sum(g);
+        }
         // The values the view's levels meet: 16 x is exact (a change of exponent).
         let values: Vec<u16> = if bits == 8 {
             scaled
@@ -214,17 +218,9 @@ impl BFloat16Vector {
         } else {
             scaled
         };
-        let groups = view.levels / view.group_size;
-        let padded = groups.next_multiple_of(16);
-        let group_sums: Vec<f64> = x.chunks_exact(group_size).map(|g| sum(g) * scale).collect();
         // The laid-out values of a group sum to its sum, or 17 times it for 8 bits.
-        let offset = if bits == 8 { 128.0 * 17.0 } else { 128.0 };
-        let padded_f32 = |times: f64| {
-            let mut out: Vec<f32> = group_sums.iter().map(|s| (times * s) as f32).collect();
-            out.resize(padded, 0.0);
-            out
-        };
-        let (sums, offsets) = (padded_f32(1.0), padded_f32(offset));
+        let factor = if bits == 8 { 128.0 * 17.0 } else { 128.0 };
+        let offsets = sums.iter().map(|s| factor * s).collect();
         let (per, step) = (view.per_lane(), view.step_levels());
         let mut laid_out = vec![0u16; values.len()];
         for (src, dst) in values
