@@ -143,22 +143,23 @@ fn sum(values: &[u16]) -> f32 {
 }
 
 /// Where [`BFloat16Vector::new`] brings a vector's largest magnitude: far enough below 1
-/// that `143` or `16 * 15` times it, summed over a row and times a scale near the f32
-/// limit, stays below the limit; far enough above the f32 normal range that its products
-/// with scales down to about `2^-76` stay normal.
+/// that its products with the levels (`128 + q`, against 16 times it for 8-bit rows),
+/// summed over a row and times a scale near the f32 limit, stay below the limit; far
+/// enough above the f32 normal range that its products with scales down to about `2^-76`
+/// stay normal.
 const PACKED_EXPONENT: i32 = -50;
 
 /// Where [`scaled_near`] should bring the rows of `x` that [`PackedBf16Dots::row_dots`]
 /// multiplies with bfloat16 weights: products with weights from about `2^-106` to the
-/// limit stay normal, and a row's sum of them stays below the limit.
+/// limit stay normal, and a row's sum of them (up to `2^19` values) stays below the limit.
 pub const PLAIN_EXPONENT: i32 = -20;
 
-/// `x` (bfloat16 bits) times the power of two that brings its largest finite magnitude near
-/// `2^target` (one for zeros or infinities, which no scaling changes), and that power. The
-/// pair product reads subnormal inputs as zero and its sums overflow where values near the
-/// limit meet large weights; scaled values keep their products normal and finite. Exact,
-/// except for values below about `2^(target - 126)` times the largest, which become
-/// subnormal: too small to change an f32 sum.
+/// `x` (bfloat16 bits) times the power of two that brings its largest magnitude near
+/// `2^target` (one if `x` is all zeros or holds an infinity or NaN, which no scaling
+/// changes), and that power. The pair product reads subnormal inputs as zero and its sums
+/// overflow where values near the limit meet large weights; scaled values keep their
+/// products normal and finite. Exact, except for values below about `2^(-126 - target)`
+/// times the largest, which become subnormal: too small to change an f32 sum.
 pub fn scaled_near(x: &[u16], target: i32) -> (Vec<u16>, f64) {
     // Magnitude bits order finite values as their magnitudes do, and put infinities and
     // NaN above them.
