@@ -164,12 +164,8 @@ pub fn scaled_near(x: &[u16], target: i32) -> (Vec<u16>, f64) {
     // Magnitude bits order finite values as their magnitudes do, and put infinities and
     // NaN above them.
     let largest = x.iter().map(|&b| b & 0x7FFF).max().unwrap_or(0);
-    if largest == 0 || largest >= 0x7F80 {
-        return (x.to_vec(), 1.0);
-    }
     // As f64: the power may lie past the f32 range, the scaled values do not.
-    let exponent = (f64::from(widen(largest)).to_bits() >> 52) as i32 - 1023;
-    let scale = 2f64.powi(target - exponent);
+    let scale = 2f64.powi(super::exponent_towards(widen(largest), target));
     let scaled = x
         .iter()
         .map(|&b| (((f64::from(widen(b)) * scale) as f32).to_bits() >> 16) as u16)

@@ -78,6 +78,17 @@ enum Ahead {
     Near,
 }
 
+/// The exponent `e` for which `2^e` times `largest` (a magnitude) lies in `[2^target,
+/// 2^(target + 1))`, or 0 for zero, infinity or NaN, which no scaling changes: how the
+/// decode layouts bring a vector into the range their kernels compute exactly.
+fn exponent_towards(largest: f32, target: i32) -> i32 {
+    match largest > 0.0 && largest.is_finite() {
+        // As f64, whose exponent field also holds those of subnormal f32 values.
+        true => target - ((f64::from(largest).to_bits() >> 52) as i32 - 1023),
+        false => 0,
+    }
+}
+
 /// Whether this thread treats subnormal float inputs as zero (the DAZ flag of MXCSR,
 /// which code built for fast math may set).
 fn denormals_are_zero() -> bool {

@@ -115,12 +115,7 @@ impl PackedDots {
         let (lanes, per) = (self.lanes, 32 / bits);
         let chunk = lanes * per;
         let largest = x.iter().fold(0.0f32, |m, v| m.max(v.abs()));
-        // The exponent that brings the largest finite magnitude near 2^100 (none for
-        // zeros or infinities, which no scaling changes).
-        let exponent = match largest > 0.0 && largest.is_finite() {
-            true => 100 - ((f64::from(largest).to_bits() >> 52) as i32 - 1023),
-            false => 0,
-        };
+        let exponent = super::exponent_towards(largest, 100);
         // 2^(exponent - p) for the position at bit offset p in its half word where the
         // kernel reads levels in place (at offset 0 where it does not), as f64: the
         // exponent may lie past the f32 range, the scaled values do not.
