@@ -670,7 +670,11 @@ pub fn quantized_matmul(
             qmm_typed::<f64>(x, w, scales, Some(biases), packing, product, out_shape)?
         }
         (_, Some(kernel)) => {
-            let x = widened::<f32>(x)?;
+            // The pair product reads a bfloat16 `x` as stored; the float32 path widens it.
+            let x = match kernel {
+                rows::Kernel::BFloat16(_) => contiguous(x)?,
+                rows::Kernel::Float32(_) => widened::<f32>(x)?,
+            };
             let few_rows = rows::Operands {
                 x,
                 w,

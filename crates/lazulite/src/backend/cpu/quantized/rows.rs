@@ -51,9 +51,9 @@ pub(super) fn kernel(packing: Packing, p: Product, max_rows: usize, x: DType) ->
     fits.then_some(Kernel::Float32(kernel))
 }
 
-/// The tensors of an affine product: `x` of shape `(batch, m, k)` (contiguous float32 for
-/// the kernels here), `w` with contiguous last two dimensions, `scales` and `biases` of the
-/// element type of the product.
+/// The tensors of an affine product: `x` of shape `(batch, m, k)` (contiguous: float32 for
+/// [`Kernel::Float32`], bfloat16 for [`Kernel::BFloat16`]), `w` with contiguous last two
+/// dimensions, `scales` and `biases` of the element type of the product.
 pub(super) struct Operands {
     pub x: Tensor,
     pub w: Tensor,
@@ -80,7 +80,6 @@ pub(super) fn product<T: Real<Acc = f32>>(
     let words_per_row = p.k * packing.bits / 32;
     let groups_per_row = p.k / packing.group_size;
     let words = w.buf.as_ptr() as *const u32;
-    let xs = x.slice::<f32>();
     let dst = out.slice_mut::<f32>();
     for b in 0..p.batch {
         // SAFETY: the offset addresses the first word of matrix `b` inside w's buffer, and
@@ -89,7 +88,7 @@ pub(super) fn product<T: Real<Acc = f32>>(
             std::slice::from_raw_parts(words.offset(batch_offset(&w, b)), p.n * words_per_row)
         };
         let g = b * p.n * groups_per_row..(b + 1) * p.n * groups_per_row;
-        let x = &xs[b * p.m * p.k..][..p.m * p.k];
+        let x_rows = b * p.m * p.k..(b + 1) * p.m * p.k;
         let out = &mut dst[b * p.m * p.n..][..p.m * p.n];
         match kernel {
             Kernel::Float32(kernel) => {
@@ -101,7 +100,7 @@ pub(super) fn product<T: Real<Acc = f32>>(
                     groups_per_row,
                     packing,
                 };
-                float32_rows(kernel, x, &matrix, p, out)?;
+                float32_rows(kernel, &x.slice::<f32>()[x_rows], &matrix, p, out)?;
             }
             Kernel::BFloat16(kernel) => {
                 // bfloat16 scales and biases, read as their bits.
@@ -113,7 +112,7 @@ pub(super) fn product<T: Real<Acc = f32>>(
                     bits: packing.bits,
                     group_size: packing.group_size,
                 };
-                bfloat16_rows(kernel, x, &matrix, p, out);
+                bfloat16_rows(kernel, &x.slice::<u16>()[x_rows], &matrix, p, out);
             }
         }
     }
@@ -209,10 +208,11 @@ fn float32_rows<T: Real<Acc = f32>>(
     Ok(())
 }
 
-/// The bfloat16 path of [`product`]: the kernel adds the biases itself.
+/// The bfloat16 path of [`product`], for rows of `x` given as bfloat16 bits: the kernel
+/// adds the biases itself.
 fn bfloat16_rows(
     kernel: PackedBf16Dots,
-    x: &[f32],
+    x: &[u16],
     w: &AffineRows<'_>,
     p: Product,
     out: &mut [f32],
@@ -220,9 +220,7 @@ fn bfloat16_rows(
     let xs: Vec<BFloat16Vector> = x
         .chunks_exact(p.k)
         .map(|row| {
-            // The row was widened from bfloat16: dropping the low half is exact.
-            let halves: Vec<u16> = row.iter().map(|v| (v.to_bits() >> 16) as u16).collect();
-            BFloat16Vector::new(&halves, w.bits, w.group_size)
+            BFloat16Vector::new(row, w.bits, w.group_size)
                 .expect("the kernel was chosen for rows of this shape")
         })
         .collect();
