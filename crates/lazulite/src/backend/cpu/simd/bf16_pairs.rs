@@ -430,6 +430,19 @@ mod avx512 {
             }
         };
         let steps_per_group = (view.group_size / step_levels).max(1);
+        // Where half a step lies in one group, two steps' sums fold into one vector, a
+        // quarter per half step, which one permutation of a chunk of 16 groups' scales
+        // multiplies: fewer instructions a step than a scale vector per step (a 4-bit
+        // kernel-only loop: about 7% faster). Pair `p` of a chunk meets the scales of
+        // groups `pair_groups[p]`.
+        let chunk_steps = 16 * view.group_size / step_levels;
+        let folded = 2 * view.group_size >= step_levels && chunk_steps <= 32;
+        let pair_groups: [__m512i; 16] = std::array::from_fn(|p| {
+            let lanes: [u32; 16] = std::array::from_fn(|lane| {
+                ((4 * p + lane / 4) * step_levels / 2 / view.group_size) as u32
+            });
+            _mm512_loadu_si512(lanes.as_ptr().cast())
+        });
         let count = out.len() / M;
         let mut pending = [[zero; 16]; M];
         for r in 0..count {
@@ -446,6 +459,33 @@ mod avx512 {
             // addition need not wait for the previous one's.
             let (mut even, mut odd) = ([zero; M], [zero; M]);
             let mut s = 0;
+            if folded {
+                // Pairs alternate between `even` and `odd` by swapping them: an array
+                // indexed by the pair's parity would keep them in memory.
+                for first in (0..groups_per_row).step_by(16) {
+                    let groups = (groups_per_row - first).min(16);
+                    let chunk_scales = widened(scales.add(first), groups);
+                    let end = s + groups * view.group_size / step_levels;
+                    let mut pair = 0;
+                    while s < end {
+                        let dots =
+                            step::<BITS, M>(bytes.add(s * STEP_BYTES), s * step_levels, &values);
+                        let next = if s + 1 < end {
+                            let at = (s + 1) * step_levels;
+                            step::<BITS, M>(bytes.add((s + 1) * STEP_BYTES), at, &values)
+                        } else {
+                            [zero; M]
+                        };
+                        let scale = _mm512_permutexvar_ps(pair_groups[pair], chunk_scales);
+                        for m in 0..M {
+                            even[m] = _mm512_fmadd_ps(scale, halves(dots[m], next[m]), even[m]);
+                        }
+                        std::mem::swap(&mut even, &mut odd);
+                        s += 2;
+                        pair += 1;
+                    }
+                }
+            }
             while s < steps {
                 let dots = step::<BITS, M>(bytes.add(s * STEP_BYTES), s * step_levels, &values);
                 let scale = scales_of.step(s);
@@ -495,6 +535,19 @@ mod avx512 {
                 }
             }
         }
+    }
+
+    /// The sums of `a`'s and `b`'s halves (lanes 0-7 and 8-15), four lanes each: quarter
+    /// `q` of the result sums half `q` of `a` then of `b`.
+    ///
+    /// # Safety
+    /// The CPU supports AVX-512F.
+    #[inline(always)]
+    unsafe fn halves(a: __m512, b: __m512) -> __m512 {
+        _mm512_add_ps(
+            _mm512_shuffle_f32x4::<0x88>(a, b),
+            _mm512_shuffle_f32x4::<0xDD>(a, b),
+        )
     }
 
     /// Lane `i` of the result is the sum of the lanes of `v[i]`: halving the lanes per row
