@@ -292,9 +292,27 @@ unsafe fn rows_dots<V: Vector, const BITS: usize, const M: usize, const SUBNORMA
             }
         }
         let biases = &rows.biases[r * groups_per_row..][..groups_per_row];
-        for (((o, a), sums), unscale) in out.iter_mut().zip(acc).zip(sums).zip(unscales) {
-            let sum = (a[0] + a[1]).sum_lanes() + super::fold::dot::<V>(biases, sums);
-            *o = (f64::from(sum) * unscale) as f32;
+        let whole = groups_per_row - groups_per_row % lanes;
+        for ((o, a), sums) in out.iter_mut().zip(acc).zip(sums) {
+            // The biases times the groups' sums join the lanes before their one horizontal
+            // sum: a second reduction per row lengthened the row's chain of dependent
+            // instructions.
+            let mut sum = a[0] + a[1];
+            for g in (0..whole).step_by(lanes) {
+                sum = V::load(biases.as_ptr().add(g)).mul_add(V::load(sums.as_ptr().add(g)), sum);
+            }
+            let rest: f32 = biases[whole..]
+                .iter()
+                .zip(&sums[whole..])
+                .map(|(b, s)| b * s)
+                .sum();
+            *o = sum.sum_lanes() + rest;
+        }
+    }
+    // Multiplied back after the rows' loop, for the same reason.
+    for row in out.chunks_exact_mut(M) {
+        for (o, unscale) in row.iter_mut().zip(unscales) {
+            *o = (f64::from(*o) * unscale) as f32;
         }
     }
 }
