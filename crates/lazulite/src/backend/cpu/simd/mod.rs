@@ -15,6 +15,7 @@ mod avx2;
 mod avx512;
 mod bf16_pairs;
 mod bf16_tiles;
+mod byte_dots;
 #[cfg(target_arch = "x86_64")]
 mod fold;
 mod halves;
@@ -27,11 +28,9 @@ mod tests;
 #[cfg(target_arch = "x86_64")]
 mod vector;
 
-pub use bf16_pairs::{
-    bf16_rows_fit, packed_bf16_dots, scaled_near, AffineRows, BFloat16Vector, PackedBf16Dots,
-    PLAIN_EXPONENT,
-};
+pub use bf16_pairs::{packed_bf16_dots, scaled_near, PackedBf16Dots, PLAIN_EXPONENT};
 pub use bf16_tiles::{bf16_tiles, level_offset, Bf16Tiles, GroupedTile, TILE_COLUMNS};
+pub use byte_dots::{bf16_rows_fit, AffineRows, BFloat16Vector};
 pub use halves::{Half, HalfDots};
 pub use packed::{LaidOut, PackedDots, PackedRows, MAX_VECTORS, SCALE_PADDING};
 pub use tensor::map;

@@ -428,12 +428,17 @@ fn bfloat16_pair_dots_match_dequantized_sums() {
                 };
                 for vectors in 1..=super::MAX_VECTORS {
                     // Vectors of very different magnitudes, subnormal and near the limit
-                    // too: the pair product reads subnormal values as zero, and 128 times
-                    // a value near the limit overflows, unless the layout scales them.
+                    // too, and with an infinity or a NaN, which the fixed-point layout
+                    // leaves to a separate sum.
                     let magnitudes = [1.0, 2f32.powi(-130), 2f32.powi(112), 3e-3];
-                    let xs: Vec<Vec<u16>> = (0..vectors)
+                    let mut xs: Vec<Vec<u16>> = (0..vectors)
                         .map(|i| (0..levels).map(|_| value(magnitudes[i])).collect())
                         .collect();
+                    match vectors {
+                        3 => xs[2][levels / 3] = 0xFF80,
+                        4 => xs[3][5] = 0x7FC0,
+                        _ => {}
+                    }
                     let laid_out: Vec<BFloat16Vector> = xs
                         .iter()
                         .map(|x| BFloat16Vector::new(x, bits, group_size).unwrap())
@@ -443,23 +448,38 @@ fn bfloat16_pair_dots_match_dequantized_sums() {
                     (kernel.dots)(&matrix, &refs, &mut got);
                     for r in 0..rows {
                         for (i, x) in xs.iter().enumerate() {
-                            // The sum, and the sum of the terms' sizes that f32 rounding
-                            // is relative to.
-                            let (want, size) = (0..levels)
+                            // Each value's largest error in fixed point: 2^-14 of its
+                            // group's largest finite magnitude.
+                            let group_error: Vec<f64> = x
+                                .chunks(group_size)
+                                .map(|g| {
+                                    let finite = g.iter().map(|&b| widen(b).abs());
+                                    finite.filter(|v| v.is_finite()).fold(0.0, f64::max)
+                                        * 2f64.powi(-14)
+                                })
+                                .collect();
+                            // The sum, the sum of the terms' sizes that f32 rounding is
+                            // relative to, and the fixed point's bound.
+                            let (want, size, bound) = (0..levels)
                                 .map(|e| {
                                     let per = 32 / bits;
                                     let w = words[r * words_per_row + e / per];
                                     let level = (w >> (e % per * bits)) & ((1 << bits) - 1);
                                     let g = (r * levels + e) / group_size;
                                     let weight = widen(scales[g]) * level as f64 + widen(biases[g]);
-                                    weight * widen(x[e])
+                                    let error = weight.abs() * group_error[e / group_size];
+                                    (weight * widen(x[e]), error)
                                 })
-                                .fold((0.0, 0.0), |(sum, size), t| (sum + t, size + t.abs()));
+                                .fold((0.0, 0.0, 0.0), |(sum, size, bound), (t, error)| {
+                                    (sum + t, size + t.abs(), bound + error)
+                                });
                             let g = got[r * vectors + i] as f64;
-                            // The levels' offset (128) costs about 17 times f32's rounding
-                            // of the plain sum: far below a bfloat16 result's.
+                            let close = match want.is_finite() {
+                                true => (g - want).abs() <= 1e-5 * size + bound + 1e-45,
+                                false => g == want || (g.is_nan() && want.is_nan()),
+                            };
                             assert!(
-                                (g - want).abs() <= 1e-5 * size + 1e-45,
+                                close,
                                 "bits {bits} group {group_size} row {r}: {g} vs {want} (size {size})"
                             );
                             checked += 1;
