@@ -161,17 +161,21 @@ impl BFloat16Vector {
     /// compiler vectorises: a decode step lays out every vector it multiplies.
     #[inline(always)]
     fn laid_out(x: &[u16], view: View) -> BFloat16Vector {
-        let special = |b: u16| b & 0x7F80 == 0x7F80;
-        let specials: Vec<(usize, f32)> = match x.iter().fold(false, |any, &b| any | special(b)) {
-            true => (x.iter().enumerate())
-                .filter(|&(_, &b)| special(b))
-                .map(|(i, &b)| (i, widen(b)))
-                .collect(),
-            false => Vec::new(),
+        // Magnitude bits order finite values as their magnitudes do, and put infinities
+        // and NaN above them. A fold vectorises where `max` does not.
+        let special = |b: u16| b & 0x7FFF >= 0x7F80;
+        let largest = x.iter().fold(0, |m, &b| (b & 0x7FFF).max(m));
+        let (largest, specials) = match special(largest) {
+            false => (largest, Vec::new()),
+            true => (
+                (x.iter().filter(|&&b| !special(b))).fold(0, |m, &b| (b & 0x7FFF).max(m)),
+                (x.iter().enumerate())
+                    .filter(|&(_, &b)| special(b))
+                    .map(|(i, &b)| (i, widen(b)))
+                    .collect(),
+            ),
         };
-        // Magnitude bits order finite values as their magnitudes do.
         let magnitude = |b: u16| if special(b) { 0 } else { b & 0x7FFF };
-        let largest = x.iter().map(|&b| magnitude(b)).max().unwrap_or(0);
         let scale = 2f64.powi(super::exponent_towards(widen(largest), VECTOR_EXPONENT));
         let scaled: Vec<f32> = x
             .iter()
@@ -187,23 +191,19 @@ impl BFloat16Vector {
             .zip(&mut units)
             .zip(&mut sums)
         {
-            let largest = group
-                .iter()
-                .map(|v| v.to_bits() & 0x7FFF_FFFF)
-                .max()
-                .unwrap_or(0);
+            let largest = (group.iter()).fold(0, |m, v| (v.to_bits() & 0x7FFF_FFFF).max(m));
             let exponent = match largest {
                 0 => MIN_UNIT_EXPONENT,
-                bits => {
-                    let largest = f64::from(f32::from_bits(bits));
-                    ((largest.to_bits() >> 52) as i32 - 1023 - (FIXED_BITS - 1))
-                        .max(MIN_UNIT_EXPONENT)
-                }
+                bits => ((bits >> 23) as i32 - 127 - (FIXED_BITS - 1)).max(MIN_UNIT_EXPONENT),
             };
-            *unit = 2f32.powi(exponent);
-            let inverse = 2f32.powi(-exponent);
+            *unit = power_of_two(exponent);
+            let inverse = power_of_two(-exponent);
+            // Adding 1.5 * 2^23 rounds to an integer (ties to even) in the low bits,
+            // which a vector loop reads; a float-to-integer conversion would not
+            // vectorise.
+            const ROUNDER: f32 = 12_582_912.0;
             for (f, &v) in fixed.iter_mut().zip(group) {
-                *f = (v * inverse).round_ties_even() as i16;
+                *f = ((v * inverse + ROUNDER).to_bits() as i32 - ROUNDER.to_bits() as i32) as i16;
             }
             *sum = lane_sum(group);
         }
@@ -239,7 +239,17 @@ fn lane_sum(values: &[f32]) -> f32 {
             *lane += v;
         }
     }
-    lanes.iter().sum::<f32>() + rest
+    // Halving with constant bounds, which the compiler unrolls into vector additions.
+    let (low, high) = lanes.split_at_mut(8);
+    low.iter_mut().zip(&*high).for_each(|(l, h)| *l += h);
+    let (low, high) = low.split_at_mut(4);
+    low.iter_mut().zip(&*high).for_each(|(l, h)| *l += h);
+    (low[0] + low[2]) + (low[1] + low[3]) + rest
+}
+
+/// `2^exponent` for an exponent of the normal f32 range.
+fn power_of_two(exponent: i32) -> f32 {
+    f32::from_bits(((exponent + 127) as u32) << 23)
 }
 
 /// `fixed` in step order, each value as its high byte `h = (v + 128) >> 8` and low byte
