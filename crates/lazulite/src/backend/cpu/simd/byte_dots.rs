@@ -363,6 +363,7 @@ mod avx512 {
         // vector each. Lane `i` of a chunk's step `j` meets the chunk's group
         // `lane_groups[j][i]`, which one permutation of that vector gives it.
         let chunk_steps = (16 * view.group_size / step_levels).max(1);
+        let row_steps = view.levels / step_levels;
         let group_shift = view.group_size.trailing_zeros();
         let mut lane_groups = [_mm512_setzero_si512(); 32];
         for (j, lanes) in lane_groups[..chunk_steps].iter_mut().enumerate() {
@@ -394,8 +395,10 @@ mod avx512 {
                     let group_sums = _mm512_loadu_ps(xs[m].sums.as_ptr().add(first));
                     even[m] = _mm512_fmadd_ps(bias, group_sums, even[m]);
                 }
-                let start = first * view.group_size / step_levels;
-                let steps = groups * view.group_size / step_levels;
+                // No division here: one per chunk cost a 4-bit row of 1024 levels a
+                // fifth of its time.
+                let start = first / 16 * chunk_steps;
+                let steps = (row_steps - start).min(chunk_steps);
                 let mut j = 0;
                 while j < steps {
                     let s = start + j;
