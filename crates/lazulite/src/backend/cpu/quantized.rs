@@ -670,7 +670,7 @@ pub fn quantized_matmul(
             qmm_typed::<f64>(x, w, scales, Some(biases), packing, product, out_shape)?
         }
         (_, Some(kernel)) => {
-            // The pair product reads a bfloat16 `x` as stored; the float32 path widens it.
+            // The byte product reads a bfloat16 `x` as stored; the float32 path widens it.
             let x = match kernel {
                 rows::Kernel::BFloat16(_) => contiguous(x)?,
                 rows::Kernel::Float32(_) => widened::<f32>(x)?,

@@ -5,12 +5,12 @@
 //! path, which unpack each chunk of words once for up to [`simd::MAX_VECTORS`] rows of
 //! `x`. On the float32 path ([`simd::PackedDots`]) scales and biases are read in their own
 //! dtype (float32, float16 or bfloat16) and widened for a parallel task's rows of `W` at
-//! once, which one call of the kernel then serves; the bfloat16 pair product
-//! ([`simd::PackedBf16Dots`]) reads bfloat16 scales and biases as stored.
+//! once, which one call of the kernel then serves; the byte product of a bfloat16 `x`
+//! ([`simd::ByteDots`]) reads bfloat16 scales and biases as stored.
 
 use super::super::parallel;
 use super::super::simd::{
-    self, vectorised, AffineRows, BFloat16Vector, LaidOut, PackedBf16Dots, PackedDots, PackedRows,
+    self, vectorised, AffineRows, BFloat16Vector, ByteDots, LaidOut, PackedDots, PackedRows,
 };
 use super::{batch_offset, contiguous, Packing, Product, Quantized, Real, SendPtr, TASK_ELEMENTS};
 use crate::backend::memory::Scratch;
@@ -23,21 +23,21 @@ use crate::error::Result;
 pub(super) enum Kernel {
     /// float32 vectors: any float `x`.
     Float32(PackedDots),
-    /// bfloat16 vectors through the pair product: a bfloat16 `x`, whose scales and biases
-    /// are bfloat16 too.
-    BFloat16(PackedBf16Dots),
+    /// bfloat16 vectors in fixed point through the byte product: a bfloat16 `x`, whose
+    /// scales and biases are bfloat16 too.
+    BFloat16(ByteDots),
 }
 
 /// The packed dot products that compute this product, if they do: `W` stored transposed,
 /// at most `max_rows` rows of `x`, a nonzero depth, 2, 4 or 8 bits, rows of whole chunks
 /// of words and groups that are whole chunks or divide one (none on the scalar path).
-/// A bfloat16 `x` takes the pair product where the CPU has it and its rows fit.
+/// A bfloat16 `x` takes the byte product where the CPU has it and its rows fit.
 pub(super) fn kernel(packing: Packing, p: Product, max_rows: usize, x: DType) -> Option<Kernel> {
     if !(p.transpose && p.k > 0 && p.m <= max_rows && matches!(packing.bits, 2 | 4 | 8)) {
         return None;
     }
     if x == DType::BFloat16 && simd::bf16_rows_fit(packing.bits, p.k, packing.group_size) {
-        if let Some(kernel) = simd::packed_bf16_dots() {
+        if let Some(kernel) = simd::byte_dots() {
             return Some(Kernel::BFloat16(kernel));
         }
     }
@@ -210,13 +210,7 @@ fn float32_rows<T: Real<Acc = f32>>(
 
 /// The bfloat16 path of [`product`], for rows of `x` given as bfloat16 bits: the kernel
 /// adds the biases itself.
-fn bfloat16_rows(
-    kernel: PackedBf16Dots,
-    x: &[u16],
-    w: &AffineRows<'_>,
-    p: Product,
-    out: &mut [f32],
-) {
+fn bfloat16_rows(kernel: ByteDots, x: &[u16], w: &AffineRows<'_>, p: Product, out: &mut [f32]) {
     let xs: Vec<BFloat16Vector> = x
         .chunks_exact(p.k)
         .map(|row| {

@@ -1,8 +1,7 @@
 //! Dot products of bfloat16 rows with bfloat16 vectors by AVX-512 BF16's pair product
 //! (`vdpbf16ps`), which multiplies 32 pairs of bfloat16 values and adds them into 16 f32
-//! lanes: the decode step of a model with bfloat16 weights, used as stored. The same
-//! machines' byte dot product computes the rows quantized at 2, 4 or 8 bits
-//! ([`super::byte_dots`]).
+//! lanes: the decode step of a model with bfloat16 weights, used as stored. Rows quantized
+//! at 2, 4 or 8 bits take the byte dot product instead ([`super::byte_dots`]).
 //!
 //! The pair product treats subnormal inputs as zero, and a row's sum of products of
 //! values near the f32 limit overflows. So callers lay out each vector times `2^e`
@@ -10,17 +9,11 @@
 //! result overflows only where the product does, and only values far below the largest,
 //! too small to change an f32 sum, are lost.
 
-use super::byte_dots::{AffineRows, BFloat16Vector};
 use super::MAX_VECTORS;
 
-/// The pair-product kernels, where the CPU has them.
+/// The pair-product kernel, where the CPU has it.
 #[derive(Copy, Clone)]
 pub struct PackedBf16Dots {
-    /// `out[r * xs.len() + i] = row r . xs[i]`, each level times its group's scale plus
-    /// the group's bias, for 1 to [`MAX_VECTORS`] vectors laid out for these rows, by the
-    /// byte dot product ([`super::byte_dots`]). Panics on rows or vectors that do not fit
-    /// (an engine bug).
-    pub dots: fn(rows: &AffineRows<'_>, xs: &[&BFloat16Vector], out: &mut [f32]),
     /// `out[i] = row . xs[i]` for a row of bfloat16 values and 1 to [`MAX_VECTORS`]
     /// bfloat16 vectors at least as long, summed in f32. Subnormal values count as zero,
     /// so callers scale the vectors ([`scaled_near`] at [`PLAIN_EXPONENT`]). Panics on
@@ -28,20 +21,16 @@ pub struct PackedBf16Dots {
     pub row_dots: fn(row: &[u16], xs: &[&[u16]], out: &mut [f32]),
 }
 
-/// The pair-product kernels if the CPU has AVX-512 BF16 (and VNNI, which every CPU with
-/// BF16 has) and the active path is AVX-512.
+/// The pair-product kernel if the CPU has AVX-512 BF16 and the active path is AVX-512.
 pub fn packed_bf16_dots() -> Option<PackedBf16Dots> {
     #[cfg(target_arch = "x86_64")]
     {
         let supported = super::Isa::active() == super::Isa::Avx512
             && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("avx512vl")
-            && is_x86_feature_detected!("avx512bf16")
-            && is_x86_feature_detected!("avx512vnni");
+            && is_x86_feature_detected!("avx512bf16");
         if supported {
-            // SAFETY (both): the CPU has the instruction sets the kernels are compiled for.
+            // SAFETY: the CPU has the instruction sets the kernel is compiled for.
             return Some(PackedBf16Dots {
-                dots: |rows, xs, out| unsafe { super::byte_dots::dots(rows, xs, out) },
                 row_dots: |row, xs, out| unsafe { avx512::row_dots(row, xs, out) },
             });
         }

@@ -48,6 +48,34 @@ const FIXED_BITS: i32 = 14;
 /// largest keep fewer bits, which changes no f32 sum of the row.
 const MIN_UNIT_EXPONENT: i32 = VECTOR_EXPONENT - FIXED_BITS - 40;
 
+/// The byte-product kernel, where the CPU has it.
+#[derive(Copy, Clone)]
+pub struct ByteDots {
+    /// `out[r * xs.len() + i] = row r . xs[i]`, each level times its group's scale plus
+    /// the group's bias, for 1 to [`MAX_VECTORS`] vectors laid out for these rows. Panics
+    /// on rows or vectors that do not fit (an engine bug).
+    pub dots: fn(rows: &AffineRows<'_>, xs: &[&BFloat16Vector], out: &mut [f32]),
+}
+
+/// The byte-product kernel if the CPU has AVX-512 VNNI (with BW and VL) and the active
+/// path is AVX-512.
+pub fn byte_dots() -> Option<ByteDots> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let supported = super::Isa::active() == super::Isa::Avx512
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vl")
+            && is_x86_feature_detected!("avx512vnni");
+        if supported {
+            // SAFETY: the CPU has the instruction sets the kernel is compiled for.
+            return Some(ByteDots {
+                dots: |rows, xs, out| unsafe { dots(rows, xs, out) },
+            });
+        }
+    }
+    None
+}
+
 /// Rows of levels packed at `bits` (2, 4 or 8) into u32 words, `group_size` consecutive
 /// levels sharing a bfloat16 scale and bias (MLX's affine quantization).
 pub struct AffineRows<'a> {
@@ -116,7 +144,7 @@ impl View {
     }
 }
 
-/// Whether [`super::PackedBf16Dots::dots`] computes rows of `levels` levels packed at
+/// Whether [`ByteDots::dots`] computes rows of `levels` levels packed at
 /// `bits` in groups of `group_size`.
 pub fn bf16_rows_fit(bits: usize, levels: usize, group_size: usize) -> bool {
     View::of(bits, levels, group_size).is_some()
@@ -279,13 +307,12 @@ fn lay_out_steps<const PER: usize>(fixed: &[i16], laid_out: &mut [i8]) {
     }
 }
 
-/// The packed dot products: `out[r * xs.len() + i] = row r . xs[i]`. Panics on rows or
-/// vectors that do not fit (an engine bug).
+/// [`ByteDots::dots`].
 ///
 /// # Safety
 /// The CPU supports AVX-512F, BW, VL and VNNI.
 #[cfg(target_arch = "x86_64")]
-pub(super) unsafe fn dots(rows: &AffineRows<'_>, xs: &[&BFloat16Vector], out: &mut [f32]) {
+unsafe fn dots(rows: &AffineRows<'_>, xs: &[&BFloat16Vector], out: &mut [f32]) {
     let view = xs.first().map(|x| x.view);
     let count = rows.words.len() / rows.words_per_row.max(1);
     let levels = rows.words_per_row * 32 / rows.bits.max(1);

@@ -30,7 +30,7 @@ mod vector;
 
 pub use bf16_pairs::{packed_bf16_dots, scaled_near, PackedBf16Dots, PLAIN_EXPONENT};
 pub use bf16_tiles::{bf16_tiles, level_offset, Bf16Tiles, GroupedTile, TILE_COLUMNS};
-pub use byte_dots::{bf16_rows_fit, AffineRows, BFloat16Vector};
+pub use byte_dots::{bf16_rows_fit, byte_dots, AffineRows, BFloat16Vector, ByteDots};
 pub use halves::{Half, HalfDots};
 pub use packed::{LaidOut, PackedDots, PackedRows, MAX_VECTORS, SCALE_PADDING};
 pub use tensor::map;

@@ -391,9 +391,9 @@ fn packed_dots_on_every_path_match_unpacked_sums() {
 }
 
 #[test]
-fn bfloat16_pair_dots_match_dequantized_sums() {
-    use super::{bf16_rows_fit, packed_bf16_dots, AffineRows, BFloat16Vector};
-    let Some(kernel) = packed_bf16_dots() else {
+fn byte_dots_match_dequantized_sums() {
+    use super::{bf16_rows_fit, byte_dots, AffineRows, BFloat16Vector};
+    let Some(kernel) = byte_dots() else {
         return;
     };
     let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
