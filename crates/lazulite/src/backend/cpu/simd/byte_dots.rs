@@ -550,7 +550,7 @@ mod avx512 {
         s: usize,
         vectors: &[*const i8; M],
     ) -> [__m512i; M] {
-        super::super::prefetch_ahead(bytes, super::super::Ahead::Far);
+        super::super::prefetch_ahead(bytes, super::super::Ahead::Both);
         let packed = _mm512_loadu_si512(bytes.cast());
         let per = 8 / BITS;
         let zero = _mm512_setzero_si512();
