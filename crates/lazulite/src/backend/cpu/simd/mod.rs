@@ -75,11 +75,9 @@ enum Ahead {
     /// ran at a third of this speed fetching 4 KB ahead into L2 (5 GB/s against 16); two
     /// threads reading 256 MB of bfloat16 rows, 6-16% faster than with no prefetch.
     Near,
-    /// 1 KB ahead into L1 and 8 KB ahead into L2, for the byte-product kernel, which
-    /// waits on memory at either distance alone: eight 8-bit 32000 x 1024 products in
-    /// turn on one thread of a 2-core Zen 4, 17-21 GB/s against 14-18 fetching 4 KB ahead
-    /// into L2; a decode step's quantized products on two threads, 5.6-6.0 ms against
-    /// 6.1-6.9 (8-bit) and 3.0-3.4 against 3.3-4.0 (4-bit), runs alternated.
+    /// 1 KB ahead into L1 and 8 KB ahead into L2, for the byte-product kernel's 8-bit
+    /// rows, which wait on memory with [`Ahead::Far`] alone: eight 8-bit 32000 x 1024
+    /// products in turn on one thread of a 2-core Zen 4 read 17-22 GB/s against 14-18.
     Both,
 }
 
