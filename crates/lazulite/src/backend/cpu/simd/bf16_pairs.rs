@@ -9,6 +9,7 @@
 //! result overflows only where the product does, and only values far below the largest,
 //! too small to change an f32 sum, are lost.
 
+use super::byte_dots::widen;
 use super::MAX_VECTORS;
 
 /// The pair-product kernel, where the CPU has it.
@@ -61,10 +62,6 @@ pub fn scaled_near(x: &[u16], target: i32) -> (Vec<u16>, f64) {
         .map(|&b| (((f64::from(widen(b)) * scale) as f32).to_bits() >> 16) as u16)
         .collect();
     (scaled, scale)
-}
-
-fn widen(b: u16) -> f32 {
-    f32::from_bits(u32::from(b) << 16)
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -150,7 +150,8 @@ pub fn bf16_rows_fit(bits: usize, levels: usize, group_size: usize) -> bool {
     View::of(bits, levels, group_size).is_some()
 }
 
-fn widen(b: u16) -> f32 {
+/// bfloat16 bits as the f32 they stand for.
+pub(super) fn widen(b: u16) -> f32 {
     f32::from_bits(u32::from(b) << 16)
 }
 
