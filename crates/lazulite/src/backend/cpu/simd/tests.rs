@@ -407,7 +407,15 @@ fn byte_dots_match_dequantized_sums() {
     let mut checked = 0;
     for bits in [2usize, 4, 8] {
         for group_size in [32usize, 64, 128] {
-            for (rows, levels) in [(1, 256), (3, 512), (5, 768), (2, 1024), (19, 256)] {
+            for (rows, levels) in [
+                (1, 256),
+                (3, 512),
+                (5, 768),
+                (2, 1024),
+                (19, 256),
+                (4, 1152),
+                (3, 1344),
+            ] {
                 if !bf16_rows_fit(bits, levels, group_size) {
                     continue;
                 }
