@@ -596,15 +596,7 @@ mod avx512 {
         vectors: &[*const i8; M],
     ) -> [__m512i; M] {
         let bytes = row.add(s * STEP_BYTES);
-        // 8-bit rows, a load and two products per step, gain from asking for lines into
-        // L1 too; 2- and 4-bit rows, which spend more instructions on each line, did not
-        // (`bench/llm.py --child lazulite` in six alternated rounds: 8-bit 143 against
-        // 129 tokens/s, 4-bit 189 against 204).
-        let ahead = match BITS {
-            8 => super::super::Ahead::Both,
-            _ => super::super::Ahead::Far,
-        };
-        super::super::prefetch_ahead(bytes, ahead);
+        super::super::prefetch_ahead(bytes, super::super::Ahead::Farther);
         let packed = _mm512_loadu_si512(bytes.cast());
         let per = 8 / BITS;
         // The high bytes' products, shifted by 8 bits, then the low bytes' added to the

@@ -75,10 +75,12 @@ enum Ahead {
     /// ran at a third of this speed fetching 4 KB ahead into L2 (5 GB/s against 16); two
     /// threads reading 256 MB of bfloat16 rows, 6-16% faster than with no prefetch.
     Near,
-    /// 1 KB ahead into L1 and 8 KB ahead into L2, for the byte-product kernel's 8-bit
-    /// rows, which wait on memory with [`Ahead::Far`] alone: eight 8-bit 32000 x 1024
-    /// products in turn on one thread of a 2-core Zen 4 read 17-22 GB/s against 14-18.
-    Both,
+    /// 8 KB ahead into L2, for the byte-product kernel, whose rows go by faster than the
+    /// float32 kernels' (2-core Zen 4, alternated runs against 4 KB: the 85 products of a
+    /// 4-bit decode step, each alone, 3.05 against 3.36 ms, `bench/llm.py` 4-bit decode
+    /// 242 against 223 tokens/s; 8-bit products 4.8-5.8 ms against 5.8-6.3 with 1 KB into
+    /// L1 as well, decode equal).
+    Farther,
 }
 
 /// The exponent `e` for which `2^e` times `largest` (a magnitude) lies in `[2^target,
@@ -119,10 +121,7 @@ fn prefetch_ahead<T>(at: *const T, ahead: Ahead) {
     match ahead {
         Ahead::Far => unsafe { _mm_prefetch::<_MM_HINT_T1>(at.wrapping_add(4096)) },
         Ahead::Near => unsafe { _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(1024)) },
-        Ahead::Both => unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(1024));
-            _mm_prefetch::<_MM_HINT_T1>(at.wrapping_add(8192));
-        },
+        Ahead::Farther => unsafe { _mm_prefetch::<_MM_HINT_T1>(at.wrapping_add(8192)) },
     }
 }
 
