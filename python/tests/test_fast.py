@@ -138,6 +138,24 @@ def test_attention(heads, mask):
     np.testing.assert_allclose(np.array(got), np_attention(q, k, v, scale, m), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype, tol", [("float32", 1e-5), ("float16", 4e-3), ("bfloat16", 3e-2)])
+@pytest.mark.parametrize("queries, keys", [(1, 7), (4, 33), (8, 600), (9, 20)])
+@pytest.mark.parametrize("mask", [None, "causal"])
+def test_attention_over_a_cache_slice(dtype, tol, queries, keys, mask):
+    # A decode step's shapes: a few queries per head, grouped heads, keys and values read
+    # from the front of a longer cache (a strided view), in each float dtype.
+    q = normal(1, 8, queries, 16)
+    cache_k, cache_v = normal(1, 2, keys + 5, 16), normal(1, 2, keys + 5, 16)
+    lz = [mx.array(t).astype(getattr(mx, dtype)) for t in (q, cache_k, cache_v)]
+    lz_q, lz_k, lz_v = lz[0], lz[1][:, :, :keys], lz[2][:, :, :keys]
+    got = mx.fast.scaled_dot_product_attention(lz_q, lz_k, lz_v, scale=0.25, mask=mask)
+    assert got.dtype == getattr(mx, dtype) and got.shape == (1, 8, queries, 16)
+    # The oracle sees the inputs as rounded to the dtype.
+    exact = [np.array(t.astype(mx.float32)).astype(np.float64) for t in (lz_q, lz_k, lz_v)]
+    want = np_attention(*exact, 0.25, mask)
+    np.testing.assert_allclose(np.array(got.astype(mx.float32)), want, rtol=tol, atol=tol)
+
+
 def test_attention_sinks_and_dtype():
     q, k, v = normal(1, 4, 3, 8), normal(1, 2, 6, 8), normal(1, 2, 6, 8)
     sinks = normal(4)

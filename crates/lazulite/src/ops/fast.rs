@@ -6,11 +6,12 @@
 //! rules), computed in float32 for half-precision inputs as MLX does, and rounded once.
 //! RMS normalisation and rotary encoding of float32, float16 and bfloat16 inputs record
 //! one fused node instead (a language model calls them a few dozen times per token, and
-//! their compositions are 7 and 25 ops long); its transforms are the composition's.
+//! their compositions are 7 and 25 ops long), and so does attention for a decode step's
+//! few queries over a short cache (a dozen ops); its transforms are the composition's.
 
 use crate::array::Array;
 use crate::backend::cpu::elementwise::converted;
-use crate::backend::cpu::fast::{self as kernels, DeltaShape, Rotation};
+use crate::backend::cpu::fast::{self as kernels, AttentionShape, DeltaShape, Rotation, HIDDEN};
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
 use crate::ops::binary::{add, greater_equal, multiply, subtract};
@@ -369,11 +370,6 @@ fn rope_composed(
     astype(&concatenate(&parts, -1)?, a.dtype())
 }
 
-/// The score given to a hidden key: the lowest finite value, not minus infinity, so that a
-/// query that sees no key (a left-padded row) averages all values instead of producing
-/// NaN, which the padded rows' products would carry into every row (MLX does the same).
-const HIDDEN: f32 = f32::MIN;
-
 /// The mask of [`scaled_dot_product_attention`].
 ///
 /// ```
@@ -449,7 +445,7 @@ pub fn scaled_dot_product_attention(
             shape_text(vs)
         )));
     }
-    let (batch, heads, kv_heads, t_q, t_kv) = (qs[0], qs[1], ks[1], qs[2], ks[2]);
+    let (batch, heads, kv_heads, t_q) = (qs[0], qs[1], ks[1], qs[2]);
     if kv_heads == 0 || heads % kv_heads != 0 {
         return Err(Error::value(format!(
             "[{OP}] n_heads must be a multiple of n_kv_heads, found n_heads {heads} for \
@@ -466,6 +462,78 @@ pub fn scaled_dot_product_attention(
             )));
         }
     }
+    let fits_kernel = compute_dtype(dtype) == DType::Float32
+        && sinks.is_none()
+        && matches!(mask, None | Some(AttentionMask::Causal))
+        && t_q <= FUSED_QUERIES
+        && ks[2] <= FUSED_KEYS;
+    if !fits_kernel {
+        return attention_composed(q, k, v, scale, mask, sinks);
+    }
+    let causal = mask.is_some();
+    let composed = Arc::new(move |inputs: &[Array]| {
+        let mask = causal.then_some(AttentionMask::Causal);
+        let out = attention_composed(
+            &inputs[0],
+            &inputs[1],
+            &inputs[2],
+            scale,
+            mask.as_ref(),
+            None,
+        );
+        Ok(vec![out?])
+    });
+    let fused = Fused {
+        name: "scaled_dot_product_attention",
+        params: format!("scale={scale}, causal={causal}"),
+        kernel: Box::new(move |mut inputs| {
+            let v = inputs.pop().expect("attention has three inputs");
+            let k = inputs.pop().expect("attention has three inputs");
+            let q = inputs.pop().expect("attention has three inputs");
+            // Sizes from the tensors themselves: a shapeless compiled function calls the
+            // kernel with other lengths than those it was recorded with.
+            let shape = AttentionShape {
+                batch: q.shape[0],
+                heads: q.shape[1],
+                kv_heads: k.shape[1],
+                queries: q.shape[2],
+                keys: k.shape[2],
+                key_dim: k.shape[3],
+                value_dim: v.shape[3],
+            };
+            Ok(vec![kernels::attention(
+                q, k, v, shape, scale, causal, dtype,
+            )?])
+        }),
+        composed,
+    };
+    let shape = vec![batch, heads, t_q, vs[3]];
+    Ok(fused.record(vec![q.clone(), k.clone(), v.clone()], shape, dtype))
+}
+
+/// Queries per head up to which [`scaled_dot_product_attention`] records one fused node
+/// (a decode step's few tokens); longer prompts multiply as matrices.
+const FUSED_QUERIES: usize = 8;
+
+/// Keys up to which the fused node is recorded: it takes the keys one at a time, which
+/// beats the matrix products' calls and conversions over a short cache (16 query heads
+/// over 4 of 64 features, bfloat16, from Python: 40 keys 11.7 µs against 18) and loses
+/// to their kernels over a long one (4000 keys: 680 against about 600 on one thread).
+const FUSED_KEYS: usize = 512;
+
+/// [`scaled_dot_product_attention`] as a composition of ops (checked arguments).
+fn attention_composed(
+    q: &Array,
+    k: &Array,
+    v: &Array,
+    scale: f32,
+    mask: Option<&AttentionMask>,
+    sinks: Option<&Array>,
+) -> Result<Array> {
+    const OP: &str = "scaled_dot_product_attention";
+    let (qs, ks, vs) = (q.shape(), k.shape(), v.shape());
+    let (batch, heads, kv_heads, t_q, t_kv) = (qs[0], qs[1], ks[1], qs[2], ks[2]);
+    let dtype = promote_types(promote_types(q.dtype(), k.dtype()), v.dtype());
     let group = (heads / kv_heads) as i64;
     let (b, kh, tq, tk) = (batch as i64, kv_heads as i64, t_q as i64, t_kv as i64);
     // The queries of the heads that share a key/value head are rows of one product,

@@ -1,14 +1,18 @@
 //! Fused kernels of the `fast` ops: RMS normalisation and rotary position encoding (a
-//! row of the last axis in one pass) and the gated delta recurrence (each head's state
+//! row of the last axis in one pass), attention for a few queries (each key and value read
+//! once for the heads that share it), and the gated delta recurrence (each head's state
 //! updated in place, step after step). They compute in float32, what the ops compose for
 //! float32, float16 and bfloat16 inputs, instead of a chain of whole-array operations.
 
 use super::elementwise::{cast, converted};
 use super::parallel;
 use super::simd;
+use super::softmax::softmax_row;
 use crate::backend::Tensor;
 use crate::dtype::DType;
+use crate::element::{Element, F32Lane};
 use crate::error::Result;
+use half::{bf16, f16};
 
 /// Elements of the input one parallel task handles; smaller inputs run on the caller.
 const TASK_ELEMENTS: usize = 1 << 15;
@@ -110,6 +114,246 @@ pub fn rope(x: Tensor, rotation: &Rotation, out: DType) -> Result<Tensor> {
         }
         y[rotation.dims..].copy_from_slice(&x[rotation.dims..]);
     })
+}
+
+/// The sizes of an attention (see [`attention`]).
+#[derive(Clone, Copy, Debug)]
+pub struct AttentionShape {
+    pub batch: usize,
+    /// Query heads; each `heads / kv_heads` of them share a key/value head.
+    pub heads: usize,
+    pub kv_heads: usize,
+    pub queries: usize,
+    pub keys: usize,
+    pub key_dim: usize,
+    pub value_dim: usize,
+}
+
+/// The score given to a hidden key: the lowest finite value, not minus infinity, so that a
+/// query that sees no key (a left-padded row) averages all values instead of producing
+/// NaN, which the padded rows' products would carry into every row (MLX does the same).
+pub const HIDDEN: f32 = f32::MIN;
+
+/// `softmax(scale * q k^T) v` for `q` `(B, H, Tq, Dk)`, `k` `(B, Hk, Tk, Dk)` and `v` `(B,
+/// Hk, Tk, Dv)` of any layout, `dtype` being float32, float16 or bfloat16 (the dtype the
+/// inputs promote to). With `causal`, query `t` sees the keys up to `Tk - Tq + t`. One
+/// task per (batch, key/value head) reads that head's keys and values once for all the
+/// query heads that share it.
+///
+/// It rounds where the composition of ops computing in `dtype` does (the scaled queries,
+/// the scores, the weights and the result), so the two agree but for the order of sums;
+/// the scores' softmax is in float32. The result is contiguous `(B, H, Tq, Dv)` of `dtype`.
+#[allow(clippy::too_many_arguments)]
+pub fn attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    shape: AttentionShape,
+    scale: f32,
+    causal: bool,
+    dtype: DType,
+) -> Result<Tensor> {
+    match dtype {
+        DType::Float16 => attention_as::<f16>(q, k, v, shape, scale, causal),
+        DType::BFloat16 => attention_as::<bf16>(q, k, v, shape, scale, causal),
+        _ => attention_as::<f32>(q, k, v, shape, scale, causal),
+    }
+}
+
+/// [`attention`] computing in `E`.
+fn attention_as<E: Element<Storage = E> + F32Lane + bytemuck::Pod + Sync>(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    shape: AttentionShape,
+    scale: f32,
+    causal: bool,
+) -> Result<Tensor> {
+    let AttentionShape {
+        batch,
+        heads,
+        kv_heads,
+        queries,
+        keys,
+        key_dim,
+        value_dim,
+    } = shape;
+    let round = |x: f32| E::narrow(x).widen();
+    let q = converted(q, DType::Float32)?;
+    // Keys and values are read where they lie (a cache's slice) as long as their rows
+    // are contiguous.
+    let rows_of = |t: Tensor| match t.dtype == E::DTYPE && (t.shape[3] == 1 || t.strides[3] == 1) {
+        true => Ok(t),
+        false => converted(t, E::DTYPE),
+    };
+    let (k, v) = (rows_of(k)?, rows_of(v)?);
+    let mut out = Tensor::uninit(DType::Float32, &[batch, heads, queries, value_dim])?;
+    let rows = heads / kv_heads.max(1) * queries;
+    if out.size() == 0 {
+        return converted(out, E::DTYPE);
+    }
+    let heads_of = HeadAttention::<E> {
+        queries: q.slice::<f32>(),
+        keys: &k,
+        values: &v,
+        shape,
+        scale: round(scale),
+        causal,
+        dots: match (simd::half_dots(), E::DTYPE) {
+            (Some(kernel), DType::BFloat16) => Dots::Halves(kernel, simd::Half::BFloat16),
+            (Some(kernel), DType::Float16) => Dots::Halves(kernel, simd::Half::Float16),
+            _ => Dots::Floats(
+                simd::folds().map_or(scalar_dot as fn(&[f32], &[f32]) -> f32, |f| f.dot),
+            ),
+        },
+        element: std::marker::PhantomData,
+    };
+    let run = |t: usize, out: &mut [f32]| {
+        simd::vectorised(
+            #[inline(always)]
+            || heads_of.run(t / kv_heads, t % kv_heads, out),
+        )
+    };
+    let work = batch * heads * queries * keys * (key_dim + value_dim);
+    let out_rows = out.slice_mut::<f32>();
+    if work >= TASK_ELEMENTS && batch * kv_heads > 1 {
+        parallel::for_each_chunk_mut(out_rows, rows * value_dim, run);
+    } else {
+        for (t, chunk) in out_rows.chunks_mut(rows * value_dim).enumerate() {
+            run(t, chunk);
+        }
+    }
+    converted(out, E::DTYPE)
+}
+
+/// The attention of the query heads that share one key/value head (see [`attention`]).
+struct HeadAttention<'a, E> {
+    /// All queries, contiguous float32.
+    queries: &'a [f32],
+    keys: &'a Tensor,
+    values: &'a Tensor,
+    shape: AttentionShape,
+    /// The scale as the inputs' dtype holds it.
+    scale: f32,
+    causal: bool,
+    dots: Dots,
+    element: std::marker::PhantomData<E>,
+}
+
+/// How [`HeadAttention`] takes the dot products of a key with the queries.
+#[derive(Clone, Copy)]
+enum Dots {
+    /// Half-precision keys, widened in registers.
+    Halves(simd::HalfDots, simd::Half),
+    /// Keys widened to float32 (where they are not) one at a time.
+    Floats(fn(&[f32], &[f32]) -> f32),
+}
+
+impl<E: Element<Storage = E> + F32Lane + bytemuck::Pod> HeadAttention<'_, E> {
+    /// Writes into `out` the results of the query heads of batch element `b` that share
+    /// key/value head `kh`, row after row.
+    #[inline(always)]
+    fn run(&self, b: usize, kh: usize, out: &mut [f32]) {
+        let AttentionShape {
+            heads,
+            kv_heads,
+            queries,
+            keys,
+            key_dim,
+            value_dim,
+            ..
+        } = self.shape;
+        let round = |x: f32| E::narrow(x).widen();
+        let rows = heads / kv_heads * queries;
+        if keys == 0 {
+            // No key: an empty sum of values.
+            out.fill(0.0);
+            return;
+        }
+        // The heads' queries (heads `kh * group ..`, each `queries` rows), scaled and
+        // rounded as the composition's product with the scale is.
+        let first = (b * heads + kh * (heads / kv_heads)) * queries * key_dim;
+        let scaled: Vec<f32> = self.queries[first..][..rows * key_dim]
+            .iter()
+            .map(|&x| round(x * self.scale))
+            .collect();
+        // Each key meets the rows a few at a time, widened in registers where it is half
+        // precision (the decode products' kernel), else one row at a time.
+        let mut scores = vec![0.0f32; rows * keys];
+        // (Queries without features score 0 against every key.)
+        let query_rows: Vec<&[f32]> = scaled.chunks_exact(key_dim.max(1)).collect();
+        let mut dots = [0.0f32; simd::MAX_VECTORS];
+        let mut key_buf = vec![0.0f32; key_dim];
+        for j in 0..keys {
+            let key = head_row::<E>(self.keys, b, kh, j, key_dim);
+            for (first, block) in (0..)
+                .step_by(simd::MAX_VECTORS)
+                .zip(query_rows.chunks(simd::MAX_VECTORS))
+            {
+                let dots = &mut dots[..block.len()];
+                match self.dots {
+                    Dots::Halves(kernel, format) => {
+                        (kernel.dots)(format, bytemuck::cast_slice(key), block, dots)
+                    }
+                    Dots::Floats(dot) => {
+                        for (w, &x) in key_buf.iter_mut().zip(key) {
+                            *w = x.widen();
+                        }
+                        for (d, query) in dots.iter_mut().zip(block) {
+                            *d = dot(query, &key_buf);
+                        }
+                    }
+                }
+                for (r, &d) in dots.iter().enumerate() {
+                    scores[(first + r) * keys + j] = d;
+                }
+            }
+        }
+        // Rounded as the composition's product in the inputs' dtype is; a causal query
+        // hides the keys past its own position.
+        for (r, scores) in scores.chunks_exact_mut(keys).enumerate() {
+            scores.iter_mut().for_each(|s| *s = round(*s));
+            if self.causal {
+                let visible = (keys + r % queries + 1).saturating_sub(queries).min(keys);
+                scores[visible..].fill(HIDDEN);
+            }
+        }
+        let mut widened = vec![0.0f32; value_dim];
+        let mut weights = vec![0.0f32; rows * keys];
+        for (scores, weights) in scores
+            .chunks_exact(keys)
+            .zip(weights.chunks_exact_mut(keys))
+        {
+            softmax_row(scores, weights);
+            weights.iter_mut().for_each(|w| *w = round(*w));
+        }
+        out.fill(0.0);
+        for j in 0..keys {
+            for (w, &x) in widened
+                .iter_mut()
+                .zip(head_row::<E>(self.values, b, kh, j, value_dim))
+            {
+                *w = x.widen();
+            }
+            for (r, acc) in out.chunks_exact_mut(value_dim).enumerate() {
+                let weight = weights[r * keys + j];
+                for (a, &x) in acc.iter_mut().zip(widened.iter()) {
+                    *a = weight.mul_add(x, *a);
+                }
+            }
+        }
+    }
+}
+
+/// Row `i` (`width` contiguous elements) of head `h` of batch element `b` of a
+/// `(B, H, T, D)` tensor of `E`.
+fn head_row<E: bytemuck::Pod>(t: &Tensor, b: usize, h: usize, i: usize, width: usize) -> &[E] {
+    let at = t.offset as isize
+        + b as isize * t.strides[0]
+        + h as isize * t.strides[1]
+        + i as isize * t.strides[2];
+    let all: &[E] = bytemuck::cast_slice(t.buf.bytes());
+    &all[at as usize..][..width]
 }
 
 /// The sizes of a gated delta recurrence (see [`gated_delta`]).

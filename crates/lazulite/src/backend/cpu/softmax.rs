@@ -26,7 +26,13 @@ pub fn softmax(x: &Tensor, axis: usize, precise: bool) -> Result<Tensor> {
     let n = rows.shape.last().copied().unwrap_or(1);
     if rows.size() > 0 && n > 0 {
         match x.dtype {
-            DType::Float32 => each_row(rows.slice::<f32>(), n, out.slice_mut::<f32>(), n, f32_row),
+            DType::Float32 => each_row(
+                rows.slice::<f32>(),
+                n,
+                out.slice_mut::<f32>(),
+                n,
+                softmax_row,
+            ),
             DType::Float64 => each_row(rows.slice::<f64>(), n, out.slice_mut::<f64>(), n, f64_row),
             DType::Float16 => {
                 each_row(rows.slice::<f16>(), n, out.slice_mut::<f16>(), n, |s, d| {
@@ -228,7 +234,8 @@ fn shifted_exp(isa: Isa, src: &[f32], max: f32, dst: &mut [f32]) -> f32 {
     total
 }
 
-fn f32_row(src: &[f32], dst: &mut [f32]) {
+/// The softmax of a float32 row (`dst` as long as `src`).
+pub fn softmax_row(src: &[f32], dst: &mut [f32]) {
     let max = row_max(src);
     let total = shifted_exp(Isa::active(), src, max, dst);
     let scale = 1.0 / total;
