@@ -11,7 +11,7 @@ use super::softmax::softmax_row;
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::{Element, F32Lane};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use half::{bf16, f16};
 
 /// Elements of the input one parallel task handles; smaller inputs run on the caller.
@@ -178,6 +178,12 @@ fn attention_as<E: Element<Storage = E> + F32Lane + bytemuck::Pod + Sync>(
         key_dim,
         value_dim,
     } = shape;
+    if kv_heads == 0 || heads % kv_heads != 0 {
+        return Err(Error::value(format!(
+            "[scaled_dot_product_attention] n_heads must be a multiple of n_kv_heads, found \
+             n_heads {heads} for n_kv_heads {kv_heads}."
+        )));
+    }
     let round = |x: f32| E::narrow(x).widen();
     let q = converted(q, DType::Float32)?;
     // Keys and values are read where they lie (a cache's slice) as long as their rows
@@ -188,7 +194,7 @@ fn attention_as<E: Element<Storage = E> + F32Lane + bytemuck::Pod + Sync>(
     };
     let (k, v) = (rows_of(k)?, rows_of(v)?);
     let mut out = Tensor::uninit(DType::Float32, &[batch, heads, queries, value_dim])?;
-    let rows = heads / kv_heads.max(1) * queries;
+    let rows = heads / kv_heads * queries;
     if out.size() == 0 {
         return converted(out, E::DTYPE);
     }
@@ -352,8 +358,8 @@ fn head_row<E: bytemuck::Pod>(t: &Tensor, b: usize, h: usize, i: usize, width: u
         + b as isize * t.strides[0]
         + h as isize * t.strides[1]
         + i as isize * t.strides[2];
-    let all: &[E] = bytemuck::cast_slice(t.buf.bytes());
-    &all[at as usize..][..width]
+    let size = std::mem::size_of::<E>();
+    bytemuck::cast_slice(&t.buf.bytes()[at as usize * size..][..width * size])
 }
 
 /// The sizes of a gated delta recurrence (see [`gated_delta`]).
