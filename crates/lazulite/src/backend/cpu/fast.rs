@@ -98,12 +98,27 @@ pub struct Rotation<'a> {
 /// in pairs by angles `(offset[b] + t) * scale * frequency[i]`; the result has dtype `out`.
 pub fn rope(x: Tensor, rotation: &Rotation, out: DType) -> Result<Tensor> {
     let half = rotation.dims / 2;
+    // The rows at one position (every head of a decode step's token) turn by the same
+    // angles: their sines and cosines are taken once per position, not once per row.
+    let (positions, pairs) = (
+        rotation.offsets.len() * rotation.steps,
+        rotation.frequencies.len(),
+    );
+    let mut turns = Vec::with_capacity(positions * pairs);
+    for p in 0..positions {
+        let (offset, step) = (rotation.offsets[p / rotation.steps], p % rotation.steps);
+        let position = (offset + step as f32) * rotation.scale;
+        turns.extend(
+            rotation
+                .frequencies
+                .iter()
+                .map(|&f| (position * f).sin_cos()),
+        );
+    }
     map_rows(x, out, |index, x, y| {
-        let batch = index / rotation.rows_per_batch;
-        let offset = rotation.offsets[batch.min(rotation.offsets.len() - 1)];
-        let position = (offset + (index % rotation.steps) as f32) * rotation.scale;
-        for (i, &frequency) in rotation.frequencies.iter().enumerate() {
-            let (s, c) = (position * frequency).sin_cos();
+        let batch = (index / rotation.rows_per_batch).min(rotation.offsets.len() - 1);
+        let at = batch * rotation.steps + index % rotation.steps;
+        for (i, &(s, c)) in turns[at * pairs..][..pairs].iter().enumerate() {
             let (a, b) = if rotation.traditional {
                 (2 * i, 2 * i + 1)
             } else {
