@@ -466,7 +466,7 @@ pub fn scaled_dot_product_attention(
         && sinks.is_none()
         && matches!(mask, None | Some(AttentionMask::Causal))
         && t_q <= FUSED_QUERIES
-        && ks[2] <= FUSED_KEYS;
+        && (heads / kv_heads * t_q <= FUSED_ROWS || ks[2] <= FUSED_KEYS);
     if !fits_kernel {
         return attention_composed(q, k, v, scale, mask, sinks);
     }
@@ -515,10 +515,16 @@ pub fn scaled_dot_product_attention(
 /// (a decode step's few tokens); longer prompts multiply as matrices.
 const FUSED_QUERIES: usize = 8;
 
-/// Keys up to which the fused node is recorded: it takes the keys one at a time, which
-/// beats the matrix products' calls and conversions over a short cache (16 query heads
-/// over 4 of 64 features, bfloat16, from Python: 40 keys 11.7 µs against 18) and loses
-/// to their kernels over a long one (4000 keys: 680 against about 600 on one thread).
+/// Query rows per key/value head up to which the fused node takes a cache of any length:
+/// it reads the cache once per four rows, the matrix products once. 16 query heads over 4
+/// of 64 features, bfloat16, from Python, fused against composed: one query 145 against
+/// 363 µs over 4096 keys and 603 against 1381 over 16384; two queries (8 rows) 290
+/// against 693 over 4096; three queries 428 against 276.
+const FUSED_ROWS: usize = 8;
+
+/// Keys up to which the fused node is recorded for more rows: over a short cache it
+/// beats the matrix products' calls and conversions (the same heads, three queries over
+/// 512 keys: 61 against 65 µs; four queries 78 against 77).
 const FUSED_KEYS: usize = 512;
 
 /// [`scaled_dot_product_attention`] as a composition of ops (checked arguments).

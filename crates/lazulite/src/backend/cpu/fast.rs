@@ -202,10 +202,17 @@ fn attention_as<E: Element<Storage = E> + F32Lane + bytemuck::Pod + Sync>(
     let round = |x: f32| E::narrow(x).widen();
     let q = converted(q, DType::Float32)?;
     // Keys and values are read where they lie (a cache's slice) as long as their rows
-    // are contiguous.
-    let rows_of = |t: Tensor| match t.dtype == E::DTYPE && (t.shape[3] == 1 || t.strides[3] == 1) {
-        true => Ok(t),
-        false => converted(t, E::DTYPE),
+    // are contiguous, go forwards and are aligned for their elements.
+    let rows_of = |t: Tensor| {
+        let aligned = (t.buf.bytes().as_ptr() as usize).is_multiple_of(std::mem::align_of::<E>());
+        match t.dtype == E::DTYPE
+            && (t.shape[3] == 1 || t.strides[3] == 1)
+            && t.strides[2] >= 0
+            && aligned
+        {
+            true => Ok(t),
+            false => converted(t, E::DTYPE),
+        }
     };
     let (k, v) = (rows_of(k)?, rows_of(v)?);
     let mut out = Tensor::uninit(DType::Float32, &[batch, heads, queries, value_dim])?;
@@ -220,13 +227,7 @@ fn attention_as<E: Element<Storage = E> + F32Lane + bytemuck::Pod + Sync>(
         shape,
         scale: round(scale),
         causal,
-        dots: match (simd::half_dots(), E::DTYPE) {
-            (Some(kernel), DType::BFloat16) => Dots::Halves(kernel, simd::Half::BFloat16),
-            (Some(kernel), DType::Float16) => Dots::Halves(kernel, simd::Half::Float16),
-            _ => Dots::Floats(
-                simd::folds().map_or(scalar_dot as fn(&[f32], &[f32]) -> f32, |f| f.dot),
-            ),
-        },
+        products: simd::attention_products(),
         element: std::marker::PhantomData,
     };
     let run = |t: usize, out: &mut [f32]| {
@@ -257,17 +258,8 @@ struct HeadAttention<'a, E> {
     /// The scale as the inputs' dtype holds it.
     scale: f32,
     causal: bool,
-    dots: Dots,
+    products: simd::AttentionProducts,
     element: std::marker::PhantomData<E>,
-}
-
-/// How [`HeadAttention`] takes the dot products of a key with the queries.
-#[derive(Clone, Copy)]
-enum Dots {
-    /// Half-precision keys, widened in registers.
-    Halves(simd::HalfDots, simd::Half),
-    /// Keys widened to float32 (where they are not) one at a time.
-    Floats(fn(&[f32], &[f32]) -> f32),
 }
 
 impl<E: Element<Storage = E> + F32Lane + bytemuck::Pod> HeadAttention<'_, E> {
@@ -298,37 +290,15 @@ impl<E: Element<Storage = E> + F32Lane + bytemuck::Pod> HeadAttention<'_, E> {
             .iter()
             .map(|&x| round(x * self.scale))
             .collect();
-        // Each key meets the rows a few at a time, widened in registers where it is half
-        // precision (the decode products' kernel), else one row at a time.
+        // Each key meets the rows a few at a time, widened in registers.
         let mut scores = vec![0.0f32; rows * keys];
         // (Queries without features score 0 against every key.)
         let query_rows: Vec<&[f32]> = scaled.chunks_exact(key_dim.max(1)).collect();
-        let mut dots = [0.0f32; simd::MAX_VECTORS];
-        let mut key_buf = vec![0.0f32; key_dim];
-        for j in 0..keys {
-            let key = head_row::<E>(self.keys, b, kh, j, key_dim);
-            for (first, block) in (0..)
-                .step_by(simd::MAX_VECTORS)
-                .zip(query_rows.chunks(simd::MAX_VECTORS))
-            {
-                let dots = &mut dots[..block.len()];
-                match self.dots {
-                    Dots::Halves(kernel, format) => {
-                        (kernel.dots)(format, bytemuck::cast_slice(key), block, dots)
-                    }
-                    Dots::Floats(dot) => {
-                        for (w, &x) in key_buf.iter_mut().zip(key) {
-                            *w = x.widen();
-                        }
-                        for (d, query) in dots.iter_mut().zip(block) {
-                            *d = dot(query, &key_buf);
-                        }
-                    }
-                }
-                for (r, &d) in dots.iter().enumerate() {
-                    scores[(first + r) * keys + j] = d;
-                }
-            }
+        let key_rows = cache_rows::<E>(self.keys, b, kh, keys, key_dim);
+        for (block, scores) in
+            (query_rows.chunks(simd::MAX_VECTORS)).zip(scores.chunks_mut(simd::MAX_VECTORS * keys))
+        {
+            (self.products.scores)(&key_rows, block, scores);
         }
         // Rounded as the composition's product in the inputs' dtype is; a causal query
         // hides the keys past its own position.
@@ -339,7 +309,6 @@ impl<E: Element<Storage = E> + F32Lane + bytemuck::Pod> HeadAttention<'_, E> {
                 scores[visible..].fill(HIDDEN);
             }
         }
-        let mut widened = vec![0.0f32; value_dim];
         let mut weights = vec![0.0f32; rows * keys];
         for (scores, weights) in scores
             .chunks_exact(keys)
@@ -348,33 +317,48 @@ impl<E: Element<Storage = E> + F32Lane + bytemuck::Pod> HeadAttention<'_, E> {
             softmax_row(scores, weights);
             weights.iter_mut().for_each(|w| *w = round(*w));
         }
-        out.fill(0.0);
-        for j in 0..keys {
-            for (w, &x) in widened
-                .iter_mut()
-                .zip(head_row::<E>(self.values, b, kh, j, value_dim))
-            {
-                *w = x.widen();
-            }
-            for (r, acc) in out.chunks_exact_mut(value_dim).enumerate() {
-                let weight = weights[r * keys + j];
-                for (a, &x) in acc.iter_mut().zip(widened.iter()) {
-                    *a = weight.mul_add(x, *a);
-                }
-            }
+        if value_dim == 0 {
+            return;
+        }
+        let value_rows = cache_rows::<E>(self.values, b, kh, keys, value_dim);
+        let weight_rows: Vec<&[f32]> = weights.chunks_exact(keys).collect();
+        for (block, out) in (weight_rows.chunks(simd::MAX_VECTORS))
+            .zip(out.chunks_mut(simd::MAX_VECTORS * value_dim))
+        {
+            (self.products.weighted_sum)(&value_rows, block, out);
         }
     }
 }
 
-/// Row `i` (`width` contiguous elements) of head `h` of batch element `b` of a
-/// `(B, H, T, D)` tensor of `E`.
-fn head_row<E: bytemuck::Pod>(t: &Tensor, b: usize, h: usize, i: usize, width: usize) -> &[E] {
-    let at = t.offset as isize
-        + b as isize * t.strides[0]
-        + h as isize * t.strides[1]
-        + i as isize * t.strides[2];
+/// Rows `0..count` (`width` contiguous elements each) of head `h` of batch element `b` of
+/// a `(B, H, T, D)` tensor of `E`, whose rows go forwards and whose buffer is aligned for
+/// `E`.
+fn cache_rows<E: Element<Storage = E> + bytemuck::Pod>(
+    t: &Tensor,
+    b: usize,
+    h: usize,
+    count: usize,
+    width: usize,
+) -> simd::CacheRows<'_> {
+    let start = t.offset as isize + b as isize * t.strides[0] + h as isize * t.strides[1];
+    let stride = t.strides[2] as usize;
+    let len = match count {
+        0 => 0,
+        _ => (count - 1) * stride + width,
+    };
     let size = std::mem::size_of::<E>();
-    bytemuck::cast_slice(&t.buf.bytes()[at as usize * size..][..width * size])
+    let bytes = &t.buf.bytes()[start as usize * size..][..len * size];
+    let data = match E::DTYPE {
+        DType::Float16 => simd::CacheElements::Float16(bytemuck::cast_slice(bytes)),
+        DType::BFloat16 => simd::CacheElements::BFloat16(bytemuck::cast_slice(bytes)),
+        _ => simd::CacheElements::Float32(bytemuck::cast_slice(bytes)),
+    };
+    simd::CacheRows {
+        data,
+        count,
+        width,
+        stride,
+    }
 }
 
 /// The sizes of a gated delta recurrence (see [`gated_delta`]).

@@ -3,6 +3,7 @@
 //! The vector types are only created inside [`run`] and [`folds`], whose callers have checked that the CPU
 //! supports AVX-512F; that is what makes the intrinsic calls below sound.
 
+use super::attention::{self, CacheRows};
 use super::halves::{self, Half};
 use super::packed::{self, PackedRows};
 use super::vector::{Mask, Vector, Wide};
@@ -64,6 +65,28 @@ pub(super) mod folds {
 #[target_feature(enable = "avx512f")]
 pub(super) unsafe fn half_dots(format: Half, row: &[u16], xs: &[&[f32]], out: &mut [f32]) {
     halves::dots::<F32x16>(format, row, xs, out)
+}
+
+/// [`attention::scores`] on this path.
+///
+/// # Safety
+/// The CPU must support AVX-512F.
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn attention_scores(rows: &CacheRows<'_>, queries: &[&[f32]], out: &mut [f32]) {
+    attention::scores::<F32x16>(rows, queries, out)
+}
+
+/// [`attention::weighted_sum`] on this path, 4 vectors of sums (64 columns) in registers per weight row.
+///
+/// # Safety
+/// The CPU must support AVX-512F.
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn attention_weighted_sum(
+    rows: &CacheRows<'_>,
+    weights: &[&[f32]],
+    out: &mut [f32],
+) {
+    attention::weighted_sum::<F32x16, 4>(rows, weights, out)
 }
 
 /// [`packed::dots`] on this path.

@@ -9,6 +9,7 @@
 //! The path is the best the CPU supports, unless the environment variable
 //! `LAZULITE_SIMD` (`scalar`, `avx2` or `avx512`, read once) asks for a lower one.
 
+mod attention;
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 #[cfg(target_arch = "x86_64")]
@@ -28,6 +29,7 @@ mod tests;
 #[cfg(target_arch = "x86_64")]
 mod vector;
 
+pub use attention::{AttentionProducts, CacheElements, CacheRows};
 pub use bf16_pairs::{packed_bf16_dots, scaled_near, PackedBf16Dots, PLAIN_EXPONENT};
 pub use bf16_tiles::{bf16_tiles, level_offset, Bf16Tiles, GroupedTile, TILE_COLUMNS};
 pub use byte_dots::{bf16_rows_fit, byte_dots, AffineRows, BFloat16Vector, ByteDots};
@@ -354,6 +356,51 @@ pub fn half_dots_of(isa: Isa) -> Option<HalfDots> {
             Isa::Avx2 if is_x86_feature_detected!("f16c") => {
                 return Some(HalfDots {
                     dots: |format, row, xs, out| unsafe { avx2::half_dots(format, row, xs, out) },
+                })
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The attention products ([`AttentionProducts`]) of the active path: the portable loops
+/// on the scalar path and on AVX2 without F16C.
+pub fn attention_products() -> AttentionProducts {
+    attention_products_of(Isa::active()).unwrap_or(AttentionProducts {
+        scores: attention::scores_portable,
+        weighted_sum: attention::weighted_sum_portable,
+    })
+}
+
+/// The [`AttentionProducts`] of `isa`, or `None` for the scalar path, a path this CPU
+/// lacks, or AVX2 without F16C.
+pub fn attention_products_of(isa: Isa) -> Option<AttentionProducts> {
+    if isa > Isa::detected() {
+        return None;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY (both): the CPU supports the path (checked above), and F16C on AVX2.
+        match isa {
+            Isa::Avx512 => {
+                return Some(AttentionProducts {
+                    scores: |rows, queries, out| unsafe {
+                        avx512::attention_scores(rows, queries, out)
+                    },
+                    weighted_sum: |rows, weights, out| unsafe {
+                        avx512::attention_weighted_sum(rows, weights, out)
+                    },
+                })
+            }
+            Isa::Avx2 if is_x86_feature_detected!("f16c") => {
+                return Some(AttentionProducts {
+                    scores: |rows, queries, out| unsafe {
+                        avx2::attention_scores(rows, queries, out)
+                    },
+                    weighted_sum: |rows, weights, out| unsafe {
+                        avx2::attention_weighted_sum(rows, weights, out)
+                    },
                 })
             }
             _ => {}

@@ -530,6 +530,105 @@ fn bfloat16_pair_row_dots_match_widened_sums() {
 }
 
 #[test]
+fn attention_products_on_every_path_match_widened_sums() {
+    use super::{attention, attention_products_of, AttentionProducts, CacheElements, CacheRows};
+    let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
+    let mut value = move || (next() % 2000) as f32 / 1000.0 - 1.0;
+    let portable = AttentionProducts {
+        scores: attention::scores_portable,
+        weighted_sum: attention::weighted_sum_portable,
+    };
+    let mut kernels: Vec<(String, AttentionProducts)> = vec![("portable".into(), portable)];
+    for isa in paths() {
+        if let Some(k) = attention_products_of(isa) {
+            kernels.push((format!("{isa:?}"), k));
+        }
+    }
+    // Widths of whole tiles, single vectors and scalar tails, and rows spaced wider than
+    // they are (a cache's slice).
+    for (count, width, gap) in [
+        (1, 64, 0),
+        (7, 1, 2),
+        (20, 15, 0),
+        (33, 17, 5),
+        (5, 80, 16),
+        (300, 128, 0),
+        (9, 100, 3),
+    ] {
+        let stride = width + gap;
+        let floats: Vec<f32> = (0..count * stride).map(|_| value()).collect();
+        let f16s: Vec<u16> = floats
+            .iter()
+            .map(|&v| half::f16::from_f32(v).to_bits())
+            .collect();
+        let bf16s: Vec<u16> = floats
+            .iter()
+            .map(|&v| half::bf16::from_f32(v).to_bits())
+            .collect();
+        type Widened = fn(usize, &[f32], &[u16], &[u16]) -> f64;
+        let formats: [(&str, CacheElements<'_>, Widened); 3] = [
+            ("float32", CacheElements::Float32(&floats), |e, f, _, _| {
+                f[e] as f64
+            }),
+            ("float16", CacheElements::Float16(&f16s), |e, _, h, _| {
+                half::f16::from_bits(h[e]).to_f64()
+            }),
+            ("bfloat16", CacheElements::BFloat16(&bf16s), |e, _, _, b| {
+                half::bf16::from_bits(b[e]).to_f64()
+            }),
+        ];
+        for (format, data, widened) in formats {
+            let rows = CacheRows {
+                data,
+                count,
+                width,
+                stride,
+            };
+            let element = |j: usize, d: usize| widened(j * stride + d, &floats, &f16s, &bf16s);
+            for vectors in 1..=super::MAX_VECTORS {
+                // Queries longer than the rows: only their width counts.
+                let queries: Vec<Vec<f32>> = (0..vectors)
+                    .map(|_| (0..width + 3).map(|_| value()).collect())
+                    .collect();
+                let weights: Vec<Vec<f32>> = (0..vectors)
+                    .map(|_| (0..count).map(|_| value()).collect())
+                    .collect();
+                let query_refs: Vec<&[f32]> = queries.iter().map(|q| &q[..]).collect();
+                let weight_refs: Vec<&[f32]> = weights.iter().map(|w| &w[..]).collect();
+                for (name, kernel) in &kernels {
+                    let mut scores = vec![f32::NAN; vectors * count];
+                    (kernel.scores)(&rows, &query_refs, &mut scores);
+                    let mut sums = vec![f32::NAN; vectors * width];
+                    (kernel.weighted_sum)(&rows, &weight_refs, &mut sums);
+                    for i in 0..vectors {
+                        for j in 0..count {
+                            let want: f64 = (0..width)
+                                .map(|d| element(j, d) * queries[i][d] as f64)
+                                .sum();
+                            let got = scores[i * count + j] as f64;
+                            assert!(
+                                (got - want).abs() <= 1e-5 * (1.0 + width as f64),
+                                "{name} {format} width {width} scores {i},{j}: {got} vs {want}"
+                            );
+                        }
+                        for d in 0..width {
+                            let want: f64 = (0..count)
+                                .map(|j| element(j, d) * weights[i][j] as f64)
+                                .sum();
+                            let got = sums[i * width + d] as f64;
+                            assert!(
+                                (got - want).abs() <= 1e-5 * (1.0 + count as f64),
+                                "{name} {format} width {width} sums {i},{d}: {got} vs {want}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn half_dots_on_every_path_match_widened_sums() {
     use super::{half_dots_of, Half};
     let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);

@@ -1,0 +1,389 @@
+//! The two products of attention over a cache of keys and values for a few query rows:
+//! each key's dot product with each query (the scores), and the sum of the value rows
+//! weighted by each query's weights. Keys and values are rows of float32, float16 or
+//! bfloat16 at a stride (a cache's slice), widened in registers and read once for up to
+//! [`MAX_VECTORS`] queries.
+//!
+//! A decode step's attention reads its whole cache: these loops keep the queries' sums in
+//! registers instead of calling a dot product per key and adding each value row into
+//! memory, which ran at a fifth of the memory's speed over a long cache.
+
+use super::packed::MAX_VECTORS;
+#[cfg(target_arch = "x86_64")]
+use super::vector::Vector;
+
+/// The elements of a cache's rows.
+#[derive(Copy, Clone, Debug)]
+pub enum CacheElements<'a> {
+    Float32(&'a [f32]),
+    /// float16 bits.
+    Float16(&'a [u16]),
+    /// bfloat16 bits.
+    BFloat16(&'a [u16]),
+}
+
+/// `count` rows of `width` elements, row `j` starting `j * stride` elements into `data`.
+#[derive(Copy, Clone, Debug)]
+pub struct CacheRows<'a> {
+    pub data: CacheElements<'a>,
+    pub count: usize,
+    pub width: usize,
+    pub stride: usize,
+}
+
+impl CacheRows<'_> {
+    /// Whether every row lies inside the data.
+    fn fits(&self) -> bool {
+        let len = match self.data {
+            CacheElements::Float32(d) => d.len(),
+            CacheElements::Float16(d) | CacheElements::BFloat16(d) => d.len(),
+        };
+        self.count == 0
+            || (self.count - 1)
+                .checked_mul(self.stride)
+                .and_then(|last| last.checked_add(self.width))
+                .is_some_and(|end| end <= len)
+    }
+}
+
+/// `out[i * rows.count + j] = rows[j] . queries[i]`, accumulated in f32, for 1 to
+/// [`MAX_VECTORS`] queries of at least `rows.width` values. Panics on operands that do not
+/// fit (an engine bug).
+pub type ScoresFn = fn(rows: &CacheRows<'_>, queries: &[&[f32]], out: &mut [f32]);
+
+/// `out[i * rows.width + d] = sum over j of weights[i][j] * rows[j][d]`, accumulated in
+/// f32, for 1 to [`MAX_VECTORS`] weight rows of `rows.count` values. Panics on operands
+/// that do not fit (an engine bug).
+pub type WeightedSumFn = fn(rows: &CacheRows<'_>, weights: &[&[f32]], out: &mut [f32]);
+
+/// The attention products of one instruction set.
+///
+/// ```ignore
+/// let kernels = simd::attention_products();
+/// (kernels.scores)(&keys, &queries, &mut scores);
+/// (kernels.weighted_sum)(&values, &weights, &mut out);
+/// ```
+#[derive(Copy, Clone)]
+pub struct AttentionProducts {
+    /// See [`ScoresFn`].
+    pub scores: ScoresFn,
+    /// See [`WeightedSumFn`].
+    pub weighted_sum: WeightedSumFn,
+}
+
+/// Panics unless `rows` and `vectors` (queries or weight rows, each at least `len` long)
+/// and `out` (`out_len` values) fit the products.
+fn check(rows: &CacheRows<'_>, vectors: &[&[f32]], len: usize, out: usize, out_len: usize) {
+    assert!(
+        rows.fits()
+            && (1..=MAX_VECTORS).contains(&vectors.len())
+            && vectors.iter().all(|v| v.len() >= len)
+            && out == out_len,
+        "cache rows and vectors do not fit"
+    );
+}
+
+/// The portable [`ScoresFn`].
+pub(super) fn scores_portable(rows: &CacheRows<'_>, queries: &[&[f32]], out: &mut [f32]) {
+    check(
+        rows,
+        queries,
+        rows.width,
+        out.len(),
+        queries.len() * rows.count,
+    );
+    match rows.data {
+        CacheElements::Float32(d) => scores_of(|e| d[e], rows, queries, out),
+        CacheElements::Float16(d) => {
+            scores_of(|e| half::f16::from_bits(d[e]).to_f32(), rows, queries, out)
+        }
+        CacheElements::BFloat16(d) => {
+            scores_of(|e| half::bf16::from_bits(d[e]).to_f32(), rows, queries, out)
+        }
+    }
+}
+
+/// [`scores_portable`] with element `e` of the rows' data read by `value`.
+fn scores_of(
+    value: impl Fn(usize) -> f32,
+    rows: &CacheRows<'_>,
+    queries: &[&[f32]],
+    out: &mut [f32],
+) {
+    let count = rows.count;
+    for j in 0..count {
+        let start = j * rows.stride;
+        for (i, query) in queries.iter().enumerate() {
+            out[i * count + j] = (query[..rows.width].iter().enumerate())
+                .fold(0.0f32, |s, (d, &q)| value(start + d).mul_add(q, s));
+        }
+    }
+}
+
+/// The portable [`WeightedSumFn`].
+pub(super) fn weighted_sum_portable(rows: &CacheRows<'_>, weights: &[&[f32]], out: &mut [f32]) {
+    check(
+        rows,
+        weights,
+        rows.count,
+        out.len(),
+        weights.len() * rows.width,
+    );
+    match rows.data {
+        CacheElements::Float32(d) => weighted_sum_of(|e| d[e], rows, weights, out),
+        CacheElements::Float16(d) => {
+            weighted_sum_of(|e| half::f16::from_bits(d[e]).to_f32(), rows, weights, out)
+        }
+        CacheElements::BFloat16(d) => {
+            weighted_sum_of(|e| half::bf16::from_bits(d[e]).to_f32(), rows, weights, out)
+        }
+    }
+}
+
+/// [`weighted_sum_portable`] with element `e` of the rows' data read by `value`.
+fn weighted_sum_of(
+    value: impl Fn(usize) -> f32,
+    rows: &CacheRows<'_>,
+    weights: &[&[f32]],
+    out: &mut [f32],
+) {
+    out.fill(0.0);
+    for j in 0..rows.count {
+        let start = j * rows.stride;
+        for (w, sums) in weights.iter().zip(out.chunks_exact_mut(rows.width.max(1))) {
+            for (d, sum) in sums.iter_mut().enumerate() {
+                *sum = w[j].mul_add(value(start + d), *sum);
+            }
+        }
+    }
+}
+
+/// How a vector path reads a row's elements as f32 lanes.
+#[cfg(target_arch = "x86_64")]
+trait Lanes: Copy {
+    /// `V::LANES` elements from `ptr`, widened.
+    ///
+    /// # Safety
+    /// `ptr` valid for reading `V::LANES` elements; the CPU supports the loads.
+    unsafe fn load<V: Vector>(ptr: *const Self) -> V;
+    fn widen(self) -> f32;
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes for f32 {
+    #[inline(always)]
+    unsafe fn load<V: Vector>(ptr: *const f32) -> V {
+        V::load(ptr)
+    }
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        self
+    }
+}
+
+/// float16 bits.
+#[cfg(target_arch = "x86_64")]
+#[derive(Copy, Clone)]
+#[repr(transparent)]
+struct F16Bits(u16);
+
+/// bfloat16 bits.
+#[cfg(target_arch = "x86_64")]
+#[derive(Copy, Clone)]
+#[repr(transparent)]
+struct Bf16Bits(u16);
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes for F16Bits {
+    #[inline(always)]
+    unsafe fn load<V: Vector>(ptr: *const F16Bits) -> V {
+        V::load_f16(ptr.cast())
+    }
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        half::f16::from_bits(self.0).to_f32()
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes for Bf16Bits {
+    #[inline(always)]
+    unsafe fn load<V: Vector>(ptr: *const Bf16Bits) -> V {
+        V::load_bf16(ptr.cast())
+    }
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        f32::from_bits(u32::from(self.0) << 16)
+    }
+}
+
+/// Dispatches on the rows' element type and the number of vectors, to `$kernel::<V, E,
+/// M, extra...>(rows pointer, rows, vectors, out)`.
+#[cfg(target_arch = "x86_64")]
+macro_rules! dispatch {
+    ($kernel:ident::<$v:ty $(, $extra:ident)*>($rows:expr, $vectors:expr, $out:expr)) => {{
+        let (rows, vectors, out) = ($rows, $vectors, $out);
+        macro_rules! with_vectors {
+            ($e:ty, $data:expr) => {{
+                let data = $data.as_ptr().cast::<$e>();
+                match vectors.len() {
+                    1 => $kernel::<$v, $e, 1 $(, $extra)*>(data, rows, vectors, out),
+                    2 => $kernel::<$v, $e, 2 $(, $extra)*>(data, rows, vectors, out),
+                    3 => $kernel::<$v, $e, 3 $(, $extra)*>(data, rows, vectors, out),
+                    _ => $kernel::<$v, $e, 4 $(, $extra)*>(data, rows, vectors, out),
+                }
+            }};
+        }
+        match rows.data {
+            CacheElements::Float32(d) => with_vectors!(f32, d),
+            CacheElements::Float16(d) => with_vectors!(F16Bits, d),
+            CacheElements::BFloat16(d) => with_vectors!(Bf16Bits, d),
+        }
+    }};
+}
+
+/// [`ScoresFn`] over the vector type `V`, for code compiled with its instruction set.
+///
+/// # Safety
+/// The CPU supports `V`'s instruction set, and F16C on the AVX2 path.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) unsafe fn scores<V: Vector>(rows: &CacheRows<'_>, queries: &[&[f32]], out: &mut [f32]) {
+    check(
+        rows,
+        queries,
+        rows.width,
+        out.len(),
+        queries.len() * rows.count,
+    );
+    dispatch!(row_scores::<V>(rows, queries, out))
+}
+
+/// # Safety
+/// As [`scores`], whose checks make every read below in bounds; `data` is the rows' data.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn row_scores<V: Vector, E: Lanes, const M: usize>(
+    data: *const E,
+    rows: &CacheRows<'_>,
+    queries: &[&[f32]],
+    out: &mut [f32],
+) {
+    let CacheRows {
+        count,
+        width,
+        stride,
+        ..
+    } = *rows;
+    let lanes = V::LANES;
+    let queries: [*const f32; M] = std::array::from_fn(|i| queries[i].as_ptr());
+    for j in 0..count {
+        let row = data.add(j * stride);
+        super::prefetch_ahead(row, super::Ahead::Far);
+        let mut sums = [V::splat(0.0); M];
+        let mut d = 0;
+        while d + lanes <= width {
+            let k = E::load::<V>(row.add(d));
+            for (s, q) in sums.iter_mut().zip(&queries) {
+                *s = k.mul_add(V::load(q.add(d)), *s);
+            }
+            d += lanes;
+        }
+        for (i, (s, q)) in sums.iter().zip(&queries).enumerate() {
+            let mut total = s.sum_lanes();
+            for t in d..width {
+                total = (*row.add(t)).widen().mul_add(*q.add(t), total);
+            }
+            out[i * count + j] = total;
+        }
+    }
+}
+
+/// [`WeightedSumFn`] over the vector type `V`, for code compiled with its instruction set;
+/// `TILE` vectors of each weight row's sums stay in registers while the rows pass.
+///
+/// # Safety
+/// The CPU supports `V`'s instruction set, and F16C on the AVX2 path.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) unsafe fn weighted_sum<V: Vector, const TILE: usize>(
+    rows: &CacheRows<'_>,
+    weights: &[&[f32]],
+    out: &mut [f32],
+) {
+    check(
+        rows,
+        weights,
+        rows.count,
+        out.len(),
+        weights.len() * rows.width,
+    );
+    dispatch!(weighted_rows::<V, TILE>(rows, weights, out))
+}
+
+/// Every column of the sums: tiles of `TILE` vectors, then single vectors, then the
+/// columns past the last whole vector one at a time.
+///
+/// # Safety
+/// As [`weighted_sum`], whose checks make every read below in bounds; `data` is the rows'
+/// data.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn weighted_rows<V: Vector, E: Lanes, const M: usize, const TILE: usize>(
+    data: *const E,
+    rows: &CacheRows<'_>,
+    weights: &[&[f32]],
+    out: &mut [f32],
+) {
+    let (lanes, width) = (V::LANES, rows.width);
+    let weights: [*const f32; M] = std::array::from_fn(|i| weights[i].as_ptr());
+    let mut column = 0;
+    while column + TILE * lanes <= width {
+        weighted_tile::<V, E, M, TILE>(data, rows, &weights, column, out);
+        column += TILE * lanes;
+    }
+    while column + lanes <= width {
+        weighted_tile::<V, E, M, 1>(data, rows, &weights, column, out);
+        column += lanes;
+    }
+    for d in column..width {
+        for (i, w) in weights.iter().enumerate() {
+            let sum = (0..rows.count).fold(0.0f32, |s, j| {
+                (*w.add(j)).mul_add((*data.add(j * rows.stride + d)).widen(), s)
+            });
+            out[i * width + d] = sum;
+        }
+    }
+}
+
+/// Columns `column ..` (`T` vectors) of the sums, over every row.
+///
+/// # Safety
+/// As [`weighted_rows`]; the tile's columns lie inside the rows.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn weighted_tile<V: Vector, E: Lanes, const M: usize, const T: usize>(
+    data: *const E,
+    rows: &CacheRows<'_>,
+    weights: &[*const f32; M],
+    column: usize,
+    out: &mut [f32],
+) {
+    let lanes = V::LANES;
+    let mut sums = [[V::splat(0.0); T]; M];
+    for j in 0..rows.count {
+        let row = data.add(j * rows.stride + column);
+        super::prefetch_ahead(row, super::Ahead::Far);
+        for t in 0..T {
+            let v = E::load::<V>(row.add(t * lanes));
+            for (s, w) in sums.iter_mut().zip(weights) {
+                s[t] = v.mul_add(V::splat(*w.add(j)), s[t]);
+            }
+        }
+    }
+    for (i, s) in sums.iter().enumerate() {
+        for (t, v) in s.iter().enumerate() {
+            v.store(out[i * rows.width + column + t * lanes..].as_mut_ptr());
+        }
+    }
+}
