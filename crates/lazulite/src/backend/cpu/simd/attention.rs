@@ -56,13 +56,7 @@ pub type ScoresFn = fn(rows: &CacheRows<'_>, queries: &[&[f32]], out: &mut [f32]
 /// that do not fit (an engine bug).
 pub type WeightedSumFn = fn(rows: &CacheRows<'_>, weights: &[&[f32]], out: &mut [f32]);
 
-/// The attention products of one instruction set.
-///
-/// ```ignore
-/// let kernels = simd::attention_products();
-/// (kernels.scores)(&keys, &queries, &mut scores);
-/// (kernels.weighted_sum)(&values, &weights, &mut out);
-/// ```
+/// The attention products of one instruction set (see `simd::attention_products`).
 #[derive(Copy, Clone)]
 pub struct AttentionProducts {
     /// See [`ScoresFn`].
@@ -71,36 +65,42 @@ pub struct AttentionProducts {
     pub weighted_sum: WeightedSumFn,
 }
 
-/// Panics unless `rows` and `vectors` (queries or weight rows, each at least `len` long)
-/// and `out` (`out_len` values) fit the products.
-fn check(rows: &CacheRows<'_>, vectors: &[&[f32]], len: usize, out: usize, out_len: usize) {
+/// Panics unless `rows`, `vectors` (queries or weight rows, each at least `len` long) and
+/// `out` (`per_vector` values for each vector) fit the products.
+fn check(rows: &CacheRows<'_>, vectors: &[&[f32]], len: usize, out: &[f32], per_vector: usize) {
     assert!(
         rows.fits()
             && (1..=MAX_VECTORS).contains(&vectors.len())
             && vectors.iter().all(|v| v.len() >= len)
-            && out == out_len,
+            && out.len() == vectors.len() * per_vector,
         "cache rows and vectors do not fit"
     );
 }
 
+/// Runs `$body` with `$value` a closure reading element `e` of the rows' data as f32.
+macro_rules! with_values {
+    ($data:expr, $value:ident => $body:expr) => {
+        match $data {
+            CacheElements::Float32(d) => {
+                let $value = |e: usize| d[e];
+                $body
+            }
+            CacheElements::Float16(d) => {
+                let $value = |e: usize| half::f16::from_bits(d[e]).to_f32();
+                $body
+            }
+            CacheElements::BFloat16(d) => {
+                let $value = |e: usize| half::bf16::from_bits(d[e]).to_f32();
+                $body
+            }
+        }
+    };
+}
+
 /// The portable [`ScoresFn`].
 pub(super) fn scores_portable(rows: &CacheRows<'_>, queries: &[&[f32]], out: &mut [f32]) {
-    check(
-        rows,
-        queries,
-        rows.width,
-        out.len(),
-        queries.len() * rows.count,
-    );
-    match rows.data {
-        CacheElements::Float32(d) => scores_of(|e| d[e], rows, queries, out),
-        CacheElements::Float16(d) => {
-            scores_of(|e| half::f16::from_bits(d[e]).to_f32(), rows, queries, out)
-        }
-        CacheElements::BFloat16(d) => {
-            scores_of(|e| half::bf16::from_bits(d[e]).to_f32(), rows, queries, out)
-        }
-    }
+    check(rows, queries, rows.width, out, rows.count);
+    with_values!(rows.data, value => scores_of(value, rows, queries, out));
 }
 
 /// [`scores_portable`] with element `e` of the rows' data read by `value`.
@@ -122,22 +122,8 @@ fn scores_of(
 
 /// The portable [`WeightedSumFn`].
 pub(super) fn weighted_sum_portable(rows: &CacheRows<'_>, weights: &[&[f32]], out: &mut [f32]) {
-    check(
-        rows,
-        weights,
-        rows.count,
-        out.len(),
-        weights.len() * rows.width,
-    );
-    match rows.data {
-        CacheElements::Float32(d) => weighted_sum_of(|e| d[e], rows, weights, out),
-        CacheElements::Float16(d) => {
-            weighted_sum_of(|e| half::f16::from_bits(d[e]).to_f32(), rows, weights, out)
-        }
-        CacheElements::BFloat16(d) => {
-            weighted_sum_of(|e| half::bf16::from_bits(d[e]).to_f32(), rows, weights, out)
-        }
-    }
+    check(rows, weights, rows.count, out, rows.width);
+    with_values!(rows.data, value => weighted_sum_of(value, rows, weights, out));
 }
 
 /// [`weighted_sum_portable`] with element `e` of the rows' data read by `value`.
@@ -249,13 +235,7 @@ macro_rules! dispatch {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(super) unsafe fn scores<V: Vector>(rows: &CacheRows<'_>, queries: &[&[f32]], out: &mut [f32]) {
-    check(
-        rows,
-        queries,
-        rows.width,
-        out.len(),
-        queries.len() * rows.count,
-    );
+    check(rows, queries, rows.width, out, rows.count);
     dispatch!(row_scores::<V>(rows, queries, out))
 }
 
@@ -311,13 +291,7 @@ pub(super) unsafe fn weighted_sum<V: Vector, const TILE: usize>(
     weights: &[&[f32]],
     out: &mut [f32],
 ) {
-    check(
-        rows,
-        weights,
-        rows.count,
-        out.len(),
-        weights.len() * rows.width,
-    );
+    check(rows, weights, rows.count, out, rows.width);
     dispatch!(weighted_rows::<V, TILE>(rows, weights, out))
 }
 
