@@ -257,26 +257,63 @@ unsafe fn row_scores<V: Vector, E: Lanes, const M: usize>(
     } = *rows;
     let lanes = V::LANES;
     let queries: [*const f32; M] = std::array::from_fn(|i| queries[i].as_ptr());
-    for j in 0..count {
-        let row = data.add(j * stride);
-        super::prefetch_ahead(row, super::Ahead::Far);
-        let mut sums = [V::splat(0.0); M];
-        let mut d = 0;
-        while d + lanes <= width {
-            let k = E::load::<V>(row.add(d));
-            for (s, q) in sums.iter_mut().zip(&queries) {
-                *s = k.mul_add(V::load(q.add(d)), *s);
+    // `LANES` keys at a time, their lanes summed together.
+    let whole = count / lanes * lanes;
+    let mut block = [[V::splat(0.0); MAX_LANES]; M];
+    for first in (0..whole).step_by(lanes) {
+        for k in 0..lanes {
+            let sums = key_products::<V, E, M>(data.add((first + k) * stride), width, &queries);
+            for (b, s) in block.iter_mut().zip(sums) {
+                b[k] = s;
             }
-            d += lanes;
         }
-        for (i, (s, q)) in sums.iter().zip(&queries).enumerate() {
-            let mut total = s.sum_lanes();
-            for t in d..width {
-                total = (*row.add(t)).widen().mul_add(*q.add(t), total);
-            }
-            out[i * count + j] = total;
+        for (i, b) in block.iter().enumerate() {
+            V::lane_sums(&b[..lanes]).store(out[i * count + first..].as_mut_ptr());
         }
     }
+    for j in whole..count {
+        let sums = key_products::<V, E, M>(data.add(j * stride), width, &queries);
+        for (i, s) in sums.iter().enumerate() {
+            out[i * count + j] = s.sum_lanes();
+        }
+    }
+    // The columns past the last whole vector.
+    for j in 0..count {
+        let row = data.add(j * stride);
+        for (i, q) in queries.iter().enumerate() {
+            for d in width / lanes * lanes..width {
+                out[i * count + j] = (*row.add(d)).widen().mul_add(*q.add(d), out[i * count + j]);
+            }
+        }
+    }
+}
+
+/// The most lanes of a vector type.
+#[cfg(target_arch = "x86_64")]
+const MAX_LANES: usize = 16;
+
+/// The products of `row` with each query over the columns of whole vectors, lane by lane.
+///
+/// # Safety
+/// As [`row_scores`]: `row` and the queries valid for reading `width` values.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn key_products<V: Vector, E: Lanes, const M: usize>(
+    row: *const E,
+    width: usize,
+    queries: &[*const f32; M],
+) -> [V; M] {
+    super::prefetch_ahead(row, super::Ahead::Far);
+    let mut sums = [V::splat(0.0); M];
+    let mut d = 0;
+    while d + V::LANES <= width {
+        let k = E::load::<V>(row.add(d));
+        for (s, q) in sums.iter_mut().zip(queries) {
+            *s = k.mul_add(V::load(q.add(d)), *s);
+        }
+        d += V::LANES;
+    }
+    sums
 }
 
 /// [`WeightedSumFn`] over the vector type `V`, for code compiled with its instruction set;

@@ -321,6 +321,25 @@ impl Vector for F32x8 {
         }
     }
     #[inline(always)]
+    fn lane_sums(v: &[Self]) -> Self {
+        assert_eq!(v.len(), 8, "sums of 8 vectors");
+        // Two rounds of pairwise sums leave each 128-bit half holding four vectors' sums
+        // of their halves' lanes; the halves' sums are added across registers.
+        // SAFETY: see the module documentation.
+        unsafe {
+            let pairs: [__m256; 4] =
+                std::array::from_fn(|i| _mm256_hadd_ps(v[2 * i].0, v[2 * i + 1].0));
+            let (low, high) = (
+                _mm256_hadd_ps(pairs[0], pairs[1]),
+                _mm256_hadd_ps(pairs[2], pairs[3]),
+            );
+            F32x8(_mm256_add_ps(
+                _mm256_permute2f128_ps::<0x20>(low, high),
+                _mm256_permute2f128_ps::<0x31>(low, high),
+            ))
+        }
+    }
+    #[inline(always)]
     fn permute(self, index: __m256i) -> Self {
         // SAFETY: see the module documentation.
         F32x8(unsafe { _mm256_permutevar8x32_ps(self.0, index) })

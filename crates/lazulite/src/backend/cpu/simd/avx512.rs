@@ -105,7 +105,7 @@ pub(super) unsafe fn packed_dots(
 }
 
 #[derive(Copy, Clone)]
-pub(super) struct F32x16(__m512);
+pub(super) struct F32x16(pub(super) __m512);
 
 #[derive(Copy, Clone)]
 pub(super) struct Mask16(__mmask16);
@@ -316,6 +316,46 @@ impl Vector for F32x16 {
     fn sum_lanes(self) -> f32 {
         // SAFETY: see the module documentation.
         unsafe { _mm512_reduce_add_ps(self.0) }
+    }
+    #[inline(always)]
+    fn lane_sums(v: &[Self]) -> Self {
+        assert_eq!(v.len(), 16, "sums of 16 vectors");
+        // Halving the lanes per vector while doubling the vectors per register leaves
+        // lane `4 a + b` holding vector `4 b + a`, put back in order by one permutation.
+        // SAFETY: see the module documentation.
+        unsafe {
+            let two: [__m512; 8] = std::array::from_fn(|i| {
+                let (a, b) = (v[2 * i].0, v[2 * i + 1].0);
+                _mm512_add_ps(
+                    _mm512_shuffle_f32x4::<0x44>(a, b),
+                    _mm512_shuffle_f32x4::<0xEE>(a, b),
+                )
+            });
+            let four: [__m512; 4] = std::array::from_fn(|i| {
+                let (a, b) = (two[2 * i], two[2 * i + 1]);
+                _mm512_add_ps(
+                    _mm512_shuffle_f32x4::<0x88>(a, b),
+                    _mm512_shuffle_f32x4::<0xDD>(a, b),
+                )
+            });
+            let eight: [__m512; 2] = std::array::from_fn(|i| {
+                let (a, b) = (four[2 * i], four[2 * i + 1]);
+                _mm512_add_ps(
+                    _mm512_shuffle_ps::<0x44>(a, b),
+                    _mm512_shuffle_ps::<0xEE>(a, b),
+                )
+            });
+            let (a, b) = (eight[0], eight[1]);
+            let sums = _mm512_add_ps(
+                _mm512_shuffle_ps::<0x88>(a, b),
+                _mm512_shuffle_ps::<0xDD>(a, b),
+            );
+            let order: [u32; 16] = std::array::from_fn(|i| (i % 4 * 4 + i / 4) as u32);
+            F32x16(_mm512_permutexvar_ps(
+                _mm512_loadu_si512(order.as_ptr().cast()),
+                sums,
+            ))
+        }
     }
     #[inline(always)]
     fn permute(self, index: __m512i) -> Self {

@@ -347,6 +347,8 @@ unsafe fn dots(rows: &AffineRows<'_>, xs: &[&BFloat16Vector], out: &mut [f32]) {
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
+    use super::super::avx512::F32x16;
+    use super::super::vector::Vector;
     use super::{AffineRows, BFloat16Vector, STEP_BYTES};
     use std::arch::x86_64::*;
 
@@ -481,7 +483,8 @@ mod avx512 {
             if slot == 15 || r + 1 == count {
                 let first = r - slot;
                 for m in 0..M {
-                    let sums: [f32; 16] = std::mem::transmute(row_sums(&pending[m]));
+                    let sums: [f32; 16] =
+                        std::mem::transmute(F32x16::lane_sums(&pending[m].map(F32x16)).0);
                     for (i, &sum) in sums[..=slot].iter().enumerate() {
                         out[(first + i) * M + m] = (f64::from(sum) * xs[m].unscale) as f32;
                     }
@@ -519,56 +522,6 @@ mod avx512 {
                 to[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums[m]), scale, to[m]);
             }
         }
-    }
-
-    /// The sums of `a`'s and `b`'s halves (lanes 0-7 and 8-15), four lanes each: quarter
-    /// `q` of the result sums half `q` of `a` then of `b`.
-    ///
-    /// # Safety
-    /// The CPU supports AVX-512F.
-    #[inline(always)]
-    unsafe fn halves(a: __m512, b: __m512) -> __m512 {
-        _mm512_add_ps(
-            _mm512_shuffle_f32x4::<0x88>(a, b),
-            _mm512_shuffle_f32x4::<0xDD>(a, b),
-        )
-    }
-
-    /// Lane `i` of the result is the sum of the lanes of `v[i]`: halving the lanes per row
-    /// while doubling the rows per vector, which leaves lane `4 a + b` holding row
-    /// `4 b + a`, put back in order by one permutation.
-    ///
-    /// # Safety
-    /// The CPU supports AVX-512F.
-    #[inline(always)]
-    unsafe fn row_sums(v: &[__m512; 16]) -> __m512 {
-        let mut two_rows = [_mm512_setzero_ps(); 8];
-        for (i, two) in two_rows.iter_mut().enumerate() {
-            let (a, b) = (v[2 * i], v[2 * i + 1]);
-            *two = _mm512_add_ps(
-                _mm512_shuffle_f32x4::<0x44>(a, b),
-                _mm512_shuffle_f32x4::<0xEE>(a, b),
-            );
-        }
-        let mut four_rows = [_mm512_setzero_ps(); 4];
-        for (i, four) in four_rows.iter_mut().enumerate() {
-            *four = halves(two_rows[2 * i], two_rows[2 * i + 1]);
-        }
-        let mut eight_rows = [_mm512_setzero_ps(); 2];
-        for (i, eight) in eight_rows.iter_mut().enumerate() {
-            let (a, b) = (four_rows[2 * i], four_rows[2 * i + 1]);
-            *eight = _mm512_add_ps(
-                _mm512_shuffle_ps::<0x44>(a, b),
-                _mm512_shuffle_ps::<0xEE>(a, b),
-            );
-        }
-        let (a, b) = (eight_rows[0], eight_rows[1]);
-        let sums = _mm512_add_ps(
-            _mm512_shuffle_ps::<0x88>(a, b),
-            _mm512_shuffle_ps::<0xDD>(a, b),
-        );
-        let order: [u32; 16] = std::array::from_fn(|i| (i % 4 * 4 + i / 4) as u32);
-        _mm512_permutexvar_ps(_mm512_loadu_si512(order.as_ptr().cast()), sums)
     }
 
     /// Sub-level `j` of each byte of `packed`, as bytes.

@@ -76,6 +76,10 @@ pub(super) trait Vector:
 
     /// The sum of the lanes.
     fn sum_lanes(self) -> f32;
+    /// Lane `i` is the sum of the lanes of `v[i]`, for `LANES` vectors: many vectors'
+    /// sums in a few shuffles and additions each, where [`Vector::sum_lanes`] of each
+    /// makes a chain of dependent instructions per vector.
+    fn lane_sums(v: &[Self]) -> Self;
     /// Lane `l` is lane `index[l]` of `self` (each index below `LANES`).
     fn permute(self, index: Self::Words) -> Self;
 
