@@ -339,7 +339,7 @@ fn cache_rows<E: Element<Storage = E> + bytemuck::Pod>(
     h: usize,
     count: usize,
     width: usize,
-) -> simd::CacheRows<'_> {
+) -> simd::StridedRows<'_> {
     let start = t.offset as isize + b as isize * t.strides[0] + h as isize * t.strides[1];
     let stride = t.strides[2] as usize;
     let len = match count {
@@ -349,11 +349,11 @@ fn cache_rows<E: Element<Storage = E> + bytemuck::Pod>(
     let size = std::mem::size_of::<E>();
     let bytes = &t.buf.bytes()[start as usize * size..][..len * size];
     let data = match E::DTYPE {
-        DType::Float16 => simd::CacheElements::Float16(bytemuck::cast_slice(bytes)),
-        DType::BFloat16 => simd::CacheElements::BFloat16(bytemuck::cast_slice(bytes)),
-        _ => simd::CacheElements::Float32(bytemuck::cast_slice(bytes)),
+        DType::Float16 => simd::RowElements::Float16(bytemuck::cast_slice(bytes)),
+        DType::BFloat16 => simd::RowElements::BFloat16(bytemuck::cast_slice(bytes)),
+        _ => simd::RowElements::Float32(bytemuck::cast_slice(bytes)),
     };
-    simd::CacheRows {
+    simd::StridedRows {
         data,
         count,
         width,

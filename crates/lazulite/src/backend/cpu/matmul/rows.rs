@@ -143,7 +143,9 @@ fn typed<E: Widen>(a: &Tensor, b: Tensor, shape: &[usize], pairs: Pairs) -> Resu
     // the pair product without widening; x is narrowed back once here for every task
     // (exactly: it was widened from bfloat16), each row scaled by a power of two.
     let pair_kernel = simd::packed_bf16_dots().filter(|_| {
-        depth_contiguous && E::halves(&[]).is_some_and(|(_, f)| f == simd::Half::BFloat16)
+        depth_contiguous
+            && rhs.col_stride >= 0
+            && E::halves(&[]).is_some_and(|(_, f)| f == simd::Half::BFloat16)
     });
     let (mut narrowed, mut unscales) = (Vec::new(), Vec::new());
     if pair_kernel.is_some() {
@@ -215,6 +217,10 @@ fn dots<E: Widen>(
     columns: std::ops::Range<usize>,
     out: *mut f32,
 ) {
+    if let Some(pairs) = pairs {
+        pair_dots(pairs, b, column_stride as usize, k, n, columns, out);
+        return;
+    }
     // Filled only by columns widened to float32.
     let mut buf = Vec::new();
     // Explicit vector code where there is some: LLVM sums the lanes of its own
@@ -223,47 +229,84 @@ fn dots<E: Widen>(
     let dot = simd::folds().map_or(dot as fn(&[f32], &[f32]) -> f32, |folds| folds.dot);
     let half_dots = simd::half_dots();
     let rows: Vec<&[f32]> = x.chunks_exact(k).collect();
-    let narrowed_rows: Vec<&[u16]> = pairs.map_or(Vec::new(), |p| p.rows.chunks_exact(k).collect());
     for j in columns {
         // SAFETY: column j of the matrix holds k elements from here, inside b's buffer.
         let column = unsafe { std::slice::from_raw_parts(b.offset(j as isize * column_stride), k) };
-        // Half-precision columns meet a few rows of x per pass, in pairs of bfloat16 or
-        // widened in registers.
-        let by_blocks = |dots_of: &mut dyn FnMut(std::ops::Range<usize>, &mut [f32])| {
+        // Half-precision columns meet a few rows of x per pass, widened in registers.
+        if let (Some(kernel), Some((bits, format))) = (half_dots, E::halves(column)) {
             let mut dots = [0.0f32; simd::MAX_VECTORS];
-            for first in (0..rows.len()).step_by(simd::MAX_VECTORS) {
-                let block = first..(first + simd::MAX_VECTORS).min(rows.len());
+            for (block, first) in rows
+                .chunks(simd::MAX_VECTORS)
+                .zip((0..).step_by(simd::MAX_VECTORS))
+            {
                 let dots = &mut dots[..block.len()];
-                dots_of(block, dots);
+                (kernel.dots)(format, bits, block, dots);
                 for (r, &d) in dots.iter().enumerate() {
                     // SAFETY: (first + r, j) is inside this m x n result matrix; this task
                     // alone writes j.
                     unsafe { *out.add((first + r) * n + j) = d };
                 }
             }
-        };
-        match (pairs, half_dots, E::halves(column)) {
-            (Some(pairs), _, Some((bits, _))) => {
-                let row_dots = pairs.kernel.row_dots;
-                by_blocks(&mut |block, dots| {
-                    let unscales = &pairs.unscales[block.clone()];
-                    row_dots(bits, &narrowed_rows[block], dots);
-                    for (d, unscale) in dots.iter_mut().zip(unscales) {
-                        *d = (f64::from(*d) * unscale) as f32;
-                    }
-                });
-                continue;
-            }
-            (None, Some(kernel), Some((bits, format))) => {
-                by_blocks(&mut |block, dots| (kernel.dots)(format, bits, &rows[block], dots));
-                continue;
-            }
-            _ => {}
+            continue;
         }
         let column = E::as_f32(column, &mut buf);
         for (r, x) in x.chunks_exact(k).enumerate() {
             // SAFETY: (r, j) is inside this m x n result matrix; this task alone writes j.
             unsafe { *out.add(r * n + j) = dot(x, column) };
+        }
+    }
+}
+
+/// [`dots`] by the pair product: the columns `columns` of `b` (bfloat16, `k` contiguous
+/// elements each, `column_stride` apart) meet the rows of `x` narrowed for it, a few at a
+/// time, in one call each.
+#[inline(always)]
+fn pair_dots<E: Widen>(
+    pairs: PairRows<'_>,
+    b: *const E,
+    column_stride: usize,
+    k: usize,
+    n: usize,
+    columns: std::ops::Range<usize>,
+    out: *mut f32,
+) {
+    let count = columns.len();
+    if count == 0 {
+        return;
+    }
+    // SAFETY: columns `columns` of the matrix, `k` elements each, lie inside b's buffer.
+    let data = unsafe {
+        std::slice::from_raw_parts(
+            b.add(columns.start * column_stride),
+            (count - 1) * column_stride + k,
+        )
+    };
+    let (bits, _) = E::halves(data).expect("the pair product is chosen for bfloat16 columns");
+    let rows = simd::StridedRows {
+        data: simd::RowElements::BFloat16(bits),
+        count,
+        width: k,
+        stride: column_stride,
+    };
+    let x_rows: Vec<&[u16]> = pairs.rows.chunks_exact(k).collect();
+    let mut dots = vec![0.0f32; count * x_rows.len().min(simd::MAX_VECTORS)];
+    for first in (0..x_rows.len()).step_by(simd::MAX_VECTORS) {
+        let block = first..(first + simd::MAX_VECTORS).min(x_rows.len());
+        let dots = &mut dots[..count * block.len()];
+        (pairs.kernel.dots)(&rows, &x_rows[block.clone()], dots);
+        for (r, (dots, unscale)) in dots
+            .chunks_exact(count)
+            .zip(&pairs.unscales[block])
+            .enumerate()
+        {
+            // SAFETY: row first + r, columns `columns` lie inside this m x n result, written
+            // by this task alone.
+            let dst = unsafe {
+                std::slice::from_raw_parts_mut(out.add((first + r) * n + columns.start), count)
+            };
+            for (o, &d) in dst.iter_mut().zip(dots) {
+                *o = (f64::from(d) * unscale) as f32;
+            }
         }
     }
 }

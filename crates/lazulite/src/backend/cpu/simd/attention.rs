@@ -9,52 +9,19 @@
 //! memory, which ran at a fifth of the memory's speed over a long cache.
 
 use super::packed::MAX_VECTORS;
+use super::strided_rows::{RowElements, StridedRows};
 #[cfg(target_arch = "x86_64")]
 use super::vector::Vector;
-
-/// The elements of a cache's rows.
-#[derive(Copy, Clone, Debug)]
-pub enum CacheElements<'a> {
-    Float32(&'a [f32]),
-    /// float16 bits.
-    Float16(&'a [u16]),
-    /// bfloat16 bits.
-    BFloat16(&'a [u16]),
-}
-
-/// `count` rows of `width` elements, row `j` starting `j * stride` elements into `data`.
-#[derive(Copy, Clone, Debug)]
-pub struct CacheRows<'a> {
-    pub data: CacheElements<'a>,
-    pub count: usize,
-    pub width: usize,
-    pub stride: usize,
-}
-
-impl CacheRows<'_> {
-    /// Whether every row lies inside the data.
-    fn fits(&self) -> bool {
-        let len = match self.data {
-            CacheElements::Float32(d) => d.len(),
-            CacheElements::Float16(d) | CacheElements::BFloat16(d) => d.len(),
-        };
-        self.count == 0
-            || (self.count - 1)
-                .checked_mul(self.stride)
-                .and_then(|last| last.checked_add(self.width))
-                .is_some_and(|end| end <= len)
-    }
-}
 
 /// `out[i * rows.count + j] = rows[j] . queries[i]`, accumulated in f32, for 1 to
 /// [`MAX_VECTORS`] queries of at least `rows.width` values. Panics on operands that do not
 /// fit (an engine bug).
-pub type ScoresFn = fn(rows: &CacheRows<'_>, queries: &[&[f32]], out: &mut [f32]);
+pub type ScoresFn = fn(rows: &StridedRows<'_>, queries: &[&[f32]], out: &mut [f32]);
 
 /// `out[i * rows.width + d] = sum over j of weights[i][j] * rows[j][d]`, accumulated in
 /// f32, for 1 to [`MAX_VECTORS`] weight rows of `rows.count` values. Panics on operands
 /// that do not fit (an engine bug).
-pub type WeightedSumFn = fn(rows: &CacheRows<'_>, weights: &[&[f32]], out: &mut [f32]);
+pub type WeightedSumFn = fn(rows: &StridedRows<'_>, weights: &[&[f32]], out: &mut [f32]);
 
 /// The attention products of one instruction set (see `simd::attention_products`).
 #[derive(Copy, Clone)]
@@ -67,7 +34,7 @@ pub struct AttentionProducts {
 
 /// Panics unless `rows`, `vectors` (queries or weight rows, each at least `len` long) and
 /// `out` (`per_vector` values for each vector) fit the products.
-fn check(rows: &CacheRows<'_>, vectors: &[&[f32]], len: usize, out: &[f32], per_vector: usize) {
+fn check(rows: &StridedRows<'_>, vectors: &[&[f32]], len: usize, out: &[f32], per_vector: usize) {
     assert!(
         rows.fits()
             && (1..=MAX_VECTORS).contains(&vectors.len())
@@ -81,15 +48,15 @@ fn check(rows: &CacheRows<'_>, vectors: &[&[f32]], len: usize, out: &[f32], per_
 macro_rules! with_values {
     ($data:expr, $value:ident => $body:expr) => {
         match $data {
-            CacheElements::Float32(d) => {
+            RowElements::Float32(d) => {
                 let $value = |e: usize| d[e];
                 $body
             }
-            CacheElements::Float16(d) => {
+            RowElements::Float16(d) => {
                 let $value = |e: usize| half::f16::from_bits(d[e]).to_f32();
                 $body
             }
-            CacheElements::BFloat16(d) => {
+            RowElements::BFloat16(d) => {
                 let $value = |e: usize| half::bf16::from_bits(d[e]).to_f32();
                 $body
             }
@@ -98,7 +65,7 @@ macro_rules! with_values {
 }
 
 /// The portable [`ScoresFn`].
-pub(super) fn scores_portable(rows: &CacheRows<'_>, queries: &[&[f32]], out: &mut [f32]) {
+pub(super) fn scores_portable(rows: &StridedRows<'_>, queries: &[&[f32]], out: &mut [f32]) {
     check(rows, queries, rows.width, out, rows.count);
     with_values!(rows.data, value => scores_of(value, rows, queries, out));
 }
@@ -106,7 +73,7 @@ pub(super) fn scores_portable(rows: &CacheRows<'_>, queries: &[&[f32]], out: &mu
 /// [`scores_portable`] with element `e` of the rows' data read by `value`.
 fn scores_of(
     value: impl Fn(usize) -> f32,
-    rows: &CacheRows<'_>,
+    rows: &StridedRows<'_>,
     queries: &[&[f32]],
     out: &mut [f32],
 ) {
@@ -121,7 +88,7 @@ fn scores_of(
 }
 
 /// The portable [`WeightedSumFn`].
-pub(super) fn weighted_sum_portable(rows: &CacheRows<'_>, weights: &[&[f32]], out: &mut [f32]) {
+pub(super) fn weighted_sum_portable(rows: &StridedRows<'_>, weights: &[&[f32]], out: &mut [f32]) {
     check(rows, weights, rows.count, out, rows.width);
     with_values!(rows.data, value => weighted_sum_of(value, rows, weights, out));
 }
@@ -129,7 +96,7 @@ pub(super) fn weighted_sum_portable(rows: &CacheRows<'_>, weights: &[&[f32]], ou
 /// [`weighted_sum_portable`] with element `e` of the rows' data read by `value`.
 fn weighted_sum_of(
     value: impl Fn(usize) -> f32,
-    rows: &CacheRows<'_>,
+    rows: &StridedRows<'_>,
     weights: &[&[f32]],
     out: &mut [f32],
 ) {
@@ -221,9 +188,9 @@ macro_rules! dispatch {
             }};
         }
         match rows.data {
-            CacheElements::Float32(d) => with_vectors!(f32, d),
-            CacheElements::Float16(d) => with_vectors!(F16Bits, d),
-            CacheElements::BFloat16(d) => with_vectors!(Bf16Bits, d),
+            RowElements::Float32(d) => with_vectors!(f32, d),
+            RowElements::Float16(d) => with_vectors!(F16Bits, d),
+            RowElements::BFloat16(d) => with_vectors!(Bf16Bits, d),
         }
     }};
 }
@@ -234,7 +201,11 @@ macro_rules! dispatch {
 /// The CPU supports `V`'s instruction set, and F16C on the AVX2 path.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub(super) unsafe fn scores<V: Vector>(rows: &CacheRows<'_>, queries: &[&[f32]], out: &mut [f32]) {
+pub(super) unsafe fn scores<V: Vector>(
+    rows: &StridedRows<'_>,
+    queries: &[&[f32]],
+    out: &mut [f32],
+) {
     check(rows, queries, rows.width, out, rows.count);
     dispatch!(row_scores::<V>(rows, queries, out))
 }
@@ -245,11 +216,11 @@ pub(super) unsafe fn scores<V: Vector>(rows: &CacheRows<'_>, queries: &[&[f32]],
 #[inline(always)]
 unsafe fn row_scores<V: Vector, E: Lanes, const M: usize>(
     data: *const E,
-    rows: &CacheRows<'_>,
+    rows: &StridedRows<'_>,
     queries: &[&[f32]],
     out: &mut [f32],
 ) {
-    let CacheRows {
+    let StridedRows {
         count,
         width,
         stride,
@@ -324,7 +295,7 @@ unsafe fn key_products<V: Vector, E: Lanes, const M: usize>(
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(super) unsafe fn weighted_sum<V: Vector, const TILE: usize>(
-    rows: &CacheRows<'_>,
+    rows: &StridedRows<'_>,
     weights: &[&[f32]],
     out: &mut [f32],
 ) {
@@ -342,7 +313,7 @@ pub(super) unsafe fn weighted_sum<V: Vector, const TILE: usize>(
 #[inline(always)]
 unsafe fn weighted_rows<V: Vector, E: Lanes, const M: usize, const TILE: usize>(
     data: *const E,
-    rows: &CacheRows<'_>,
+    rows: &StridedRows<'_>,
     weights: &[&[f32]],
     out: &mut [f32],
 ) {
@@ -375,7 +346,7 @@ unsafe fn weighted_rows<V: Vector, E: Lanes, const M: usize, const TILE: usize>(
 #[inline(always)]
 unsafe fn weighted_tile<V: Vector, E: Lanes, const M: usize, const T: usize>(
     data: *const E,
-    rows: &CacheRows<'_>,
+    rows: &StridedRows<'_>,
     weights: &[*const f32; M],
     column: usize,
     out: &mut [f32],

@@ -3,9 +3,10 @@
 //! The vector types are only created inside [`run`] and [`folds`], whose callers have checked that the CPU
 //! supports AVX-512F; that is what makes the intrinsic calls below sound.
 
-use super::attention::{self, CacheRows};
+use super::attention;
 use super::halves::{self, Half};
 use super::packed::{self, PackedRows};
+use super::strided_rows::StridedRows;
 use super::vector::{Mask, Vector, Wide};
 use super::Kernel;
 use super::{fold, math};
@@ -72,7 +73,7 @@ pub(super) unsafe fn half_dots(format: Half, row: &[u16], xs: &[&[f32]], out: &m
 /// # Safety
 /// The CPU must support AVX-512F.
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn attention_scores(rows: &CacheRows<'_>, queries: &[&[f32]], out: &mut [f32]) {
+pub(super) unsafe fn attention_scores(rows: &StridedRows<'_>, queries: &[&[f32]], out: &mut [f32]) {
     attention::scores::<F32x16>(rows, queries, out)
 }
 
@@ -82,7 +83,7 @@ pub(super) unsafe fn attention_scores(rows: &CacheRows<'_>, queries: &[&[f32]], 
 /// The CPU must support AVX-512F.
 #[target_feature(enable = "avx512f")]
 pub(super) unsafe fn attention_weighted_sum(
-    rows: &CacheRows<'_>,
+    rows: &StridedRows<'_>,
     weights: &[&[f32]],
     out: &mut [f32],
 ) {

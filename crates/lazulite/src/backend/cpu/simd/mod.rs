@@ -23,18 +23,20 @@ mod halves;
 #[cfg(target_arch = "x86_64")]
 mod math;
 mod packed;
+mod strided_rows;
 mod tensor;
 #[cfg(test)]
 mod tests;
 #[cfg(target_arch = "x86_64")]
 mod vector;
 
-pub use attention::{AttentionProducts, CacheElements, CacheRows};
+pub use attention::AttentionProducts;
 pub use bf16_pairs::{packed_bf16_dots, scaled_near, PackedBf16Dots, PLAIN_EXPONENT};
 pub use bf16_tiles::{bf16_tiles, level_offset, Bf16Tiles, GroupedTile, TILE_COLUMNS};
 pub use byte_dots::{bf16_rows_fit, byte_dots, AffineRows, BFloat16Vector, ByteDots};
 pub use halves::{Half, HalfDots};
 pub use packed::{LaidOut, PackedDots, PackedRows, MAX_VECTORS, SCALE_PADDING};
+pub use strided_rows::{RowElements, StridedRows};
 pub use tensor::map;
 
 use super::math::Float;

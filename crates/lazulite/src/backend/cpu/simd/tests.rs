@@ -502,28 +502,46 @@ fn byte_dots_match_dequantized_sums() {
 }
 
 #[test]
-fn bfloat16_pair_row_dots_match_widened_sums() {
+fn bfloat16_pair_dots_match_widened_sums() {
+    use super::{RowElements, StridedRows};
     let Some(kernel) = super::packed_bf16_dots() else {
         return;
     };
     let mut state = xorshift(0x2545_f491_4f6c_dd1du64);
     let mut next = move || (((state() % 2000) as f32 / 1000.0 - 1.0).to_bits() >> 16) as u16;
     let widen = |b: u16| f32::from_bits(u32::from(b) << 16) as f64;
-    for n in [0usize, 1, 31, 32, 33, 128, 200, 1000] {
-        let row: Vec<u16> = (0..n).map(|_| next()).collect();
-        for vectors in 1..=super::MAX_VECTORS {
-            let xs: Vec<Vec<u16>> = (0..vectors)
-                .map(|_| (0..n + 3).map(|_| next()).collect())
-                .collect();
-            let refs: Vec<&[u16]> = xs.iter().map(|x| &x[..]).collect();
-            let mut got = vec![0.0; vectors];
-            (kernel.row_dots)(&row, &refs, &mut got);
-            for (x, g) in xs.iter().zip(got) {
-                let want: f64 = row.iter().zip(x).map(|(&a, &b)| widen(a) * widen(b)).sum();
-                assert!(
-                    (g as f64 - want).abs() <= 1e-4 * (1.0 + want.abs()),
-                    "{n}: {g} vs {want}"
-                );
+    // Widths with and without a tail of the 32-value steps; row counts around the passes
+    // of 4 rows and the blocks of 16 summed together; strides wider than the rows.
+    for width in [0usize, 1, 31, 32, 33, 128, 200, 1000] {
+        for count in [0usize, 1, 3, 4, 5, 15, 16, 17, 37] {
+            for stride in [width, width + 5] {
+                let data: Vec<u16> = (0..count * stride).map(|_| next()).collect();
+                let rows = StridedRows {
+                    data: RowElements::BFloat16(&data),
+                    count,
+                    width,
+                    stride,
+                };
+                for vectors in 1..=super::MAX_VECTORS {
+                    let xs: Vec<Vec<u16>> = (0..vectors)
+                        .map(|_| (0..width + 3).map(|_| next()).collect())
+                        .collect();
+                    let refs: Vec<&[u16]> = xs.iter().map(|x| &x[..]).collect();
+                    let mut got = vec![f32::NAN; vectors * count];
+                    (kernel.dots)(&rows, &refs, &mut got);
+                    for (i, x) in xs.iter().enumerate() {
+                        for j in 0..count {
+                            let row = &data[j * stride..][..width];
+                            let want: f64 =
+                                row.iter().zip(x).map(|(&a, &b)| widen(a) * widen(b)).sum();
+                            let g = got[i * count + j] as f64;
+                            assert!(
+                                (g - want).abs() <= 1e-4 * (1.0 + want.abs()),
+                                "width {width}, row {j} of {count}, vector {i}: {g} vs {want}"
+                            );
+                        }
+                    }
+                }
             }
         }
     }
@@ -531,7 +549,7 @@ fn bfloat16_pair_row_dots_match_widened_sums() {
 
 #[test]
 fn attention_products_on_every_path_match_widened_sums() {
-    use super::{attention, attention_products_of, AttentionProducts, CacheElements, CacheRows};
+    use super::{attention, attention_products_of, AttentionProducts, RowElements, StridedRows};
     let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
     let mut value = move || (next() % 2000) as f32 / 1000.0 - 1.0;
     let portable = AttentionProducts {
@@ -566,19 +584,19 @@ fn attention_products_on_every_path_match_widened_sums() {
             .map(|&v| half::bf16::from_f32(v).to_bits())
             .collect();
         type Widened = fn(usize, &[f32], &[u16], &[u16]) -> f64;
-        let formats: [(&str, CacheElements<'_>, Widened); 3] = [
-            ("float32", CacheElements::Float32(&floats), |e, f, _, _| {
+        let formats: [(&str, RowElements<'_>, Widened); 3] = [
+            ("float32", RowElements::Float32(&floats), |e, f, _, _| {
                 f[e] as f64
             }),
-            ("float16", CacheElements::Float16(&f16s), |e, _, h, _| {
+            ("float16", RowElements::Float16(&f16s), |e, _, h, _| {
                 half::f16::from_bits(h[e]).to_f64()
             }),
-            ("bfloat16", CacheElements::BFloat16(&bf16s), |e, _, _, b| {
+            ("bfloat16", RowElements::BFloat16(&bf16s), |e, _, _, b| {
                 half::bf16::from_bits(b[e]).to_f64()
             }),
         ];
         for (format, data, widened) in formats {
-            let rows = CacheRows {
+            let rows = StridedRows {
                 data,
                 count,
                 width,
