@@ -50,6 +50,22 @@ def test_async_eval_in_a_decode_style_loop():
         assert array.tolist() == values.tolist()
 
 
+def test_synchronize_waits_for_async_eval():
+    # Two queued chains of sines over a large array: once synchronize returns, the kernel
+    # profile has counted every one of their kernels.
+    x = mx.random.normal((1 << 20,))
+    mx.eval(x)
+    mx.start_profile()
+    for _ in range(2):
+        y = x
+        for _ in range(150):
+            y = mx.sin(y)
+        mx.async_eval(y)
+    mx.synchronize()
+    rows = mx.stop_profile()
+    assert sum(r["calls"] for r in rows if r["primitive"] == "sin") == 300
+
+
 FORK_AFTER_ASYNC_EVAL = """
 import os, signal
 import numpy as np

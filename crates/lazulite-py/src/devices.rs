@@ -392,17 +392,20 @@ fn clear_streams() {}
 
 /// Synchronize with the given stream.
 ///
-/// lazulite finishes an evaluation before returning from it, so there is never pending
-/// work to wait for; the argument is checked as an op's ``stream`` is.
+/// Waits until every array queued by ``async_eval`` so far is computed. lazulite runs
+/// all streams' work on one evaluation thread, so any stream waits for all of it; the
+/// argument is checked as an op's ``stream`` is.
 ///
 /// Args:
 ///   stream (Stream, optional): The stream to synchronize with. If ``None`` then the
 ///      default stream of the default device is used. Default: ``None``.
 #[pyfunction]
 #[pyo3(signature = (stream = None))]
-// Converting `stream` is the whole check; there is nothing to wait for.
+// Converting `stream` is its whole check: one thread computes every stream's work.
 #[allow(unused_variables)]
-fn synchronize(stream: Option<StreamOrDevice>) {}
+fn synchronize(py: Python<'_>, stream: Option<StreamOrDevice>) {
+    py.detach(lazulite::synchronize);
+}
 
 /// Check if a back-end is available for the given device.
 #[pyfunction]

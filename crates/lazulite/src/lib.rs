@@ -77,7 +77,7 @@ pub use dataflow::placeholder;
 pub use dtype::{can_cast, finfo, iinfo, issubdtype, promote_types, Category, DType, FInfo, IInfo};
 pub use element::{Complex, Element, Scalar};
 pub use error::{Error, ErrorKind, Result};
-pub use eval::{async_eval, eval, start_profile, stop_profile, KernelTime};
+pub use eval::{async_eval, eval, start_profile, stop_profile, synchronize, KernelTime};
 pub use graph_print::{evaluation_counts, export_to_dot, primitive_types, to_dot, to_trace};
 pub use io::{
     load, load_bytes, save, save_gguf, save_safetensors, savez, savez_compressed, Loaded,

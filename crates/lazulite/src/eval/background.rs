@@ -173,6 +173,22 @@ pub(super) fn wait_for(arrays: &[&Array]) {
     }
 }
 
+/// Waits until every job queued so far is finished. Returns at once when nothing is
+/// queued or on the evaluation thread itself.
+pub(super) fn wait_all() {
+    if UNFINISHED.load(Ordering::Acquire) == 0 || ON_EVALUATION_THREAD.with(|f| f.get()) {
+        return;
+    }
+    let Some(queue) = queue() else {
+        return;
+    };
+    let mut state = queue.lock();
+    let last = state.queued;
+    while state.finished < last {
+        state = queue.wait(state);
+    }
+}
+
 /// The evaluation thread: runs each job in turn.
 fn work(queue: &'static Queue) {
     ON_EVALUATION_THREAD.with(|f| f.set(true));

@@ -75,6 +75,21 @@ pub fn async_eval(arrays: &[&Array]) -> Result<()> {
     eval(arrays)
 }
 
+/// MLX's `synchronize`: waits until everything queued by [`async_eval`] so far is
+/// computed (or has failed; the error surfaces when the array is read).
+///
+/// ```
+/// use lazulite::{async_eval, synchronize, Array};
+/// let x = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+/// let y = &x * 2.0;
+/// async_eval(&[&y]).unwrap();
+/// synchronize();
+/// assert!(y.is_evaluated());
+/// ```
+pub fn synchronize() {
+    background::wait_all();
+}
+
 /// Whether computing `arrays` would run a node that must stay on the calling thread
 /// (`Primitive::runs_on_caller`) or depends on placeholders. A node another thread holds
 /// locked is being computed or walked there and is passed over, so that this check never

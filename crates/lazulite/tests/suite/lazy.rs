@@ -301,6 +301,27 @@ fn async_evaluation_gives_what_eval_gives() {
     }
 }
 
+/// `synchronize` returns once every queued graph is computed: two jobs of a few hundred
+/// kernels over a large array, neither read before it.
+#[test]
+fn synchronize_waits_for_every_queued_job() {
+    let start = lazulite::random::normal(&[1 << 20], DType::Float32, None, None, None).unwrap();
+    eval(&[&start]).unwrap();
+    let mut jobs = Vec::new();
+    for _ in 0..2 {
+        let mut x = start.clone();
+        for _ in 0..150 {
+            x = x.sin().unwrap();
+        }
+        lazulite::async_eval(&[&x]).unwrap();
+        jobs.push(x);
+    }
+    lazulite::synchronize();
+    for x in &jobs {
+        assert!(x.is_evaluated());
+    }
+}
+
 #[test]
 fn async_evaluation_errors_surface_when_read() {
     let a = vector(&[1.0, 2.0, 3.0]);
