@@ -424,7 +424,7 @@ mod avx512 {
             _mm512_loadu_si512(groups.as_ptr().cast())
         });
         let count = out.len() / M;
-        let mut pending = [[zero; 16]; M];
+        let mut pending = [[F32x16(zero); 16]; M];
         for r in 0..count {
             let bytes = rows.words.as_ptr().add(r * rows.words_per_row).cast::<u8>();
             let scales = rows.scales.as_ptr().add(r * groups_per_row);
@@ -478,13 +478,12 @@ mod avx512 {
             // instructions per row.
             let slot = r % 16;
             for m in 0..M {
-                pending[m][slot] = _mm512_add_ps(even[m], odd[m]);
+                pending[m][slot] = F32x16(_mm512_add_ps(even[m], odd[m]));
             }
             if slot == 15 || r + 1 == count {
                 let first = r - slot;
                 for m in 0..M {
-                    let sums: [f32; 16] =
-                        std::mem::transmute(F32x16::lane_sums(&pending[m].map(F32x16)).0);
+                    let sums: [f32; 16] = std::mem::transmute(F32x16::lane_sums(&pending[m]).0);
                     for (i, &sum) in sums[..=slot].iter().enumerate() {
                         out[(first + i) * M + m] = (f64::from(sum) * xs[m].unscale) as f32;
                     }
