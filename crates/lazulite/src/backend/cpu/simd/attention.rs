@@ -2,24 +2,23 @@
 //! each key's dot product with each query (the scores), and the sum of the value rows
 //! weighted by each query's weights. Keys and values are rows of float32, float16 or
 //! bfloat16 at a stride (a cache's slice), widened in registers and read once for up to
-//! [`MAX_VECTORS`] queries.
+//! [`MAX_VECTORS`](super::MAX_VECTORS) queries.
 //!
 //! A decode step's attention reads its whole cache: these loops keep the queries' sums in
 //! registers instead of calling a dot product per key and adding each value row into
 //! memory, which ran at a fifth of the memory's speed over a long cache.
 
-use super::packed::MAX_VECTORS;
 use super::strided_rows::{RowElements, StridedRows};
 #[cfg(target_arch = "x86_64")]
 use super::vector::Vector;
 
 /// `out[i * rows.count + j] = rows[j] . queries[i]`, accumulated in f32, for 1 to
-/// [`MAX_VECTORS`] queries of at least `rows.width` values. Panics on operands that do not
+/// [`MAX_VECTORS`](super::MAX_VECTORS) queries of at least `rows.width` values. Panics on operands that do not
 /// fit (an engine bug).
 pub type ScoresFn = fn(rows: &StridedRows<'_>, queries: &[&[f32]], out: &mut [f32]);
 
 /// `out[i * rows.width + d] = sum over j of weights[i][j] * rows[j][d]`, accumulated in
-/// f32, for 1 to [`MAX_VECTORS`] weight rows of `rows.count` values. Panics on operands
+/// f32, for 1 to [`MAX_VECTORS`](super::MAX_VECTORS) weight rows of `rows.count` values. Panics on operands
 /// that do not fit (an engine bug).
 pub type WeightedSumFn = fn(rows: &StridedRows<'_>, weights: &[&[f32]], out: &mut [f32]);
 
@@ -30,18 +29,6 @@ pub struct AttentionProducts {
     pub scores: ScoresFn,
     /// See [`WeightedSumFn`].
     pub weighted_sum: WeightedSumFn,
-}
-
-/// Panics unless `rows`, `vectors` (queries or weight rows, each at least `len` long) and
-/// `out` (`per_vector` values for each vector) fit the products.
-fn check(rows: &StridedRows<'_>, vectors: &[&[f32]], len: usize, out: &[f32], per_vector: usize) {
-    assert!(
-        rows.fits()
-            && (1..=MAX_VECTORS).contains(&vectors.len())
-            && vectors.iter().all(|v| v.len() >= len)
-            && out.len() == vectors.len() * per_vector,
-        "cache rows and vectors do not fit"
-    );
 }
 
 /// Runs `$body` with `$value` a closure reading element `e` of the rows' data as f32.
@@ -66,7 +53,7 @@ macro_rules! with_values {
 
 /// The portable [`ScoresFn`].
 pub(super) fn scores_portable(rows: &StridedRows<'_>, queries: &[&[f32]], out: &mut [f32]) {
-    check(rows, queries, rows.width, out, rows.count);
+    rows.check(queries, rows.width, out, rows.count);
     with_values!(rows.data, value => scores_of(value, rows, queries, out));
 }
 
@@ -89,7 +76,7 @@ fn scores_of(
 
 /// The portable [`WeightedSumFn`].
 pub(super) fn weighted_sum_portable(rows: &StridedRows<'_>, weights: &[&[f32]], out: &mut [f32]) {
-    check(rows, weights, rows.count, out, rows.width);
+    rows.check(weights, rows.count, out, rows.width);
     with_values!(rows.data, value => weighted_sum_of(value, rows, weights, out));
 }
 
@@ -206,7 +193,7 @@ pub(super) unsafe fn scores<V: Vector>(
     queries: &[&[f32]],
     out: &mut [f32],
 ) {
-    check(rows, queries, rows.width, out, rows.count);
+    rows.check(queries, rows.width, out, rows.count);
     dispatch!(row_scores::<V>(rows, queries, out))
 }
 
@@ -299,7 +286,7 @@ pub(super) unsafe fn weighted_sum<V: Vector, const TILE: usize>(
     weights: &[&[f32]],
     out: &mut [f32],
 ) {
-    check(rows, weights, rows.count, out, rows.width);
+    rows.check(weights, rows.count, out, rows.width);
     dispatch!(weighted_rows::<V, TILE>(rows, weights, out))
 }
 

@@ -11,13 +11,12 @@
 
 use super::byte_dots::widen;
 use super::strided_rows::{RowElements, StridedRows};
-use super::MAX_VECTORS;
 
 /// The pair-product kernel, where the CPU has it.
 #[derive(Copy, Clone)]
 pub struct PackedBf16Dots {
     /// `out[i * rows.count + j] = rows[j] . xs[i]` for bfloat16 rows
-    /// ([`RowElements::BFloat16`]) and 1 to [`MAX_VECTORS`] bfloat16 vectors at least
+    /// ([`RowElements::BFloat16`]) and 1 to [`MAX_VECTORS`](super::MAX_VECTORS) bfloat16 vectors at least
     /// `rows.width` long, summed in f32. Subnormal values count as zero, so callers scale
     /// the vectors ([`scaled_near`] at [`PLAIN_EXPONENT`]). Panics on operands that do not
     /// fit (an engine bug).
@@ -44,19 +43,13 @@ fn dots(rows: &StridedRows<'_>, xs: &[&[u16]], out: &mut [f32]) {
     let RowElements::BFloat16(data) = rows.data else {
         panic!("the pair product takes bfloat16 rows");
     };
-    assert!(
-        rows.fits()
-            && (1..=MAX_VECTORS).contains(&xs.len())
-            && xs.iter().all(|x| x.len() >= rows.width)
-            && out.len() == xs.len() * rows.count,
-        "bfloat16 rows and vectors do not fit"
-    );
+    rows.check(xs, rows.width, out, rows.count);
     // SAFETY: `packed_bf16_dots` hands this out only on a CPU with AVX-512 BF16; the
     // checks above keep every read and write in bounds.
     unsafe { avx512::dots(data, rows, xs, out) }
 }
 
-/// Where [`scaled_near`] should bring the rows of `x` that [`PackedBf16Dots::row_dots`]
+/// Where [`scaled_near`] should bring the rows of `x` that [`PackedBf16Dots::dots`]
 /// multiplies with bfloat16 weights: products with weights from about `2^-106` to the
 /// limit stay normal, and a row's sum of them (up to `2^19` values) stays below the limit.
 pub const PLAIN_EXPONENT: i32 = -20;
