@@ -42,6 +42,22 @@ def test_reductions_match_numpy(op, x, data):
         check(getattr(mx.array(x), op)(axis, keepdims), expected, rtol=1e-4, atol=1e-4)
 
 
+def test_logsumexp_over_axes_of_length_one():
+    # A sampler's logsumexp(logits) reduces a (1, V) row over every axis.
+    x = np.linspace(-30, 30, 1000, dtype=np.float32).reshape(1, 1000)
+    expected = np.log(np.exp(x.astype(np.float64)).sum(keepdims=True))
+    check(mx.logsumexp(mx.array(x), keepdims=True), expected, rtol=1e-6)
+    check(mx.logsumexp(mx.array(x)), expected.reshape(()), rtol=1e-6)
+    y = x.reshape(1, 1000, 1)
+    check(mx.logsumexp(mx.array(y), axis=[0, 2]), y[0, :, 0], rtol=1e-6)
+    check(mx.logsumexp(mx.array(y), axis=[0, 1], keepdims=True), expected.reshape(1, 1, 1), rtol=1e-6)
+    assert mx.logsumexp(mx.ones((1, 1, 1)), axis=[0, 2]).shape == (1,)
+    rows = mx.array([[-np.inf, -np.inf], [np.inf, 0.0]], mx.float32)
+    assert mx.logsumexp(rows[:1]).item() == -np.inf and mx.logsumexp(rows[1:]).item() == np.inf
+    grad = mx.grad(lambda a: mx.logsumexp(a))(mx.array(x))
+    check(grad, np.exp(x - expected), rtol=1e-4, atol=1e-7)
+
+
 def test_reduction_axes_lists_and_strided_inputs():
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     a = mx.array(x)

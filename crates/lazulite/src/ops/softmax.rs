@@ -296,6 +296,27 @@ pub fn logsumexp(a: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Arr
         };
         return Ok(primitive.record(&x));
     }
+    // Axes of size 1 add nothing to the sum: with at most one longer axis among them,
+    // one pass of the kernel reduces it (a sampler's `logsumexp(logits)` over a (1, V)
+    // row). Not in a shapeless trace, whose replay may meet other sizes.
+    let long_axes: Vec<usize> = axes
+        .iter()
+        .copied()
+        .filter(|&d| a.shape()[d] != 1)
+        .collect();
+    let shapeless = crate::ops::trace::in_shapeless_trace();
+    if !axes.is_empty() && long_axes.len() <= 1 && !dtype.is_complex() && !shapeless {
+        let primitive = LogSumExp {
+            axis: long_axes.first().copied().unwrap_or(axes[0]),
+            keepdims: true,
+        };
+        let kept = primitive.record(&x);
+        let shape: Vec<i64> = (0..a.ndim())
+            .filter(|d| keepdims || !axes.contains(d))
+            .map(|d| kept.shape()[d] as i64)
+            .collect();
+        return reshape(&kept, &shape);
+    }
     let axes_list = Axes::List(axes.iter().map(|&d| d as i32).collect());
     let mut shift = max(&x, axes_list.clone(), true)?;
     if let (false, Some(info)) = (dtype.is_complex(), finfo(dtype)) {

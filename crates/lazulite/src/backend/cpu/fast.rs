@@ -8,48 +8,104 @@ use super::elementwise::{cast, converted};
 use super::parallel;
 use super::simd;
 use super::softmax::softmax_row;
+use crate::backend::memory::Scratch;
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::{Element, F32Lane};
 use crate::error::{Error, Result};
 use half::{bf16, f16};
+use std::sync::Mutex;
 
 /// Elements of the input one parallel task handles; smaller inputs run on the caller.
 const TASK_ELEMENTS: usize = 1 << 15;
 
-/// Applies `row(index, input_row, output_row)` to every row of the last axis of the
-/// float32 copy of `x`, in parallel when large; the result is converted to `out`.
+/// Applies `row(index, input_row, output_row)` to every row of the last axis of `x` in
+/// float32, in parallel when large; the result has dtype `out`. A contiguous float16 or
+/// bfloat16 `x` whose result keeps its dtype is widened and narrowed a row at a time: a
+/// decode step normalises and rotates rows of a few thousand values, for which whole
+/// float32 copies before and after cost more than the row's own work.
 fn map_rows(
     x: Tensor,
     out: DType,
     row: impl Fn(usize, &[f32], &mut [f32]) + Sync,
 ) -> Result<Tensor> {
-    let x = converted(x, DType::Float32)?;
+    match (x.dtype, out) {
+        (DType::BFloat16, DType::BFloat16) if x.is_contiguous() => map_rows_as::<bf16>(x, row),
+        (DType::Float16, DType::Float16) if x.is_contiguous() => map_rows_as::<f16>(x, row),
+        _ => converted(map_rows_as::<f32>(converted(x, DType::Float32)?, row)?, out),
+    }
+}
+
+/// [`map_rows`] for a contiguous `x` of `E`, the result of `E` too.
+fn map_rows_as<E: Element<Storage = E> + F32Lane + bytemuck::Pod + Sync + Send>(
+    x: Tensor,
+    row: impl Fn(usize, &[f32], &mut [f32]) + Sync,
+) -> Result<Tensor> {
     let width = x.shape.last().copied().unwrap_or(1);
-    let mut y = Tensor::uninit(DType::Float32, &x.shape)?;
+    let mut y = Tensor::uninit(E::DTYPE, &x.shape)?;
     if y.size() == 0 || width == 0 {
-        return converted(y, out);
+        return Ok(y);
     }
-    let (src, dst) = (x.slice::<f32>(), y.slice_mut::<f32>());
+    let (src, dst) = (x.slice::<E>(), y.slice_mut::<E>());
     let rows_per_task = (TASK_ELEMENTS / width).max(1);
-    let task = |(t, (src, dst)): (usize, (&[f32], &mut [f32]))| {
-        for (i, (s, d)) in src
-            .chunks_exact(width)
-            .zip(dst.chunks_exact_mut(width))
-            .enumerate()
-        {
-            row(t * rows_per_task + i, s, d);
-        }
-    };
     let chunk = rows_per_task * width;
+    let failed = Mutex::new(None);
+    let task = |t: usize, dst: &mut [E]| {
+        let src = &src[t * chunk..][..dst.len()];
+        // float32 rows need no room of their own: they are read and written in place.
+        let room_len = if E::DTYPE == DType::Float32 {
+            0
+        } else {
+            2 * width
+        };
+        let Some(mut room) = task_room(room_len, &failed) else {
+            return;
+        };
+        // SAFETY: the scratch holds `room_len` values, each row written before read.
+        let room = unsafe { std::slice::from_raw_parts_mut(room.as_mut_ptr(), room_len) };
+        simd::vectorised(
+            #[inline(always)]
+            || {
+                for (i, (s, d)) in (src.chunks_exact(width))
+                    .zip(dst.chunks_exact_mut(width))
+                    .enumerate()
+                {
+                    let index = t * rows_per_task + i;
+                    if E::DTYPE == DType::Float32 {
+                        row(index, bytemuck::cast_slice(s), bytemuck::cast_slice_mut(d));
+                    } else {
+                        let (wide, result) = room.split_at_mut(width);
+                        wide.iter_mut().zip(s).for_each(|(w, &v)| *w = v.widen());
+                        row(index, wide, result);
+                        d.iter_mut()
+                            .zip(&*result)
+                            .for_each(|(d, &v)| *d = E::narrow(v));
+                    }
+                }
+            },
+        )
+    };
     if src.len() > chunk {
-        parallel::for_each_chunk_mut(dst, chunk, |t, d| {
-            task((t, (&src[t * chunk..][..d.len()], d)))
-        });
+        parallel::for_each_chunk_mut(dst, chunk, task);
     } else {
-        task((0, (src, dst)));
+        task(0, dst);
     }
-    converted(y, out)
+    match failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(y),
+    }
+}
+
+/// Room for `len` values of a parallel task's work, or `None` once the allocation has
+/// failed and its error is kept in `failed` for the caller to return.
+fn task_room(len: usize, failed: &Mutex<Option<Error>>) -> Option<Scratch<f32>> {
+    match Scratch::new(len) {
+        Ok(room) => Some(room),
+        Err(e) => {
+            *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+            None
+        }
+    }
 }
 
 /// `x / sqrt(mean(x^2) + eps) * weight` over the last axis of `x` (any float dtype,
@@ -230,22 +286,55 @@ fn attention_as<E: Element<Storage = E> + F32Lane + bytemuck::Pod + Sync>(
         products: simd::attention_products(),
         element: std::marker::PhantomData,
     };
-    let run = |t: usize, out: &mut [f32]| {
+    // A task computes a block of up to MAX_VECTORS rows of one key/value head (a decode
+    // step's query heads that share it), which read each key and value row once; its
+    // room for the rows' scores and weights comes from the buffer cache.
+    let blocks_per_head = rows.div_ceil(simd::MAX_VECTORS);
+    let tasks = batch * kv_heads * blocks_per_head;
+    let room_len = simd::MAX_VECTORS * (key_dim + 2 * keys);
+    let failed = Mutex::new(None);
+    let dst = SendPtr(out.slice_mut::<f32>().as_mut_ptr());
+    let run = |task: usize| {
+        let (head, block) = (task / blocks_per_head, task % blocks_per_head);
+        let first = block * simd::MAX_VECTORS;
+        let count = simd::MAX_VECTORS.min(rows - first);
+        let Some(mut room) = task_room(room_len, &failed) else {
+            return;
+        };
+        // SAFETY: the scratch holds `room_len` values, all written below before read;
+        // rows `first..first + count` of this head are this task's alone.
+        let (room, out) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(room.as_mut_ptr(), room_len),
+                std::slice::from_raw_parts_mut(
+                    dst.at((head * rows + first) * value_dim),
+                    count * value_dim,
+                ),
+            )
+        };
+        let block = RowBlock { first, count };
         simd::vectorised(
             #[inline(always)]
-            || heads_of.run(t / kv_heads, t % kv_heads, out),
+            || heads_of.run(head / kv_heads, head % kv_heads, block, room, out),
         )
     };
     let work = batch * heads * queries * keys * (key_dim + value_dim);
-    let out_rows = out.slice_mut::<f32>();
-    if work >= TASK_ELEMENTS && batch * kv_heads > 1 {
-        parallel::for_each_chunk_mut(out_rows, rows * value_dim, run);
+    if work >= TASK_ELEMENTS && tasks > 1 {
+        parallel::for_each(tasks, run);
     } else {
-        for (t, chunk) in out_rows.chunks_mut(rows * value_dim).enumerate() {
-            run(t, chunk);
-        }
+        (0..tasks).for_each(run);
     }
-    converted(out, E::DTYPE)
+    match failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        Some(e) => Err(e),
+        None => converted(out, E::DTYPE),
+    }
+}
+
+/// Rows `first..first + count` of the query rows that share one key/value head.
+#[derive(Clone, Copy)]
+struct RowBlock {
+    first: usize,
+    count: usize,
 }
 
 /// The attention of the query heads that share one key/value head (see [`attention`]).
@@ -263,10 +352,11 @@ struct HeadAttention<'a, E> {
 }
 
 impl<E: Element<Storage = E> + F32Lane + bytemuck::Pod> HeadAttention<'_, E> {
-    /// Writes into `out` the results of the query heads of batch element `b` that share
-    /// key/value head `kh`, row after row.
+    /// Writes into `out` the results of `block` of the query rows of batch element `b`
+    /// that share key/value head `kh` (its heads' rows one after another), using `room`
+    /// (at least `MAX_VECTORS * (key_dim + 2 * keys)` values) for its work.
     #[inline(always)]
-    fn run(&self, b: usize, kh: usize, out: &mut [f32]) {
+    fn run(&self, b: usize, kh: usize, block: RowBlock, room: &mut [f32], out: &mut [f32]) {
         let AttentionShape {
             heads,
             kv_heads,
@@ -277,39 +367,38 @@ impl<E: Element<Storage = E> + F32Lane + bytemuck::Pod> HeadAttention<'_, E> {
             ..
         } = self.shape;
         let round = |x: f32| E::narrow(x).widen();
-        let rows = heads / kv_heads * queries;
+        let RowBlock { first, count } = block;
         if keys == 0 {
             // No key: an empty sum of values.
             out.fill(0.0);
             return;
         }
-        // The heads' queries (heads `kh * group ..`, each `queries` rows), scaled and
-        // rounded as the composition's product with the scale is.
-        let first = (b * heads + kh * (heads / kv_heads)) * queries * key_dim;
-        let scaled: Vec<f32> = self.queries[first..][..rows * key_dim]
-            .iter()
-            .map(|&x| round(x * self.scale))
-            .collect();
-        // Each key meets the rows a few at a time, widened in registers.
-        let mut scores = vec![0.0f32; rows * keys];
-        // (Queries without features score 0 against every key.)
-        let query_rows: Vec<&[f32]> = scaled.chunks_exact(key_dim.max(1)).collect();
-        let key_rows = cache_rows::<E>(self.keys, b, kh, keys, key_dim);
-        for (block, scores) in
-            (query_rows.chunks(simd::MAX_VECTORS)).zip(scores.chunks_mut(simd::MAX_VECTORS * keys))
+        let (scaled, rest) = room.split_at_mut(count * key_dim);
+        let (scores, rest) = rest.split_at_mut(count * keys);
+        let weights = &mut rest[..count * keys];
+        // The block's queries, scaled and rounded as the composition's product with the
+        // scale is.
+        let start = ((b * heads + kh * (heads / kv_heads)) * queries + first) * key_dim;
+        for (s, &x) in scaled
+            .iter_mut()
+            .zip(&self.queries[start..][..count * key_dim])
         {
-            (self.products.scores)(&key_rows, block, scores);
+            *s = round(x * self.scale);
         }
+        // (Queries without features score 0 against every key.)
+        let query_rows = block_rows(scaled, key_dim);
+        let key_rows = cache_rows::<E>(self.keys, b, kh, keys, key_dim);
+        (self.products.scores)(&key_rows, &query_rows[..count], scores);
         // Rounded as the composition's product in the inputs' dtype is; a causal query
         // hides the keys past its own position.
         for (r, scores) in scores.chunks_exact_mut(keys).enumerate() {
             scores.iter_mut().for_each(|s| *s = round(*s));
             if self.causal {
-                let visible = (keys + r % queries + 1).saturating_sub(queries).min(keys);
+                let position = (first + r) % queries;
+                let visible = (keys + position + 1).saturating_sub(queries).min(keys);
                 scores[visible..].fill(HIDDEN);
             }
         }
-        let mut weights = vec![0.0f32; rows * keys];
         for (scores, weights) in scores
             .chunks_exact(keys)
             .zip(weights.chunks_exact_mut(keys))
@@ -321,13 +410,19 @@ impl<E: Element<Storage = E> + F32Lane + bytemuck::Pod> HeadAttention<'_, E> {
             return;
         }
         let value_rows = cache_rows::<E>(self.values, b, kh, keys, value_dim);
-        let weight_rows: Vec<&[f32]> = weights.chunks_exact(keys).collect();
-        for (block, out) in (weight_rows.chunks(simd::MAX_VECTORS))
-            .zip(out.chunks_mut(simd::MAX_VECTORS * value_dim))
-        {
-            (self.products.weighted_sum)(&value_rows, block, out);
-        }
+        let weight_rows = block_rows(weights, keys);
+        (self.products.weighted_sum)(&value_rows, &weight_rows[..count], out);
     }
+}
+
+/// The rows of `width` values that `values` holds, for a block of at most
+/// [`simd::MAX_VECTORS`] rows (empty rows past them, or all rows empty for width 0).
+fn block_rows(values: &[f32], width: usize) -> [&[f32]; simd::MAX_VECTORS] {
+    let mut rows: [&[f32]; simd::MAX_VECTORS] = [&[]; simd::MAX_VECTORS];
+    for (slot, row) in rows.iter_mut().zip(values.chunks_exact(width.max(1))) {
+        *slot = row;
+    }
+    rows
 }
 
 /// Rows `0..count` (`width` contiguous elements each) of head `h` of batch element `b` of

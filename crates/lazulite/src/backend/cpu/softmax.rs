@@ -4,7 +4,7 @@
 
 use super::copy::{copy_into, ViewLayout};
 use super::parallel;
-use super::simd::{apply_with, vectorised, Isa, Kernel};
+use super::simd::{apply_in_place_with, vectorised, Isa, Kernel};
 use super::strided::PARALLEL_MIN;
 use crate::backend::{contiguous_strides, Tensor};
 use crate::dtype::DType;
@@ -12,8 +12,8 @@ use crate::element::F32Lane;
 use crate::error::Result;
 use half::{bf16, f16};
 
-/// Values of a row shifted by its maximum go through a stack buffer of this many f32
-/// before the exp kernel writes them to the output.
+/// A row is shifted by its maximum and exponentiated this many values at a time, which
+/// stay in cache between the two passes.
 const CHUNK: usize = 1024;
 
 /// Softmax of `x` (float32, float16, bfloat16 or float64) along `axis`, as a new
@@ -106,7 +106,7 @@ pub fn logsumexp(x: &Tensor, axis: usize) -> Result<Tensor> {
         match x.dtype {
             DType::Float32 => {
                 each_row(rows.slice::<f32>(), n, out.slice_mut::<f32>(), 1, |s, d| {
-                    d[0] = f32_logsumexp(s)
+                    d[0] = lane_logsumexp(s)
                 })
             }
             DType::Float64 => {
@@ -116,7 +116,7 @@ pub fn logsumexp(x: &Tensor, axis: usize) -> Result<Tensor> {
             }
             DType::Float16 => {
                 each_row(rows.slice::<f16>(), n, out.slice_mut::<f16>(), 1, |s, d| {
-                    d[0] = f16::narrow(f32_logsumexp(&widened(s)))
+                    d[0] = f16::narrow(lane_logsumexp(s))
                 })
             }
             DType::BFloat16 => each_row(
@@ -124,7 +124,7 @@ pub fn logsumexp(x: &Tensor, axis: usize) -> Result<Tensor> {
                 n,
                 out.slice_mut::<bf16>(),
                 1,
-                |s, d| d[0] = bf16::narrow(f32_logsumexp(&widened(s))),
+                |s, d| d[0] = bf16::narrow(lane_logsumexp(s)),
             ),
             other => unreachable!("no logsumexp kernel for {other:?}"),
         }
@@ -168,20 +168,27 @@ fn finite_shift32(max: f32) -> f32 {
     max.clamp(f32::MIN, f32::MAX)
 }
 
-fn f32_logsumexp(src: &[f32]) -> f32 {
-    let shift = finite_shift32(row_max(src));
-    let isa = Isa::active();
-    let (mut shifted, mut exps) = ([0.0f32; CHUNK], [0.0f32; CHUNK]);
-    let mut total = 0.0f32;
-    for s in src.chunks(CHUNK) {
-        let (shifted, exps) = (&mut shifted[..s.len()], &mut exps[..s.len()]);
-        for (b, &v) in shifted.iter_mut().zip(s) {
-            *b = v - shift;
-        }
-        apply_with(isa, Kernel::EXP, shifted, exps);
-        total += row_sum(exps);
-    }
-    total.ln() + shift
+/// Logsumexp of a row of float32 or a half type, computed in float32 and compiled for
+/// the wide registers (a sampler's row over a vocabulary of tens of thousands).
+fn lane_logsumexp<T: F32Lane>(src: &[T]) -> f32 {
+    vectorised(
+        #[inline(always)]
+        || {
+            let shift = finite_shift32(row_max(src));
+            let isa = Isa::active();
+            let mut buf = [0.0f32; CHUNK];
+            let mut total = 0.0f32;
+            for s in src.chunks(CHUNK) {
+                let exps = &mut buf[..s.len()];
+                for (b, &v) in exps.iter_mut().zip(s) {
+                    *b = v.widen() - shift;
+                }
+                apply_in_place_with(isa, Kernel::EXP, exps);
+                total += row_sum(exps);
+            }
+            total.ln() + shift
+        },
+    )
 }
 
 fn f64_logsumexp(src: &[f64]) -> f64 {
@@ -191,23 +198,24 @@ fn f64_logsumexp(src: &[f64]) -> f64 {
     total.ln() + shift
 }
 
-/// Maximum of a row; NaNs are skipped here and propagate through `exp(x - max)`.
-fn row_max(src: &[f32]) -> f32 {
+/// Maximum of a row, widened to float32; NaNs are skipped here and propagate through
+/// `exp(x - max)`.
+#[inline(always)]
+fn row_max<T: F32Lane>(src: &[T]) -> f32 {
     let mut lanes = [f32::NEG_INFINITY; 16];
     let mut parts = src.chunks_exact(16);
     for part in &mut parts {
         for (m, &v) in lanes.iter_mut().zip(part) {
+            let v = v.widen();
             *m = if v > *m { v } else { *m };
         }
     }
-    let tail = parts
-        .remainder()
-        .iter()
-        .fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+    let tail = (parts.remainder().iter()).fold(f32::NEG_INFINITY, |m, &v| m.max(v.widen()));
     lanes.iter().fold(tail, |m, &v| m.max(v))
 }
 
 /// Sum of a slice with 16 independent partial sums (vectorisable).
+#[inline(always)]
 fn row_sum(values: &[f32]) -> f32 {
     let mut lanes = [0.0f32; 16];
     let mut parts = values.chunks_exact(16);
@@ -219,16 +227,16 @@ fn row_sum(values: &[f32]) -> f32 {
     parts.remainder().iter().sum::<f32>() + lanes.iter().sum::<f32>()
 }
 
-/// `dst = exp(src - max)` through the SIMD exp, returning the sum of `dst`.
+/// `dst = exp(src - max)` through the SIMD exp, returning the sum of `dst`. The shifted
+/// values go to `dst` first, in pieces that stay in cache, rather than through a buffer
+/// that a short row (attention over a few hundred keys) would clear in full.
 fn shifted_exp(isa: Isa, src: &[f32], max: f32, dst: &mut [f32]) -> f32 {
-    let mut buf = [0.0f32; CHUNK];
     let mut total = 0.0f32;
     for (s, d) in src.chunks(CHUNK).zip(dst.chunks_mut(CHUNK)) {
-        let buf = &mut buf[..s.len()];
-        for (b, &v) in buf.iter_mut().zip(s) {
+        for (b, &v) in d.iter_mut().zip(s) {
             *b = v - max;
         }
-        apply_with(isa, Kernel::EXP, buf, d);
+        apply_in_place_with(isa, Kernel::EXP, d);
         total += row_sum(d);
     }
     total

@@ -479,15 +479,22 @@ pub fn apply(f: Kernel, src: &[f32], dst: &mut [f32]) {
 /// `buf[i] = f(buf[i])` on the active path, split across threads for large slices.
 pub fn apply_in_place(f: Kernel, buf: &mut [f32]) {
     let isa = Isa::active();
-    let in_place = move |part: &mut [f32]| {
-        // SAFETY: the kernels read each vector before writing it, so src may equal dst;
-        // `isa` is the active path, which the CPU supports.
-        unsafe { run(isa, f, part.as_ptr(), part.as_mut_ptr(), part.len()) }
-    };
     if buf.len() < PARALLEL_MIN {
-        return in_place(buf);
+        return apply_in_place_with(isa, f, buf);
     }
-    parallel::for_each_chunk_mut(buf, TASK_LEN, |_, part| in_place(part));
+    parallel::for_each_chunk_mut(buf, TASK_LEN, |_, part| apply_in_place_with(isa, f, part));
+}
+
+/// `buf[i] = f(buf[i])` with the kernels of `isa`, on the calling thread. Panics if the
+/// CPU lacks `isa`.
+pub fn apply_in_place_with(isa: Isa, f: Kernel, buf: &mut [f32]) {
+    assert!(
+        isa <= Isa::detected(),
+        "{isa:?} is not supported by this CPU"
+    );
+    // SAFETY: the kernels read each vector before writing it, so src may equal dst; `isa`
+    // is supported.
+    unsafe { run(isa, f, buf.as_ptr(), buf.as_mut_ptr(), buf.len()) }
 }
 
 /// [`apply`] on a given path. Panics if the lengths differ or the CPU lacks `isa`.
