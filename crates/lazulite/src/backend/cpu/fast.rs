@@ -49,7 +49,7 @@ fn map_rows_as<E: Element<Storage = E> + F32Lane + bytemuck::Pod + Sync + Send>(
     let (src, dst) = (x.slice::<E>(), y.slice_mut::<E>());
     let rows_per_task = (TASK_ELEMENTS / width).max(1);
     let chunk = rows_per_task * width;
-    let failed = Mutex::new(None);
+    let rooms = TaskRooms::default();
     let task = |t: usize, dst: &mut [E]| {
         let src = &src[t * chunk..][..dst.len()];
         // float32 rows need no room of their own: they are read and written in place.
@@ -58,7 +58,7 @@ fn map_rows_as<E: Element<Storage = E> + F32Lane + bytemuck::Pod + Sync + Send>(
         } else {
             2 * width
         };
-        let Some(mut room) = task_room(room_len, &failed) else {
+        let Some(mut room) = rooms.take(room_len) else {
             return;
         };
         // SAFETY: the scratch holds `room_len` values, each row written before read.
@@ -90,20 +90,34 @@ fn map_rows_as<E: Element<Storage = E> + F32Lane + bytemuck::Pod + Sync + Send>(
     } else {
         task(0, dst);
     }
-    match failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        Some(e) => Err(e),
-        None => Ok(y),
-    }
+    rooms.check()?;
+    Ok(y)
 }
 
-/// Room for `len` values of a parallel task's work, or `None` once the allocation has
-/// failed and its error is kept in `failed` for the caller to return.
-fn task_room(len: usize, failed: &Mutex<Option<Error>>) -> Option<Scratch<f32>> {
-    match Scratch::new(len) {
-        Ok(room) => Some(room),
-        Err(e) => {
-            *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
-            None
+/// Working room for parallel tasks, from the buffer cache; the first allocation that
+/// fails is kept for the caller, since a task cannot return it.
+#[derive(Default)]
+struct TaskRooms {
+    failed: Mutex<Option<Error>>,
+}
+
+impl TaskRooms {
+    /// Room for `len` values, or `None` if it cannot be allocated (the task then stops).
+    fn take(&self, len: usize) -> Option<Scratch<f32>> {
+        match Scratch::new(len) {
+            Ok(room) => Some(room),
+            Err(e) => {
+                *self.failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                None
+            }
+        }
+    }
+
+    /// Once every task has run: the error of an allocation that failed, if one did.
+    fn check(self) -> Result<()> {
+        match self.failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
     }
 }
@@ -292,13 +306,13 @@ fn attention_as<E: Element<Storage = E> + F32Lane + bytemuck::Pod + Sync>(
     let blocks_per_head = rows.div_ceil(simd::MAX_VECTORS);
     let tasks = batch * kv_heads * blocks_per_head;
     let room_len = simd::MAX_VECTORS * (key_dim + 2 * keys);
-    let failed = Mutex::new(None);
+    let rooms = TaskRooms::default();
     let dst = SendPtr(out.slice_mut::<f32>().as_mut_ptr());
     let run = |task: usize| {
         let (head, block) = (task / blocks_per_head, task % blocks_per_head);
         let first = block * simd::MAX_VECTORS;
         let count = simd::MAX_VECTORS.min(rows - first);
-        let Some(mut room) = task_room(room_len, &failed) else {
+        let Some(mut room) = rooms.take(room_len) else {
             return;
         };
         // SAFETY: the scratch holds `room_len` values, all written below before read;
@@ -324,10 +338,8 @@ fn attention_as<E: Element<Storage = E> + F32Lane + bytemuck::Pod + Sync>(
     } else {
         (0..tasks).for_each(run);
     }
-    match failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        Some(e) => Err(e),
-        None => converted(out, E::DTYPE),
-    }
+    rooms.check()?;
+    converted(out, E::DTYPE)
 }
 
 /// Rows `first..first + count` of the query rows that share one key/value head.
