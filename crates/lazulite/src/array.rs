@@ -104,6 +104,10 @@ pub(crate) struct Flags {
     /// Depends on a value-less stand-in for an input while `vmap` or `compile` traces a
     /// function: ops whose recording would evaluate it take a lazy form instead.
     pub stand_in: bool,
+    /// Holds or depends on a node whose kernel must run on the thread that asks for its
+    /// value (`Primitive::runs_on_caller`), evaluated or not: without it, `async_eval`
+    /// knows without walking the graph that the whole graph may go to its thread.
+    pub caller_only: bool,
 }
 
 impl Flags {
@@ -112,6 +116,7 @@ impl Flags {
             traced: self.traced || other.traced,
             dataflow: self.dataflow || other.dataflow,
             stand_in: self.stand_in || other.stand_in,
+            caller_only: self.caller_only || other.caller_only,
         }
     }
 }
@@ -239,7 +244,11 @@ impl Drop for Node {
 }
 
 impl Array {
-    fn from_node(outputs: Outputs, state: NodeState, flags: Flags) -> Arc<Node> {
+    fn from_node(outputs: Outputs, state: NodeState, mut flags: Flags) -> Arc<Node> {
+        flags.caller_only |= state
+            .op
+            .as_ref()
+            .is_some_and(|op| op.primitive.runs_on_caller());
         Arc::new(Node {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             outputs,

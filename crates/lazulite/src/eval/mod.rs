@@ -95,6 +95,12 @@ pub fn synchronize() {
 /// locked is being computed or walked there and is passed over, so that this check never
 /// waits for a kernel.
 fn stays_on_caller(arrays: &[&Array]) -> bool {
+    if !arrays.iter().any(|a| {
+        let flags = a.node.flags();
+        flags.caller_only || flags.dataflow
+    }) {
+        return false;
+    }
     let mut seen = NodeSet::default();
     let mut stack: Vec<Arc<Node>> = arrays.iter().map(|a| a.node.clone()).collect();
     while let Some(node) = stack.pop() {
