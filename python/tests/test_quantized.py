@@ -83,15 +83,50 @@ def test_bfloat16_products_match_dequantized(bits, group_size, rows):
         x = mx.array(rng.normal(size=(rows, k)).astype(np.float32)).astype(mx.bfloat16)
         out = mx.quantized_matmul(x, w_q, scales, biases, group_size=group_size, bits=bits)
         assert out.dtype == mx.bfloat16 and out.shape == (rows, 40)
-        # Dequantized in float64 (MLX's dequantize rounds to bfloat16; the product does not).
-        words = np.array(w_q).astype(np.uint64)
-        shifts = np.arange(32 // bits, dtype=np.uint64) * np.uint64(bits)
-        levels = ((words[..., None] >> shifts) & np.uint64((1 << bits) - 1)).reshape(40, k)
-        per_group = lambda a: np.repeat(values(a).astype(np.float64), group_size, axis=1)
-        dense = per_group(scales) * levels + per_group(biases)
-        want = values(x).astype(np.float64) @ dense.T
-        size = np.abs(values(x)).astype(np.float64) @ np.abs(dense).T
-        np.testing.assert_array_less(np.abs(values(out) - want), 2**-8 * np.abs(want) + 1e-5 * size + 1e-6)
+        assert_matches_dequantized(out, x, w_q, scales, biases, bits, group_size)
+
+
+def assert_matches_dequantized(out, x, w_q, scales, biases, bits, group_size):
+    # Against float64 NumPy on the dequantized matrix (MLX's dequantize rounds to bfloat16;
+    # the product does not); a bfloat16 result's rounding bounds the difference.
+    words = np.array(w_q).astype(np.uint64)
+    shifts = np.arange(32 // bits, dtype=np.uint64) * np.uint64(bits)
+    levels = ((words[..., None] >> shifts) & np.uint64((1 << bits) - 1)).reshape(w_q.shape[0], -1)
+    per_group = lambda a: np.repeat(values(a).astype(np.float64), group_size, axis=1)
+    dense = per_group(scales) * levels + per_group(biases)
+    rows = values(x).astype(np.float64).reshape(-1, dense.shape[1])
+    want = (rows @ dense.T).reshape(out.shape)
+    size = (np.abs(rows) @ np.abs(dense).T).reshape(out.shape)
+    np.testing.assert_array_less(np.abs(values(out) - want), 2**-8 * np.abs(want) + 1e-5 * size + 1e-6)
+
+
+def test_products_queued_together_match_dequantized():
+    # A decode step's products of one row, queued by async_eval, run together in one
+    # parallel job (sharing the layout of a common x): each must equal the same product
+    # evaluated alone, bit for bit, and the float64 product of its dequantized matrix.
+    rng = np.random.default_rng(7)
+    def bf16(*shape):
+        return mx.array(rng.normal(size=shape).astype(np.float32)).astype(mx.bfloat16)
+    shapes = [(1024, 1024, 4, 64), (256, 1024, 4, 64), (256, 1024, 8, 32), (100, 1024, 2, 128),
+              (24, 512, 4, 64), (512, 512, 8, 128), (40, 1024, 4, 64), (40, 1024, 4, 64)]
+    weights = [(mx.quantize(bf16(n, k), group_size=g, bits=b), b, g) for n, k, b, g in shapes]
+    x, y, x3 = bf16(1, 1, 1024), bf16(1, 512), bf16(3, 1024)
+    def record():
+        h, h_short = x * 1, y * 1  # computed before the products, so they are ready together
+        inputs = [h, h, h, h, h_short, h_short, x3, h.astype(mx.float32)]
+        outs = [mx.quantized_matmul(a, *wq, group_size=g, bits=b) for a, (wq, b, g) in zip(inputs, weights)]
+        return inputs, outs
+    _, alone = record()
+    for out in alone:
+        mx.eval(out)
+    inputs, together = record()
+    mx.eval(inputs)
+    mx.async_eval(together)
+    mx.eval(together)
+    for a, got, want, (wq, b, g) in zip(inputs, together, alone, weights):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert np.array_equal(values(got), values(want))
+        assert_matches_dequantized(got, a, *wq, b, g)
 
 
 @pytest.mark.parametrize("bits", [2, 4, 8])

@@ -54,6 +54,23 @@ pub(crate) trait Primitive: Send + Sync + Any {
     /// write into a buffer nobody else holds (donation).
     fn eval(&self, inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>>;
 
+    /// Whether nodes of this primitive whose inputs are ready at the same time may be
+    /// computed in one call of [`Primitive::eval_together`]: the evaluation thread then
+    /// gathers them (a decode step's products of one input, which share one parallel job
+    /// instead of each paying for its start and end).
+    fn runs_together(&self) -> bool {
+        false
+    }
+
+    /// Computes several nodes of this primitive's type (`self` is the first's), one
+    /// result per node, in order. By default, one after another.
+    fn eval_together(&self, nodes: Vec<Together<'_>>) -> Vec<Result<Vec<Tensor>>> {
+        nodes
+            .into_iter()
+            .map(|n| n.primitive.eval(n.inputs, n.outputs))
+            .collect()
+    }
+
     /// Cotangents of the inputs listed in `argnums`, from the cotangents of the outputs.
     /// Every primitive states its rule; one without says so with [`no_rule`].
     fn vjp(
@@ -94,6 +111,14 @@ pub(crate) trait Primitive: Send + Sync + Any {
 
 /// The error of a transform (`"vjp"`, `"jvp"`, `"vmap"`) reaching a primitive that has
 /// no rule for it: what a primitive's rule returns when it has none.
+/// One node handed to [`Primitive::eval_together`]: its primitive, its evaluated inputs
+/// and its outputs' specs, as [`Primitive::eval`] takes them.
+pub(crate) struct Together<'a> {
+    pub primitive: &'a dyn Primitive,
+    pub inputs: Vec<Tensor>,
+    pub outputs: &'a [OutputSpec],
+}
+
 pub(crate) fn no_rule(transform: &str, primitive: &str) -> Error {
     Error::not_implemented(format!(
         "Primitive's {transform} not implemented: {primitive}."

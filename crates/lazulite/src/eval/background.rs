@@ -10,7 +10,7 @@
 //! Graphs that hold a node that must run on the caller's thread (see
 //! `Primitive::runs_on_caller`) or that depend on placeholders are never queued.
 
-use super::{run, schedule, stays_on_caller};
+use super::{run_with_ready_others, schedule, stays_on_caller};
 use crate::array::Array;
 use crate::error::Error;
 use std::collections::VecDeque;
@@ -227,10 +227,11 @@ fn evaluate(targets: &[Array]) {
     if stamps.is_some() {
         return;
     }
-    for node in order {
+    for (i, node) in order.iter().enumerate() {
         // A kernel's panic is an engine bug; it must not stop the thread, or readers of
         // later jobs would wait forever. The node keeps the panic as its error.
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&node, 0))) {
+        let ran = || run_with_ready_others(node, &order[i + 1..]);
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(ran)) {
             Ok(Ok(())) => {}
             Ok(Err(_)) => return,
             Err(_) => {

@@ -9,7 +9,7 @@
 use crate::array::{Array, Data, Node, NodeState};
 use crate::backend::Tensor;
 use crate::error::{Error, Result};
-use crate::primitive::{OutputSpec, Primitive};
+use crate::primitive::{OutputSpec, Primitive, Together};
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
@@ -349,6 +349,116 @@ fn run(node: &Arc<Node>, stamp: u64) -> Result<()> {
     }
 }
 
+/// How far past a node whose primitive [`runs_together`](Primitive::runs_together) the
+/// evaluation thread looks for others to compute with it, and how many it gathers: a
+/// decode layer's queries, keys and values lie within a dozen nodes of each other.
+const TOGETHER_WINDOW: usize = 32;
+const TOGETHER_MOST: usize = 8;
+
+/// Computes `node` and, if its primitive runs together with others, the nodes of `later`
+/// (those after it in the evaluation order) of the same primitive whose inputs are all
+/// computed, in one call. A node another thread holds is left for later. Only a node that
+/// drops its graph once computed joins others; the rest run as [`run`] runs them.
+fn run_with_ready_others(node: &Arc<Node>, later: &[Arc<Node>]) -> Result<()> {
+    let kind = |op: &crate::array::Op| {
+        let any: &dyn std::any::Any = &*op.primitive;
+        any.type_id()
+    };
+    let first = node.lock();
+    let joins = |node: &Node, state: &NodeState| {
+        state.failed.is_none()
+            && state.data.is_none()
+            && !node.retains_graph()
+            && state
+                .op
+                .as_ref()
+                .is_some_and(|op| op.primitive.runs_together())
+    };
+    if !joins(node, &first) {
+        drop(first);
+        return run(node, 0);
+    }
+    let first_kind = first.op.as_ref().map(kind);
+    let mut members = vec![(node, first)];
+    for other in later.iter().take(TOGETHER_WINDOW) {
+        if members.len() == TOGETHER_MOST {
+            break;
+        }
+        let Some(state) = other.try_lock() else {
+            continue;
+        };
+        // Inputs held by another thread, or by this one (a member), are not ready.
+        let ready = joins(other, &state)
+            && state.op.as_ref().map(kind) == first_kind
+            && state.op.as_ref().is_some_and(|op| {
+                op.inputs
+                    .iter()
+                    .all(|i| i.node.try_lock().is_some_and(|s| s.data.is_some()))
+            });
+        if ready {
+            members.push((other, state));
+        }
+    }
+    if members.len() == 1 {
+        drop(members);
+        return run(node, 0);
+    }
+    // Inputs are shared, never given away: a failure leaves every member as it was.
+    let mut inputs = Vec::with_capacity(members.len());
+    for (_, state) in &members {
+        let op = state.op.as_ref().expect("members have operations");
+        inputs.push(
+            op.inputs
+                .iter()
+                .map(|input| input_tensor(input, Some(&[])))
+                .collect::<Result<Vec<_>>>()?,
+        );
+    }
+    let ops: Vec<crate::array::Op> = members
+        .iter_mut()
+        .map(|(_, state)| state.op.take().expect("members have operations"))
+        .collect();
+    let together = ops
+        .iter()
+        .zip(inputs)
+        .zip(&members)
+        .map(|((op, inputs), (node, _))| Together {
+            primitive: op.primitive.as_ref(),
+            inputs,
+            outputs: node.outputs(),
+        })
+        .collect();
+    let started = profile::timer();
+    let results = ops[0].primitive.eval_together(together);
+    if let Some(started) = started {
+        let share = started.elapsed() / members.len() as u32;
+        for (op, (node, _)) in ops.iter().zip(&members) {
+            profile::record(op.primitive.name(), node.outputs(), share);
+        }
+    }
+    let mut first_result = Ok(());
+    for (i, ((op, (_, mut state)), result)) in ops.into_iter().zip(members).zip(results).enumerate()
+    {
+        match result {
+            Ok(outputs) => {
+                state.data = Some(outputs.into());
+                state.runs += 1;
+                drop(state);
+                // Dropping the op detaches the node.
+                drop(op);
+            }
+            Err(e) => {
+                state.op = Some(op);
+                state.failed = Some(e.clone());
+                if i == 0 {
+                    first_result = Err(e);
+                }
+            }
+        }
+    }
+    first_result
+}
+
 /// Runs `primitive`'s kernel, timed when a profile is on.
 pub(crate) fn run_kernel(
     primitive: &dyn Primitive,
@@ -358,7 +468,7 @@ pub(crate) fn run_kernel(
     let started = profile::timer();
     let result = primitive.eval(inputs, outputs);
     if let Some(started) = started {
-        profile::record(primitive.name(), outputs, started);
+        profile::record(primitive.name(), outputs, started.elapsed());
     }
     result
 }

@@ -27,8 +27,9 @@ use crate::ops::linalg::{indices_or_default, matmul, matrix_stack};
 use crate::ops::reduce::sum;
 use crate::ops::shape::{expand_dims, squeeze, swapaxes};
 use crate::ops::view::{broadcast_to, reshape};
-use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive};
+use crate::primitive::{Export, MlxNode, MlxState, OutputSpec, Primitive, Together};
 use crate::shape::{broadcast_shapes, shape_text};
+use std::any::Any;
 
 /// A quantization mode with its group size and bits per element.
 ///
@@ -771,6 +772,44 @@ struct QuantizedMatmul {
 }
 
 impl QuantizedMatmul {
+    /// The kernel's operands from the evaluated inputs `x, w, scales[, biases]`.
+    fn operands(&self, inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> kernel::QuantizedOperands {
+        let mut inputs = inputs.into_iter();
+        let mut next = || {
+            inputs
+                .next()
+                .expect("quantized_matmul has three or four inputs")
+        };
+        let (x, w, scales) = (next(), next(), next());
+        let biases = inputs.next();
+        let shape = &outputs[0].shape;
+        let nd = w.ndim();
+        let k = *x.shape.last().expect("x has an axis");
+        let n = *shape.last().expect("the result has an axis");
+        let (batch, m) = if nd == 2 {
+            // From the result, not x: with k == 0, x is empty but the result is not.
+            (1, shape.iter().product::<usize>() / n.max(1))
+        } else {
+            (w.shape[..nd - 2].iter().product(), x.shape[x.ndim() - 2])
+        };
+        let product = Product {
+            batch,
+            m,
+            n,
+            k,
+            transpose: self.transpose,
+        };
+        kernel::QuantizedOperands {
+            x,
+            w,
+            scales,
+            biases,
+            packing: self.packing,
+            product,
+            out_shape: shape.clone(),
+        }
+    }
+
     /// Records the product of `x` (`(..., K)`, or `(batch..., M, K)` for a batched matrix)
     /// with the packed `w`, whose batch shape equals that of `x`.
     fn record(&self, x: &Array, w: &Array, scales: &Array, biases: Option<&Array>) -> Array {
@@ -843,40 +882,29 @@ impl Primitive for QuantizedMatmul {
     }
 
     fn eval(&self, inputs: Vec<Tensor>, outputs: &[OutputSpec]) -> Result<Vec<Tensor>> {
-        let mut inputs = inputs.into_iter();
-        let mut next = || {
-            inputs
-                .next()
-                .expect("quantized_matmul has three or four inputs")
-        };
-        let (x, w, scales) = (next(), next(), next());
-        let biases = inputs.next();
-        let shape = &outputs[0].shape;
-        let nd = w.ndim();
-        let k = *x.shape.last().expect("x has an axis");
-        let n = *shape.last().expect("the result has an axis");
-        let (batch, m) = if nd == 2 {
-            // From the result, not x: with k == 0, x is empty but the result is not.
-            (1, shape.iter().product::<usize>() / n.max(1))
-        } else {
-            (w.shape[..nd - 2].iter().product(), x.shape[x.ndim() - 2])
-        };
-        let product = Product {
-            batch,
-            m,
-            n,
-            k,
-            transpose: self.transpose,
-        };
         Ok(vec![kernel::quantized_matmul(
-            x,
-            w,
-            scales,
-            biases,
-            self.packing,
-            product,
-            shape,
+            self.operands(inputs, outputs),
         )?])
+    }
+
+    fn runs_together(&self) -> bool {
+        true
+    }
+
+    fn eval_together(&self, nodes: Vec<Together<'_>>) -> Vec<Result<Vec<Tensor>>> {
+        let products = nodes
+            .into_iter()
+            .map(|n| {
+                let any: &dyn Any = n.primitive;
+                any.downcast_ref::<QuantizedMatmul>()
+                    .expect("nodes evaluated together share their primitive's type")
+                    .operands(n.inputs, n.outputs)
+            })
+            .collect();
+        kernel::quantized_matmuls(products)
+            .into_iter()
+            .map(|r| r.map(|out| vec![out]))
+            .collect()
     }
 
     fn vjp(

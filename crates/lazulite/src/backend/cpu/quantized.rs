@@ -18,7 +18,7 @@ mod rows;
 use super::copy::contiguous;
 use super::elementwise::{cast, map1};
 use super::matmul::tiles::{self, Geometry};
-use super::simd::vectorised;
+use super::simd::{self, vectorised};
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::element::Element;
@@ -627,19 +627,33 @@ pub struct Product {
 /// dequantized tiles and gemm.
 const FUSED_MAX_ROWS: usize = 8;
 
+/// One product's operands: `x`, the packed matrix and how it is packed, and the shape
+/// of the result.
+pub struct QuantizedOperands {
+    pub x: Tensor,
+    pub w: Tensor,
+    pub scales: Tensor,
+    pub biases: Option<Tensor>,
+    pub packing: Packing,
+    pub product: Product,
+    pub out_shape: Vec<usize>,
+}
+
 /// `x @ W^T` or `x @ W` for `W` quantized as `w`, `scales` and, in affine mode, `biases`
 /// (see [`Product`]). `x` has a float dtype, the result's; affine scales and biases have
 /// it too, floating-point modes' scales are uint8. `w` and the scales may have batch
 /// dimensions broadcast (stride 0), their last two dimensions of any layout.
-pub fn quantized_matmul(
-    x: Tensor,
-    w: Tensor,
-    scales: Tensor,
-    biases: Option<Tensor>,
-    packing: Packing,
-    product: Product,
-    out_shape: &[usize],
-) -> Result<Tensor> {
+pub fn quantized_matmul(operands: QuantizedOperands) -> Result<Tensor> {
+    let QuantizedOperands {
+        x,
+        w,
+        scales,
+        biases,
+        packing,
+        product,
+        out_shape,
+    } = operands;
+    let out_shape = &out_shape[..];
     let dtype = x.dtype;
     let w = with_matrices_contiguous(w)?;
     let Some(biases) = biases else {
@@ -694,6 +708,77 @@ pub fn quantized_matmul(
         _ => qmm_typed::<f32>(x, w, scales, Some(biases), packing, product, out_shape)?,
     };
     narrowed(out, dtype)
+}
+
+/// Independent products, one result each, as [`quantized_matmul`] gives them. Those of
+/// one bfloat16 row on the byte product (a decode step's queries, keys and values, or its
+/// gate and up projections) run as one parallel job and lay out an `x` they share once:
+/// the start and end of a job cost the threads a few microseconds, a tenth of such a
+/// product. The others run one after another.
+pub fn quantized_matmuls(products: Vec<QuantizedOperands>) -> Vec<Result<Tensor>> {
+    let mut results: Vec<Option<Result<Tensor>>> = products.iter().map(|_| None).collect();
+    let mut joint = Vec::new();
+    let mut placed = Vec::new();
+    let mut joint_kernel = None;
+    for (i, p) in products.into_iter().enumerate() {
+        match one_row_byte_product(&p) {
+            Some(kernel) if p.biases.is_some() => {
+                let w = match with_matrices_contiguous(p.w) {
+                    Ok(w) => w,
+                    Err(e) => {
+                        results[i] = Some(Err(e));
+                        continue;
+                    }
+                };
+                joint_kernel = Some(kernel);
+                placed.push(i);
+                joint.push(rows::RowProduct {
+                    x: p.x,
+                    w,
+                    scales: p.scales,
+                    biases: p.biases.expect("checked above"),
+                    packing: p.packing,
+                    product: p.product,
+                    out_shape: p.out_shape,
+                });
+            }
+            _ => results[i] = Some(quantized_matmul(p)),
+        }
+    }
+    if let Some(kernel) = joint_kernel {
+        match rows::row_products(kernel, joint) {
+            Ok(outs) => {
+                for (i, out) in placed.into_iter().zip(outs) {
+                    results[i] = Some(narrowed(out, DType::BFloat16));
+                }
+            }
+            Err(e) => {
+                for i in placed {
+                    results[i] = Some(Err(e.clone()));
+                }
+            }
+        }
+    }
+    results
+        .into_iter()
+        .map(|r| r.expect("every product has its result"))
+        .collect()
+}
+
+/// The byte product, if `p` is one row of a bfloat16 `x` with bfloat16 scales and biases
+/// that [`quantized_matmul`] would run on it.
+fn one_row_byte_product(p: &QuantizedOperands) -> Option<simd::ByteDots> {
+    let fits = p.x.dtype == DType::BFloat16
+        && p.scales.dtype == DType::BFloat16
+        && p.biases
+            .as_ref()
+            .is_some_and(|b| b.dtype == DType::BFloat16)
+        && p.product.m == 1
+        && p.product.batch == 1;
+    match rows::kernel(p.packing, p.product, FUSED_MAX_ROWS, p.x.dtype) {
+        Some(rows::Kernel::BFloat16(kernel)) if fits => Some(kernel),
+        _ => None,
+    }
 }
 
 /// `out` (float32 or float64) as `dtype`.

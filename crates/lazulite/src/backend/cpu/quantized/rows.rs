@@ -17,6 +17,7 @@ use crate::backend::memory::Scratch;
 use crate::backend::Tensor;
 use crate::dtype::DType;
 use crate::error::Result;
+use std::sync::Arc;
 
 /// The packed dot products a product runs on.
 #[derive(Copy, Clone)]
@@ -223,27 +224,14 @@ fn bfloat16_rows(kernel: ByteDots, x: &[u16], w: &AffineRows<'_>, p: Product, ou
         .chunks(simd::MAX_VECTORS)
         .map(|block| block.iter().collect())
         .collect();
-    let groups = p.k / w.group_size;
     let dst = SendPtr(out.as_mut_ptr());
     let rows_per_task = rows_per_task(p.k);
     parallel::for_each(p.n.div_ceil(rows_per_task), |task| {
         let rows = task * rows_per_task..((task + 1) * rows_per_task).min(p.n);
-        let at = rows.start * groups..rows.end * groups;
-        let task_rows = AffineRows {
-            words: &w.words[rows.start * w.words_per_row..rows.end * w.words_per_row],
-            scales: &w.scales[at.clone()],
-            biases: &w.biases[at],
-            ..*w
-        };
-        // One vector (a decode step) writes the task's part of the result in place. The
-        // scales and biases are not prefetched here: the hardware follows their streams,
-        // and a burst of prefetches at each task's start stalled it (the 85 products of a
-        // 4-bit decode step, each alone: 2.55-2.99 ms against 2.80-3.26 with both).
+        let task_rows = w.part(rows.clone());
         if xs.len() == 1 {
             // SAFETY: rows `rows` of the one-row result, which this task alone writes.
-            let out =
-                unsafe { std::slice::from_raw_parts_mut(dst.get().add(rows.start), rows.len()) };
-            (kernel.dots)(&task_rows, &blocks[0], out);
+            unsafe { one_row_task(kernel, &task_rows, blocks[0][0], dst.get().add(rows.start)) };
             return;
         }
         let mut dots = vec![0.0f32; rows.len() * simd::MAX_VECTORS];
@@ -259,4 +247,123 @@ fn bfloat16_rows(kernel: ByteDots, x: &[u16], w: &AffineRows<'_>, p: Product, ou
             }
         }
     });
+}
+
+/// One vector (a decode step) times a task's rows, written in place at `out`. The scales
+/// and biases are not prefetched here: the hardware follows their streams, and a burst of
+/// prefetches at each task's start stalled it (the 85 products of a 4-bit decode step,
+/// each alone: 2.55-2.99 ms against 2.80-3.26 with both).
+///
+/// # Safety
+/// `out` addresses as many writable floats as `rows` has rows, which no one else touches.
+unsafe fn one_row_task(kernel: ByteDots, rows: &AffineRows<'_>, x: &BFloat16Vector, out: *mut f32) {
+    let count = rows.words.len() / rows.words_per_row;
+    // SAFETY: as the caller promises.
+    let out = unsafe { std::slice::from_raw_parts_mut(out, count) };
+    (kernel.dots)(rows, &[x], out);
+}
+
+/// One row of a bfloat16 `x` times `W` (stored transposed, its matrix contiguous), with
+/// bfloat16 scales and biases, for [`row_products`].
+pub(super) struct RowProduct {
+    pub x: Tensor,
+    pub w: Tensor,
+    pub scales: Tensor,
+    pub biases: Tensor,
+    pub packing: Packing,
+    pub product: Product,
+    pub out_shape: Vec<usize>,
+}
+
+/// Several one-row products in one parallel job, each task some rows of one of them; a
+/// vector shared by several (the same `x`) is laid out once. float32 results, in order.
+pub(super) fn row_products(kernel: ByteDots, parts: Vec<RowProduct>) -> Result<Vec<Tensor>> {
+    let parts = parts
+        .into_iter()
+        .map(|p| {
+            Ok(RowProduct {
+                x: contiguous(p.x)?,
+                scales: contiguous(p.scales)?,
+                biases: contiguous(p.biases)?,
+                ..p
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut vectors: Vec<BFloat16Vector> = Vec::new();
+    let mut vector_of = Vec::with_capacity(parts.len());
+    for (i, p) in parts.iter().enumerate() {
+        let same_as = (0..i).find(|&j| {
+            let (a, b) = (&parts[j], p);
+            Arc::ptr_eq(&a.x.buf, &b.x.buf)
+                && a.x.offset == b.x.offset
+                && a.product.k == b.product.k
+                && a.packing == b.packing
+        });
+        match same_as {
+            Some(j) => vector_of.push(vector_of[j]),
+            None => {
+                let vector =
+                    BFloat16Vector::new(p.x.slice::<u16>(), p.packing.bits, p.packing.group_size)
+                        .expect("the kernel was chosen for rows of this shape");
+                vector_of.push(vectors.len());
+                vectors.push(vector);
+            }
+        }
+    }
+    let mut outs = parts
+        .iter()
+        .map(|p| Tensor::uninit(DType::Float32, &p.out_shape))
+        .collect::<Result<Vec<_>>>()?;
+    let dsts: Vec<SendPtr<f32>> = outs
+        .iter_mut()
+        .map(|o| SendPtr(o.slice_mut::<f32>().as_mut_ptr()))
+        .collect();
+    let matrices: Vec<AffineRows<'_>> = parts
+        .iter()
+        .map(|p| {
+            let words_per_row = p.product.k * p.packing.bits / 32;
+            // SAFETY: w's matrix is contiguous: n rows of `words_per_row` words from its
+            // offset.
+            let words = unsafe {
+                std::slice::from_raw_parts(
+                    (p.w.buf.as_ptr() as *const u32).offset(batch_offset(&p.w, 0)),
+                    p.product.n * words_per_row,
+                )
+            };
+            AffineRows {
+                words,
+                words_per_row,
+                scales: p.scales.slice::<u16>(),
+                biases: p.biases.slice::<u16>(),
+                bits: p.packing.bits,
+                group_size: p.packing.group_size,
+            }
+        })
+        .collect();
+    // Task `t` belongs to the part whose range of task numbers holds it.
+    let mut first_task = Vec::with_capacity(parts.len() + 1);
+    first_task.push(0);
+    for p in &parts {
+        let tasks = p.product.n.div_ceil(rows_per_task(p.product.k));
+        first_task.push(first_task.last().copied().unwrap_or(0) + tasks);
+    }
+    let total = first_task.last().copied().unwrap_or(0);
+    parallel::for_each(total, |task| {
+        let part = first_task.partition_point(|&f| f <= task) - 1;
+        let (w, p) = (&matrices[part], &parts[part]);
+        let rows_per_task = rows_per_task(p.product.k);
+        let local = task - first_task[part];
+        let rows = local * rows_per_task..((local + 1) * rows_per_task).min(p.product.n);
+        let task_rows = w.part(rows.clone());
+        // SAFETY: rows `rows` of part `part`'s result, which this task alone writes.
+        unsafe {
+            one_row_task(
+                kernel,
+                &task_rows,
+                &vectors[vector_of[part]],
+                dsts[part].get().add(rows.start),
+            )
+        };
+    });
+    Ok(outs)
 }

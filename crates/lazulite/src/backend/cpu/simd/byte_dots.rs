@@ -91,6 +91,20 @@ pub struct AffineRows<'a> {
     pub group_size: usize,
 }
 
+impl<'a> AffineRows<'a> {
+    /// The rows numbered `rows` of these.
+    pub fn part(&self, rows: std::ops::Range<usize>) -> AffineRows<'a> {
+        let groups = self.words_per_row * (32 / self.bits) / self.group_size;
+        let at = rows.start * groups..rows.end * groups;
+        AffineRows {
+            words: &self.words[rows.start * self.words_per_row..rows.end * self.words_per_row],
+            scales: &self.scales[at.clone()],
+            biases: &self.biases[at],
+            ..*self
+        }
+    }
+}
+
 impl AffineRows<'_> {
     /// Row `r`'s weight at level `e`: its scale times its level plus its bias, in f32.
     fn weight(&self, r: usize, e: usize) -> f32 {
