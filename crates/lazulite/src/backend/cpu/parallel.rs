@@ -10,7 +10,10 @@
 //! late or is descheduled delays nothing. When the caller runs out of tasks it waits only
 //! for tasks already begun, never for a helper to wake up. Helpers spin briefly after a
 //! job before sleeping, so the next kernel of a decode step, a few small ops later, finds
-//! them awake. Helpers keep off the calling thread's core ([`placement`]).
+//! them awake; while spinning they yield their core now and then, so that a thread
+//! waiting for it (Python recording the next decode step) runs between jobs instead of
+//! taking the core in the middle of one. Helpers keep off the calling thread's core
+//! ([`placement`]).
 //!
 //! Why not a rayon parallel iterator: from a thread outside rayon's pool (the thread that
 //! evaluates), each such iterator wakes a worker, sleeps until the workers finish, and is
@@ -282,7 +285,11 @@ impl Team {
             let mut polls = 0u32;
             while self.generation.load(Ordering::SeqCst) == seen {
                 polls += 1;
-                if polls.is_multiple_of(256) && start.elapsed() > SPIN {
+                if !polls.is_multiple_of(256) {
+                    std::hint::spin_loop();
+                    continue;
+                }
+                if start.elapsed() > SPIN {
                     let mut bed = self.bed.lock().unwrap_or_else(|e| e.into_inner());
                     self.sleeping.fetch_add(1, Ordering::SeqCst);
                     while self.generation.load(Ordering::SeqCst) == seen {
@@ -291,7 +298,9 @@ impl Team {
                     self.sleeping.fetch_sub(1, Ordering::SeqCst);
                     break;
                 }
-                std::hint::spin_loop();
+                // A thread waiting for this core (the host language recording the next
+                // step) runs now rather than when the next job needs the helper.
+                std::thread::yield_now();
             }
             seen = self.generation.load(Ordering::SeqCst);
             let job = self
