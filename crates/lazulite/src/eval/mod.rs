@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::primitive::{OutputSpec, Primitive, Together};
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 
 mod background;
 mod profile;
@@ -280,7 +280,11 @@ fn schedule(arrays: &[&Array]) -> (Vec<Arc<Node>>, Option<Vec<u64>>) {
 
 /// Computes one node from its (computed) inputs.
 fn run(node: &Arc<Node>, stamp: u64) -> Result<()> {
-    let mut state = node.lock();
+    run_locked(node, node.lock(), stamp)
+}
+
+/// [`run`] with the node's state already locked.
+fn run_locked(node: &Arc<Node>, mut state: MutexGuard<'_, NodeState>, stamp: u64) -> Result<()> {
     if let Some(e) = &state.failed {
         return Err(e.clone());
     }
@@ -375,8 +379,7 @@ fn run_with_ready_others(node: &Arc<Node>, later: &[Arc<Node>]) -> Result<()> {
                 .is_some_and(|op| op.primitive.runs_together())
     };
     if !joins(node, &first) {
-        drop(first);
-        return run(node, 0);
+        return run_locked(node, first, 0);
     }
     let first_kind = first.op.as_ref().map(kind);
     let mut members = vec![(node, first)];
@@ -400,8 +403,8 @@ fn run_with_ready_others(node: &Arc<Node>, later: &[Arc<Node>]) -> Result<()> {
         }
     }
     if members.len() == 1 {
-        drop(members);
-        return run(node, 0);
+        let (_, first) = members.pop().expect("the first member");
+        return run_locked(node, first, 0);
     }
     // Inputs are shared, never given away: a failure leaves every member as it was.
     let mut inputs = Vec::with_capacity(members.len());

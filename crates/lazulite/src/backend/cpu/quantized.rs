@@ -717,43 +717,42 @@ pub fn quantized_matmul(operands: QuantizedOperands) -> Result<Tensor> {
 /// product. The others run one after another.
 pub fn quantized_matmuls(products: Vec<QuantizedOperands>) -> Vec<Result<Tensor>> {
     let mut results: Vec<Option<Result<Tensor>>> = products.iter().map(|_| None).collect();
-    let mut joint = Vec::new();
-    let mut placed = Vec::new();
+    // The products that share the job, with their places in `results`.
+    let mut joint: Vec<(usize, rows::RowProduct)> = Vec::new();
     let mut joint_kernel = None;
     for (i, p) in products.into_iter().enumerate() {
-        match one_row_byte_product(&p) {
-            Some(kernel) if p.biases.is_some() => {
-                let w = match with_matrices_contiguous(p.w) {
-                    Ok(w) => w,
-                    Err(e) => {
-                        results[i] = Some(Err(e));
-                        continue;
-                    }
-                };
-                joint_kernel = Some(kernel);
-                placed.push(i);
-                joint.push(rows::RowProduct {
+        let Some(kernel) = one_row_byte_product(&p) else {
+            results[i] = Some(quantized_matmul(p));
+            continue;
+        };
+        let biases = p.biases.expect("the byte product has biases");
+        joint_kernel = Some(kernel);
+        match with_matrices_contiguous(p.w) {
+            Ok(w) => joint.push((
+                i,
+                rows::RowProduct {
                     x: p.x,
                     w,
                     scales: p.scales,
-                    biases: p.biases.expect("checked above"),
+                    biases,
                     packing: p.packing,
                     product: p.product,
                     out_shape: p.out_shape,
-                });
-            }
-            _ => results[i] = Some(quantized_matmul(p)),
+                },
+            )),
+            Err(e) => results[i] = Some(Err(e)),
         }
     }
     if let Some(kernel) = joint_kernel {
-        match rows::row_products(kernel, joint) {
+        let (places, parts): (Vec<usize>, Vec<rows::RowProduct>) = joint.into_iter().unzip();
+        match rows::row_products(kernel, parts) {
             Ok(outs) => {
-                for (i, out) in placed.into_iter().zip(outs) {
+                for (i, out) in places.into_iter().zip(outs) {
                     results[i] = Some(narrowed(out, DType::BFloat16));
                 }
             }
             Err(e) => {
-                for i in placed {
+                for i in places {
                     results[i] = Some(Err(e.clone()));
                 }
             }
