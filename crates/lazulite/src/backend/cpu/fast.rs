@@ -126,15 +126,37 @@ impl TaskRooms {
 /// computed in float32), with `weight` one value per element of that axis; the result
 /// has dtype `out`.
 pub fn rms_norm(x: Tensor, weight: Option<Tensor>, eps: f32, out: DType) -> Result<Tensor> {
-    let weight = weight.map(|w| converted(w, DType::Float32)).transpose()?;
-    let weight = weight.as_ref().map(|w| w.slice::<f32>());
+    // A contiguous float16 or bfloat16 weight is widened as each row reads it: a decode
+    // step normalises one row, for which a float32 copy of the weight cost more.
+    match weight {
+        Some(w) if w.is_contiguous() && w.dtype == DType::BFloat16 => {
+            rms_norm_with(x, Some(w.slice::<bf16>()), eps, out)
+        }
+        Some(w) if w.is_contiguous() && w.dtype == DType::Float16 => {
+            rms_norm_with(x, Some(w.slice::<f16>()), eps, out)
+        }
+        Some(w) => {
+            let w = converted(w, DType::Float32)?;
+            rms_norm_with(x, Some(w.slice::<f32>()), eps, out)
+        }
+        None => rms_norm_with::<f32>(x, None, eps, out),
+    }
+}
+
+/// [`rms_norm`] with the weight's values, if any, as stored.
+fn rms_norm_with<W: F32Lane + Sync>(
+    x: Tensor,
+    weight: Option<&[W]>,
+    eps: f32,
+    out: DType,
+) -> Result<Tensor> {
     map_rows(x, out, |_, x, y| {
         let mean_square = x.iter().map(|v| v * v).sum::<f32>() / x.len() as f32;
         let scale = 1.0 / (mean_square + eps).sqrt();
         match weight {
             Some(w) => {
                 for ((y, &x), &w) in y.iter_mut().zip(x).zip(w) {
-                    *y = x * scale * w;
+                    *y = x * scale * w.widen();
                 }
             }
             None => {

@@ -16,7 +16,9 @@ use super::{batch_offset, contiguous, Packing, Product, Quantized, Real, SendPtr
 use crate::backend::memory::Scratch;
 use crate::backend::Tensor;
 use crate::dtype::DType;
+use crate::element::F32Lane;
 use crate::error::Result;
+use half::bf16;
 use std::sync::Arc;
 
 /// The packed dot products a product runs on.
@@ -62,7 +64,8 @@ pub(super) struct Operands {
     pub biases: Tensor,
 }
 
-/// The product with scales and biases of element type `T`; the result is float32.
+/// The product with scales and biases of element type `T`; the result is float32 on the
+/// float32 path and bfloat16 (the dtype of `x`) on the byte product.
 pub(super) fn product<T: Real<Acc = f32>>(
     kernel: Kernel,
     operands: Operands,
@@ -77,11 +80,14 @@ pub(super) fn product<T: Real<Acc = f32>>(
         biases,
     } = operands;
     let (scales, biases) = (contiguous(scales)?, contiguous(biases)?);
-    let mut out = Tensor::uninit(DType::Float32, out_shape)?;
+    let out_dtype = match kernel {
+        Kernel::Float32(_) => DType::Float32,
+        Kernel::BFloat16(_) => DType::BFloat16,
+    };
+    let mut out = Tensor::uninit(out_dtype, out_shape)?;
     let words_per_row = p.k * packing.bits / 32;
     let groups_per_row = p.k / packing.group_size;
     let words = w.buf.as_ptr() as *const u32;
-    let dst = out.slice_mut::<f32>();
     for b in 0..p.batch {
         // SAFETY: the offset addresses the first word of matrix `b` inside w's buffer, and
         // its last two dimensions are contiguous: n * words_per_row words follow.
@@ -90,7 +96,7 @@ pub(super) fn product<T: Real<Acc = f32>>(
         };
         let g = b * p.n * groups_per_row..(b + 1) * p.n * groups_per_row;
         let x_rows = b * p.m * p.k..(b + 1) * p.m * p.k;
-        let out = &mut dst[b * p.m * p.n..][..p.m * p.n];
+        let out_rows = b * p.m * p.n..(b + 1) * p.m * p.n;
         match kernel {
             Kernel::Float32(kernel) => {
                 let matrix = Quantized {
@@ -101,6 +107,7 @@ pub(super) fn product<T: Real<Acc = f32>>(
                     groups_per_row,
                     packing,
                 };
+                let out = &mut out.slice_mut::<f32>()[out_rows];
                 float32_rows(kernel, &x.slice::<f32>()[x_rows], &matrix, p, out)?;
             }
             Kernel::BFloat16(kernel) => {
@@ -113,6 +120,7 @@ pub(super) fn product<T: Real<Acc = f32>>(
                     bits: packing.bits,
                     group_size: packing.group_size,
                 };
+                let out = &mut out.slice_mut::<bf16>()[out_rows];
                 bfloat16_rows(kernel, &x.slice::<u16>()[x_rows], &matrix, p, out);
             }
         }
@@ -210,8 +218,9 @@ fn float32_rows<T: Real<Acc = f32>>(
 }
 
 /// The bfloat16 path of [`product`], for rows of `x` given as bfloat16 bits: the kernel
-/// adds the biases itself.
-fn bfloat16_rows(kernel: ByteDots, x: &[u16], w: &AffineRows<'_>, p: Product, out: &mut [f32]) {
+/// adds the biases itself. Results are rounded to bfloat16 as each task's rows finish,
+/// which spares a decode step's products a float32 result and a conversion pass each.
+fn bfloat16_rows(kernel: ByteDots, x: &[u16], w: &AffineRows<'_>, p: Product, out: &mut [bf16]) {
     let xs: Vec<BFloat16Vector> = x
         .chunks_exact(p.k)
         .map(|row| {
@@ -242,25 +251,43 @@ fn bfloat16_rows(kernel: ByteDots, x: &[u16], w: &AffineRows<'_>, p: Product, ou
                 for (i, &d) in dots.iter().enumerate() {
                     // SAFETY: (first + i, n) is inside the m x n result and this task
                     // alone writes column n.
-                    unsafe { *dst.get().add((first + i) * p.n + n) = d };
+                    unsafe { *dst.get().add((first + i) * p.n + n) = <bf16 as F32Lane>::narrow(d) };
                 }
             }
         }
     });
 }
 
-/// One vector (a decode step) times a task's rows, written in place at `out`. The scales
-/// and biases are not prefetched here: the hardware follows their streams, and a burst of
-/// prefetches at each task's start stalled it (the 85 products of a 4-bit decode step,
-/// each alone: 2.55-2.99 ms against 2.80-3.26 with both).
+/// Rows of a task whose float32 sums are held at once before they are rounded.
+const ROUNDED_AT_ONCE: usize = 256;
+
+/// One vector (a decode step) times a task's rows, rounded to bfloat16 in place at `out`.
+/// The scales and biases are not prefetched here: the hardware follows their streams, and
+/// a burst of prefetches at each task's start stalled it (the 85 products of a 4-bit
+/// decode step, each alone: 2.55-2.99 ms against 2.80-3.26 with both).
 ///
 /// # Safety
-/// `out` addresses as many writable floats as `rows` has rows, which no one else touches.
-unsafe fn one_row_task(kernel: ByteDots, rows: &AffineRows<'_>, x: &BFloat16Vector, out: *mut f32) {
+/// `out` addresses as many writable values as `rows` has rows, which no one else touches.
+unsafe fn one_row_task(
+    kernel: ByteDots,
+    rows: &AffineRows<'_>,
+    x: &BFloat16Vector,
+    out: *mut bf16,
+) {
     let count = rows.words.len() / rows.words_per_row;
     // SAFETY: as the caller promises.
     let out = unsafe { std::slice::from_raw_parts_mut(out, count) };
-    (kernel.dots)(rows, &[x], out);
+    let mut sums = [0.0f32; ROUNDED_AT_ONCE];
+    for (first, out) in (0..count)
+        .step_by(ROUNDED_AT_ONCE)
+        .zip(out.chunks_mut(ROUNDED_AT_ONCE))
+    {
+        let sums = &mut sums[..out.len()];
+        (kernel.dots)(&rows.part(first..first + out.len()), &[x], sums);
+        out.iter_mut()
+            .zip(&*sums)
+            .for_each(|(o, &s)| *o = <bf16 as F32Lane>::narrow(s));
+    }
 }
 
 /// One row of a bfloat16 `x` times `W` (stored transposed, its matrix contiguous), with
@@ -276,7 +303,7 @@ pub(super) struct RowProduct {
 }
 
 /// Several one-row products in one parallel job, each task some rows of one of them; a
-/// vector shared by several (the same `x`) is laid out once. float32 results, in order.
+/// vector shared by several (the same `x`) is laid out once. bfloat16 results, in order.
 pub(super) fn row_products(kernel: ByteDots, parts: Vec<RowProduct>) -> Result<Vec<Tensor>> {
     let parts = parts
         .into_iter()
@@ -312,11 +339,11 @@ pub(super) fn row_products(kernel: ByteDots, parts: Vec<RowProduct>) -> Result<V
     }
     let mut outs = parts
         .iter()
-        .map(|p| Tensor::uninit(DType::Float32, &p.out_shape))
+        .map(|p| Tensor::uninit(DType::BFloat16, &p.out_shape))
         .collect::<Result<Vec<_>>>()?;
-    let dsts: Vec<SendPtr<f32>> = outs
+    let dsts: Vec<SendPtr<bf16>> = outs
         .iter_mut()
-        .map(|o| SendPtr(o.slice_mut::<f32>().as_mut_ptr()))
+        .map(|o| SendPtr(o.slice_mut::<bf16>().as_mut_ptr()))
         .collect();
     let matrices: Vec<AffineRows<'_>> = parts
         .iter()
