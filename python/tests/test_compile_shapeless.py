@@ -69,6 +69,24 @@ def test_broadcasting_between_inputs():
     )
 
 
+def test_operands_of_one_shape_are_not_broadcast_on_replay():
+    # A shapeless trace broadcasts both operands of every binary op so that a replay at
+    # other shapes can; a replay where they already match records no broadcast at all.
+    compiled, traces = counted(lambda g, x: g * mx.sigmoid(g) * x)
+    mx.eval(compiled(rand(1, 8), rand(1, 8)))
+    for g, x in [(rand(1, 8), rand(1, 8)), (rand(2, 5), rand(2, 5)), (rand(3, 4), rand(1, 4))]:
+        mx.start_profile()
+        got = compiled(g, x)
+        mx.eval(got)
+        counts = {row["primitive"]: row["calls"] for row in mx.stop_profile()}
+        gn, xn = np.array(g, dtype=np.float64), np.array(x, dtype=np.float64)
+        np.testing.assert_allclose(np.array(got), gn / (1 + np.exp(-gn)) * xn, rtol=1e-5)
+        assert got.shape == np.broadcast_shapes(g.shape, x.shape)
+        broadcasts = counts.get("broadcast_axes", 0)
+        assert broadcasts == (0 if g.shape == x.shape else 1)
+    assert len(traces) == 1
+
+
 def test_broadcast_against_a_captured_array():
     c = rand(3)
     compiled, _ = counted(lambda x: x + c)

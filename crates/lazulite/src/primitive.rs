@@ -42,6 +42,15 @@ pub(crate) trait Primitive: Send + Sync + Any {
         Err(cannot_infer(self.name()))
     }
 
+    /// The input that this node's one output equals at these input and output specs, if
+    /// one does (a broadcast to the shape its input already has): a replay of a compiled
+    /// or imported function then hands that input on and records no node. A shapeless
+    /// trace broadcasts both operands of every binary op, which a replay at the traced
+    /// shapes need not compute.
+    fn passes_through(&self, _inputs: &[Array], _outputs: &[OutputSpec]) -> Option<usize> {
+        None
+    }
+
     /// Whether the kernel must run on the thread that asked for the value: it calls back
     /// into the host language (a custom function's forward) or talks to other processes
     /// (distributed ops). [`async_eval`](crate::async_eval) leaves graphs holding such a

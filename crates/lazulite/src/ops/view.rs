@@ -643,6 +643,10 @@ impl Primitive for BroadcastLike {
         Ok(vec![self.target(&shapes)?])
     }
 
+    fn passes_through(&self, inputs: &[Array], outputs: &[OutputSpec]) -> Option<usize> {
+        (inputs[0].shape() == outputs[0].shape.as_slice()).then_some(0)
+    }
+
     fn export(&self, inputs: &[OutputSpec], outputs: &[OutputSpec]) -> Result<Export> {
         if self.keep == 0 {
             // MLX's `Broadcast` of several inputs broadcasts them together.

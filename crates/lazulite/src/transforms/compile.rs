@@ -64,7 +64,10 @@ impl Tape {
             } else {
                 step.outputs.clone()
             };
-            values.push(Array::from_shared_op(step.primitive.clone(), args, outputs));
+            match step.primitive.passes_through(&args, &outputs) {
+                Some(i) => values.push(vec![args[i].clone()]),
+                None => values.push(Array::from_shared_op(step.primitive.clone(), args, outputs)),
+            }
         }
         Ok(self.outputs.iter().map(|r| resolve(r, &values)).collect())
     }
