@@ -179,7 +179,58 @@ impl NodeState {
 
 pub(crate) struct Op {
     pub primitive: Arc<dyn Primitive>,
-    pub inputs: Vec<Array>,
+    pub inputs: Inputs,
+}
+
+/// A node's inputs, up to three inline: nearly every op has one to three, and a list of
+/// its own cost each recorded op an allocation that the evaluating thread later freed
+/// (which the recording thread's allocator must then collect from the other thread).
+pub(crate) enum Inputs {
+    One(Array),
+    Two([Array; 2]),
+    Three([Array; 3]),
+    Many(Vec<Array>),
+}
+
+impl Inputs {
+    /// Moves the inputs onto the end of `to`.
+    fn move_into(self, to: &mut Vec<Array>) {
+        match self {
+            Inputs::One(a) => to.push(a),
+            Inputs::Two(a) => to.extend(a),
+            Inputs::Three(a) => to.extend(a),
+            Inputs::Many(a) => to.extend(a),
+        }
+    }
+}
+
+impl From<Vec<Array>> for Inputs {
+    fn from(inputs: Vec<Array>) -> Inputs {
+        if !(1..=3).contains(&inputs.len()) {
+            return Inputs::Many(inputs);
+        }
+        let count = inputs.len();
+        let mut inputs = inputs.into_iter();
+        let mut next = || inputs.next().expect("counted above");
+        match count {
+            1 => Inputs::One(next()),
+            2 => Inputs::Two([next(), next()]),
+            _ => Inputs::Three([next(), next(), next()]),
+        }
+    }
+}
+
+impl std::ops::Deref for Inputs {
+    type Target = [Array];
+
+    fn deref(&self) -> &[Array] {
+        match self {
+            Inputs::One(a) => std::slice::from_ref(a),
+            Inputs::Two(a) => a,
+            Inputs::Three(a) => a,
+            Inputs::Many(a) => a,
+        }
+    }
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -231,12 +282,13 @@ impl Drop for Node {
     fn drop(&mut self) {
         let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
         let Some(op) = state.op.take() else { return };
-        let mut stack = op.inputs;
+        let mut stack = Vec::new();
+        op.inputs.move_into(&mut stack);
         while let Some(array) = stack.pop() {
             if let Some(mut node) = Arc::into_inner(array.node) {
                 let state = node.state.get_mut().unwrap_or_else(|e| e.into_inner());
                 if let Some(op) = state.op.take() {
-                    stack.extend(op.inputs);
+                    op.inputs.move_into(&mut stack);
                 }
             }
         }
@@ -318,7 +370,10 @@ impl Array {
         flags: Flags,
     ) -> Array {
         let flags = Array::inherited_flags(&inputs).union(flags);
-        let op = Op { primitive, inputs };
+        let op = Op {
+            primitive,
+            inputs: inputs.into(),
+        };
         Array {
             node: Array::from_node(Outputs::One(spec), NodeState::pending(op), flags),
             index: 0,
@@ -357,7 +412,10 @@ impl Array {
     ) -> Vec<Array> {
         let n = outputs.len();
         let flags = Array::inherited_flags(&inputs);
-        let op = Op { primitive, inputs };
+        let op = Op {
+            primitive,
+            inputs: inputs.into(),
+        };
         let node = Array::from_node(outputs.into(), NodeState::pending(op), flags);
         (0..n)
             .map(|index| Array {

@@ -308,7 +308,7 @@ fn run_locked(node: &Arc<Node>, mut state: MutexGuard<'_, NodeState>, stamp: u64
     } else {
         0
     };
-    for input in &op.inputs {
+    for input in op.inputs.iter() {
         let reuse_only_for = match reuse_only_for {
             Some(_) if dataflow && varying > usize::from(input.node.flags().dataflow) => {
                 Some(&[][..])

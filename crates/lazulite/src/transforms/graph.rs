@@ -53,7 +53,7 @@ pub(crate) fn nodes_between(outputs: &[Array], sources: &HashSet<*const Node>) -
             TracedNode {
                 node: node.clone(),
                 primitive: op.primitive.clone(),
-                inputs: op.inputs.clone(),
+                inputs: op.inputs.to_vec(),
             }
         };
         let inputs: Vec<Arc<Node>> = traced.inputs.iter().map(|a| a.node.clone()).collect();
