@@ -249,9 +249,10 @@ fn bfloat16_rows(kernel: ByteDots, x: &[u16], w: &AffineRows<'_>, p: Product, ou
             (kernel.dots)(&task_rows, block, dots);
             for (n, dots) in rows.clone().zip(dots.chunks_exact(block.len())) {
                 for (i, &d) in dots.iter().enumerate() {
+                    let d = <bf16 as F32Lane>::narrow(d);
                     // SAFETY: (first + i, n) is inside the m x n result and this task
                     // alone writes column n.
-                    unsafe { *dst.get().add((first + i) * p.n + n) = <bf16 as F32Lane>::narrow(d) };
+                    unsafe { *dst.get().add((first + i) * p.n + n) = d };
                 }
             }
         }
@@ -284,9 +285,14 @@ unsafe fn one_row_task(
     {
         let sums = &mut sums[..out.len()];
         (kernel.dots)(&rows.part(first..first + out.len()), &[x], sums);
-        out.iter_mut()
-            .zip(&*sums)
-            .for_each(|(o, &s)| *o = <bf16 as F32Lane>::narrow(s));
+        vectorised(
+            #[inline(always)]
+            || {
+                out.iter_mut()
+                    .zip(&*sums)
+                    .for_each(|(o, &s)| *o = <bf16 as F32Lane>::narrow(s))
+            },
+        );
     }
 }
 
