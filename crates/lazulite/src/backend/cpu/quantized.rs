@@ -780,7 +780,7 @@ fn one_row_byte_product(p: &QuantizedOperands) -> Option<simd::ByteDots> {
     }
 }
 
-/// `out` (float32 or float64) as `dtype`.
+/// `out` (float32 or float64, or already of `dtype`) as `dtype`.
 fn narrowed(out: Tensor, dtype: DType) -> Result<Tensor> {
     if out.dtype == dtype {
         Ok(out)
