@@ -16,6 +16,11 @@ use std::ops::Range;
 /// the pass goes through the thread's blocks.
 const ROWS_BYTES: usize = 256 << 10;
 
+/// The same on matrix tiles, which read `x` by whole tiles and leave more time to fetch
+/// it: fewer passes pack each block of `W` fewer times (CPUs with AMX have 2 MB of L2 a
+/// core). A 128-row prefill product of depth 2816 took 0.47 ms in one pass, 1.6 in four.
+const TILE_ROWS_BYTES: usize = 1 << 20;
+
 /// How the threads of a pair-product share an `(m, n)` result of depth `k`: each takes a
 /// contiguous run of [`TILE_COLUMNS`]-column blocks, and goes through its run once per
 /// pass over a few rows of `x`.
@@ -29,14 +34,19 @@ pub(crate) struct ColumnBlocks {
 }
 
 impl ColumnBlocks {
-    pub(crate) fn new(m: usize, n: usize, k: usize) -> ColumnBlocks {
+    pub(crate) fn new(m: usize, n: usize, k: usize, tiles: &Bf16Tiles) -> ColumnBlocks {
         let blocks = n.div_ceil(TILE_COLUMNS);
+        let rows_bytes = if tiles.matrix_tiles {
+            TILE_ROWS_BYTES
+        } else {
+            ROWS_BYTES
+        };
         ColumnBlocks {
             threads: parallel::threads().min(blocks).max(1),
             blocks,
             m,
             n,
-            rows_per_pass: (ROWS_BYTES / (2 * k).max(1)).max(8) / 8 * 8,
+            rows_per_pass: (rows_bytes / (2 * k).max(1)).max(8) / 8 * 8,
         }
     }
 
@@ -108,7 +118,7 @@ pub(super) fn product(
     if out.size() == 0 {
         return Ok(out);
     }
-    let split = ColumnBlocks::new(m, n, k);
+    let split = ColumnBlocks::new(m, n, k, &kernel);
     let block_len = depth_pairs * TILE_COLUMNS;
     let mut scratch = Tensor::uninit(DType::UInt32, &[split.threads * block_len])?;
     let scratch = SendPtr(scratch.slice_mut::<u32>().as_mut_ptr());

@@ -6,7 +6,9 @@
 //! product (`ColumnBlocks`).
 
 use super::super::matmul::paired::ColumnBlocks;
-use super::super::simd::{bf16_tiles, level_offset, Bf16Tiles, GroupedTile, TILE_COLUMNS};
+use super::super::simd::{
+    bf16_tiles, level_offset, AffineRows, Bf16Tiles, GroupedTile, TILE_COLUMNS,
+};
 use super::rows::Operands;
 use super::{batch_offset, contiguous, Packing, Product, QuantizationMode, SendPtr};
 use crate::backend::Tensor;
@@ -47,11 +49,21 @@ pub(super) fn product(
     if out.size() == 0 {
         return Ok(out);
     }
+    if kernel.matrix_tiles {
+        let operands = Operands {
+            x,
+            w,
+            scales,
+            biases,
+        };
+        dequantized_product(operands, packing, p, &mut out, kernel)?;
+        return Ok(out);
+    }
     let (m, n, k) = (p.m, p.n, p.k);
     let groups = k / packing.group_size;
     let words_per_row = k * packing.bits / 32;
     let pairs = k / 2;
-    let split = ColumnBlocks::new(m, n, k);
+    let split = ColumnBlocks::new(m, n, k, &kernel);
     let packed_len = pairs * TILE_COLUMNS;
     let factors_len = 2 * groups * TILE_COLUMNS;
     let mut packed = Tensor::uninit(DType::UInt32, &[split.threads * packed_len])?;
@@ -68,13 +80,7 @@ pub(super) fn product(
     let dst = SendPtr(out.slice_mut::<f32>().as_mut_ptr());
     let xs = x.slice::<bf16>();
     let (all_scales, all_biases) = (scales.slice::<bf16>(), biases.slice::<bf16>());
-    // SAFETY: w's matrices are contiguous; matrix `b` starts at its batch offset.
-    let words = |b: usize| unsafe {
-        std::slice::from_raw_parts(
-            (w.buf.as_ptr() as *const u32).offset(batch_offset(&w, b)),
-            n * words_per_row,
-        )
-    };
+    let words = |b: usize| matrix_words(&w, b, n * words_per_row);
     for batch in 0..p.batch {
         let x = &xs[batch * m * k..][..m * k];
         for (row, sums) in x.chunks_exact(k).zip(sums.chunks_exact_mut(groups)) {
@@ -131,4 +137,84 @@ pub(super) fn product(
         });
     }
     Ok(out)
+}
+
+/// `x @ W^T` into `out` on matrix tiles: each thread dequantizes a block of `W` to
+/// bfloat16 once per pass (`pack_dequantized`) and multiplies it with every row of the
+/// pass. The weights round to bfloat16 where the level products keep them exact; the
+/// tiles' rate far outweighs the level products' saving of the dequantization.
+fn dequantized_product(
+    operands: Operands,
+    packing: Packing,
+    p: Product,
+    out: &mut Tensor,
+    kernel: Bf16Tiles,
+) -> Result<()> {
+    let Operands {
+        x,
+        w,
+        scales,
+        biases,
+    } = operands;
+    let (m, n, k) = (p.m, p.n, p.k);
+    let groups = k / packing.group_size;
+    let words_per_row = k * packing.bits / 32;
+    let pairs = k / 2;
+    let split = ColumnBlocks::new(m, n, k, &kernel);
+    let packed_len = pairs * TILE_COLUMNS;
+    let mut packed = Tensor::uninit(DType::UInt32, &[split.threads * packed_len])?;
+    let packed = SendPtr(packed.slice_mut::<u32>().as_mut_ptr());
+    let dst = SendPtr(out.slice_mut::<f32>().as_mut_ptr());
+    let xs: &[u16] = bytemuck::cast_slice(x.slice::<bf16>());
+    let (all_scales, all_biases): (&[u16], &[u16]) = (
+        bytemuck::cast_slice(scales.slice::<bf16>()),
+        bytemuck::cast_slice(biases.slice::<bf16>()),
+    );
+    for batch in 0..p.batch {
+        let x = &xs[batch * m * k..][..m * k];
+        let at = batch * n * groups;
+        let levels = AffineRows {
+            words: matrix_words(&w, batch, n * words_per_row),
+            words_per_row,
+            scales: &all_scales[at..at + n * groups],
+            biases: &all_biases[at..at + n * groups],
+            bits: packing.bits,
+            group_size: packing.group_size,
+        };
+        split.for_each(|t, rows, columns| {
+            let (packed, dst) = (&packed, &dst);
+            // SAFETY: each thread has its own part of the scratch buffer.
+            let packed = unsafe {
+                std::slice::from_raw_parts_mut(packed.get().add(t * packed_len), packed_len)
+            };
+            let j0 = columns.start;
+            (kernel.pack_dequantized)(&levels.part(columns.clone()), columns.len(), pairs, packed);
+            // SAFETY: the block's rows and columns lie inside this batch's result, and no
+            // other thread writes these columns.
+            unsafe {
+                (kernel.multiply)(
+                    &x[rows.start * k..],
+                    k,
+                    rows.len(),
+                    packed,
+                    pairs,
+                    columns.len(),
+                    dst.get().add(batch * m * n + rows.start * n + j0),
+                    n,
+                )
+            };
+        });
+    }
+    Ok(())
+}
+
+/// The `len` words of packed matrix `batch` of `w`, whose matrices are contiguous.
+fn matrix_words(w: &Tensor, batch: usize, len: usize) -> &[u32] {
+    // SAFETY: matrix `batch` starts at its batch offset and holds `len` words.
+    unsafe {
+        std::slice::from_raw_parts(
+            (w.buf.as_ptr() as *const u32).offset(batch_offset(w, batch)),
+            len,
+        )
+    }
 }

@@ -10,8 +10,13 @@
 //! `p` of each row (a transpose of u32s), so that a line is two vectors of one pair per
 //! result column; each pair of a row of `x` is broadcast against them.
 
-/// Result columns per packed block of `W`.
+use super::AffineRows;
+
+/// Result columns per packed block of `W`: two of AVX-512's 16 f32 lanes, or two AMX tiles.
 pub const TILE_COLUMNS: usize = 32;
+
+#[cfg(target_arch = "x86_64")]
+const _: () = assert!(TILE_COLUMNS == super::amx::MAX_COLUMNS);
 
 /// The tile kernels, where the CPU has them.
 #[derive(Copy, Clone)]
@@ -37,6 +42,15 @@ pub struct Bf16Tiles {
         pairs: usize,
         out: &mut [u32],
     ),
+    /// Packs like `pack`, each weight `scale * level + bias` of its group rounded to
+    /// bfloat16, from the first `rows` rows of `levels` (at most [`TILE_COLUMNS`]), whose
+    /// 4- or 8-bit levels make `pairs` pairs a row (a multiple of 16) in groups of a
+    /// multiple of 32. Panics on bounds that do not fit (an engine bug).
+    pub pack_dequantized: fn(levels: &AffineRows<'_>, rows: usize, pairs: usize, out: &mut [u32]),
+    /// `multiply` runs on matrix tiles (AMX) for depths of whole tiles (multiples of 16
+    /// pairs): there, a product of weights dequantized once per block
+    /// (`pack_dequantized`) beats `multiply_groups` on the levels.
+    pub matrix_tiles: bool,
     /// An affine quantized product from packed levels: `c[i * c_stride + j]` is the sum
     /// over groups `g` of `scales[g][j] * (x_i . W_j over g) + offsets[g][j] *
     /// sums[i][g]`, groups of `group_pairs` pairs, `scales` and `offsets` holding
@@ -100,10 +114,12 @@ pub fn level_offset(bits: usize) -> f32 {
     }
 }
 
-/// The tile kernels if the CPU has AVX-512 BF16 and the active path is AVX-512.
+/// The tile kernels if the CPU has AVX-512 BF16 and the active path is AVX-512; their
+/// products run on AMX where the CPU and the system allow it.
 pub fn bf16_tiles() -> Option<Bf16Tiles> {
     #[cfg(target_arch = "x86_64")]
     {
+        use super::amx;
         let supported = super::Isa::active() == super::Isa::Avx512
             && is_x86_feature_detected!("avx512bw")
             && is_x86_feature_detected!("avx512bf16");
@@ -141,6 +157,29 @@ pub fn bf16_tiles() -> Option<Bf16Tiles> {
                     // SAFETY: as above.
                     unsafe { avx512::pack_levels(words, words_per_row, bits, rows, pairs, out) }
                 },
+                pack_dequantized: |levels, rows, pairs, out| {
+                    let per_row = levels.words_per_row * 32 / levels.bits.max(1);
+                    let groups = per_row / levels.group_size.max(1);
+                    assert!(
+                        matches!(levels.bits, 4 | 8)
+                            && pairs % 16 == 0
+                            && levels.group_size % 32 == 0
+                            && per_row >= 2 * pairs
+                            && levels.scales.len() >= rows * groups
+                            && levels.biases.len() >= rows * groups,
+                        "levels do not fit"
+                    );
+                    check_pack(
+                        levels.words.len() * 32 / levels.bits,
+                        per_row,
+                        rows,
+                        pairs,
+                        out.len(),
+                    );
+                    // SAFETY: as above.
+                    unsafe { avx512::pack_dequantized(levels, rows, pairs, out) }
+                },
+                matrix_tiles: amx::available(),
                 multiply_groups: |tile, c, c_stride| {
                     check_multiply(
                         tile.x.len(),
@@ -165,8 +204,32 @@ pub fn bf16_tiles() -> Option<Bf16Tiles> {
                 },
                 multiply: |x, x_stride, m, packed, pairs, columns, c, c_stride| {
                     check_multiply(x.len(), x_stride, m, packed.len(), pairs, columns);
-                    // SAFETY: as above.
-                    unsafe { avx512::multiply(x, x_stride, m, packed, pairs, columns, c, c_stride) }
+                    if amx::available()
+                        && pairs.is_multiple_of(amx::TILE_PAIRS)
+                        && m > 0
+                        && columns > 0
+                    {
+                        let (x, packed) = (x.as_ptr(), packed.as_ptr());
+                        // SAFETY: AMX is usable; the check bounds the operands.
+                        unsafe {
+                            amx::multiply(
+                                x,
+                                x_stride,
+                                m,
+                                packed,
+                                TILE_COLUMNS,
+                                pairs,
+                                columns,
+                                c,
+                                c_stride,
+                            )
+                        }
+                    } else {
+                        // SAFETY: as above.
+                        unsafe {
+                            avx512::multiply(x, x_stride, m, packed, pairs, columns, c, c_stride)
+                        }
+                    }
                 },
             });
         }
@@ -196,7 +259,7 @@ fn check_multiply(x: usize, x_stride: usize, m: usize, packed: usize, pairs: usi
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::TILE_COLUMNS;
+    use super::{AffineRows, TILE_COLUMNS};
     use std::arch::x86_64::*;
 
     /// Rows of `x` per pass of [`rows`]: 8 rows by 32 columns keep 16 accumulators.
@@ -325,13 +388,78 @@ mod avx512 {
             }
         };
         let chunk_bytes = 32 * bits / 8;
+        pack_chunks(rows, pairs, out, |t, chunk| {
+            pairs_of(words.add(t * words_per_row * 4 + chunk * chunk_bytes))
+        });
+    }
+
+    /// # Safety
+    /// The CPU supports AVX-512F, BW and BF16; bounds as checked by the caller.
+    #[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
+    pub(super) unsafe fn pack_dequantized(
+        levels: &AffineRows<'_>,
+        rows: usize,
+        pairs: usize,
+        out: &mut [u32],
+    ) {
+        let bits = levels.bits;
+        let words = levels.words.as_ptr().cast::<u8>();
+        let groups = levels.words_per_row * 32 / bits / levels.group_size;
+        let chunks_per_group = levels.group_size / 32;
+        // A chunk's levels come out in two vectors, the even ones and the odd ones; the
+        // rounding packs them one after the other, and this puts each pair together.
+        let interleave: [u16; 32] = std::array::from_fn(|i| (i / 2 + 16 * (i % 2)) as u16);
+        let interleave = _mm512_loadu_si512(interleave.as_ptr().cast());
+        let chunk_bytes = 32 * bits / 8;
+        pack_chunks(rows, pairs, out.as_mut_ptr(), |t, chunk| {
+            let at = words.add(t * levels.words_per_row * 4 + chunk * chunk_bytes);
+            let (even, odd) = if bits == 4 {
+                let v = _mm512_cvtepu8_epi32(_mm_loadu_si128(at.cast()));
+                let mask = _mm512_set1_epi32(0xF);
+                (
+                    _mm512_and_si512(v, mask),
+                    _mm512_and_si512(_mm512_srli_epi32::<4>(v), mask),
+                )
+            } else {
+                let v = _mm512_cvtepu16_epi32(_mm256_loadu_si256(at.cast()));
+                (
+                    _mm512_and_si512(v, _mm512_set1_epi32(0xFF)),
+                    _mm512_srli_epi32::<8>(v),
+                )
+            };
+            let g = t * groups + chunk / chunks_per_group;
+            let scale = _mm512_set1_ps(f32::from_bits(u32::from(levels.scales[g]) << 16));
+            let bias = _mm512_set1_ps(f32::from_bits(u32::from(levels.biases[g]) << 16));
+            let (even, odd) = (
+                _mm512_fmadd_ps(_mm512_cvtepi32_ps(even), scale, bias),
+                _mm512_fmadd_ps(_mm512_cvtepi32_ps(odd), scale, bias),
+            );
+            let rounded: __m512i = std::mem::transmute(_mm512_cvtne2ps_pbh(odd, even));
+            _mm512_permutexvar_epi16(interleave, rounded)
+        });
+    }
+
+    /// Packs chunk `chunk` (pairs `16 chunk` to `16 chunk + 15`) of each row `t < rows`,
+    /// as `chunk_of(t, chunk)` makes it, into the lines of `out`; rows from `rows` to
+    /// [`TILE_COLUMNS`] are zero.
+    ///
+    /// # Safety
+    /// `out` holds `pairs` lines (`pairs` a multiple of 16); `chunk_of` is safe to call
+    /// for those rows and chunks.
+    #[inline(always)]
+    unsafe fn pack_chunks(
+        rows: usize,
+        pairs: usize,
+        out: *mut u32,
+        chunk_of: impl Fn(usize, usize) -> __m512i,
+    ) {
         for half in 0..2 {
             let first = half * 16;
             let present = rows.saturating_sub(first).min(16);
             for (chunk, p) in (0..pairs).step_by(16).enumerate() {
                 let lines: [__m512i; 16] = std::array::from_fn(|t| {
                     if t < present {
-                        pairs_of(words.add(((first + t) * words_per_row) * 4 + chunk * chunk_bytes))
+                        chunk_of(first + t, chunk)
                     } else {
                         _mm512_setzero_si512()
                     }

@@ -9,6 +9,8 @@
 //! The path is the best the CPU supports, unless the environment variable
 //! `LAZULITE_SIMD` (`scalar`, `avx2` or `avx512`, read once) asks for a lower one.
 
+#[cfg(target_arch = "x86_64")]
+mod amx;
 mod attention;
 #[cfg(target_arch = "x86_64")]
 mod avx2;

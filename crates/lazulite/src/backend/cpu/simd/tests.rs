@@ -717,6 +717,12 @@ fn bfloat16_tiles_match_float64_products() {
         (8, 5, 3),
         (17, 29, 64),
         (3, 1, 1),
+        // Where matrix tiles run the product: row and column counts on either side of a
+        // tile's 16 and a block's 32.
+        (16, 16, 16),
+        (33, 32, 32),
+        (48, 17, 48),
+        (70, 31, 16),
     ] {
         let (k, w_stride, x_stride) = (2 * pairs, 2 * pairs + 6, 2 * pairs + 2);
         let w: Vec<u16> = (0..columns * w_stride).map(|_| value()).collect();
@@ -877,6 +883,58 @@ fn bfloat16_level_tiles_match_float64_affine_products() {
                     );
                 }
             }
+        }
+    }
+}
+
+#[test]
+fn dequantized_tiles_pack_the_rounded_affine_weights() {
+    use super::{bf16_tiles, AffineRows, TILE_COLUMNS};
+    let Some(kernel) = bf16_tiles() else {
+        return;
+    };
+    let mut next = xorshift(0x3c6e_f372_fe94_f82bu64);
+    let bf16_bits = |v: f32| half::bf16::from_f32(v).to_bits();
+    for bits in [4usize, 8] {
+        for (rows, k, group_size, extra_words) in
+            [(32, 64, 32, 0), (7, 256, 64, 3), (19, 384, 128, 1)]
+        {
+            let (pairs, groups) = (k / 2, k / group_size);
+            let words_per_row = k * bits / 32 + extra_words;
+            let groups_per_row = words_per_row * 32 / bits / group_size;
+            let words: Vec<u32> = (0..rows * words_per_row).map(|_| next() as u32).collect();
+            let mut factor = || bf16_bits(((next() % 2000) as f32 / 1000.0 - 1.0) * 0.3);
+            let scales: Vec<u16> = (0..rows * groups_per_row).map(|_| factor()).collect();
+            let biases: Vec<u16> = (0..rows * groups_per_row).map(|_| factor()).collect();
+            let levels = AffineRows {
+                words: &words,
+                words_per_row,
+                scales: &scales,
+                biases: &biases,
+                bits,
+                group_size,
+            };
+            // The oracle: each weight in f32 (one rounding, as a fused multiply-add), then
+            // rounded to bfloat16, packed by the dense packer.
+            let widen = |b: u16| f32::from_bits(u32::from(b) << 16);
+            let weights: Vec<u16> = (0..rows * k)
+                .map(|e| {
+                    let (r, d) = (e / k, e % k);
+                    let per = 32 / bits;
+                    let word = words[r * words_per_row + d / per];
+                    let level = (word >> (bits * (d % per))) & ((1 << bits) - 1);
+                    let g = r * groups_per_row + d / group_size;
+                    bf16_bits((level as f32).mul_add(widen(scales[g]), widen(biases[g])))
+                })
+                .collect();
+            let mut want = vec![u32::MAX; pairs * TILE_COLUMNS];
+            (kernel.pack)(&weights, k, rows, pairs, &mut want);
+            let mut got = vec![u32::MAX; pairs * TILE_COLUMNS];
+            (kernel.pack_dequantized)(&levels, rows, pairs, &mut got);
+            assert_eq!(
+                got, want,
+                "{bits}-bit rows {rows} k {k} group {group_size} ({groups} groups)"
+            );
         }
     }
 }
