@@ -8,7 +8,9 @@
 //! Consecutive values of a row of `x` or `W` form a pair (one u32). A block of
 //! [`TILE_COLUMNS`] rows of `W` is packed as `pairs` lines of 32 u32, line `p` holding pair
 //! `p` of each row (a transpose of u32s), so that a line is two vectors of one pair per
-//! result column; each pair of a row of `x` is broadcast against them.
+//! result column; each pair of a row of `x` is broadcast against them. The same lines are
+//! the layout AMX's `tdpbf16ps` reads its right operand in: where the CPU has AMX,
+//! `multiply` runs on its tiles (`amx.rs`), 16 lines and two 16-column halves at a time.
 
 use super::AffineRows;
 
