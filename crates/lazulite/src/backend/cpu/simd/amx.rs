@@ -28,20 +28,32 @@ pub fn available() -> bool {
     *AVAILABLE.get_or_init(|| {
         // CPUID leaf 7: EDX bit 22 is AMX-BF16, bit 24 AMX-TILE.
         let leaf = std::arch::x86_64::__cpuid_count(7, 0);
-        let has = leaf.edx >> 22 & 1 == 1 && leaf.edx >> 24 & 1 == 1;
-        // ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA; it fails on kernels that predate
-        // AMX or withhold it, and the products then stay on the vector units.
-        const ARCH_REQ_XCOMP_PERM: libc::c_long = 0x1023;
-        const XFEATURE_XTILEDATA: libc::c_long = 18;
-        // SAFETY: the call only changes what the process may use; it reads no memory.
-        has && unsafe {
-            libc::syscall(
-                libc::SYS_arch_prctl,
-                ARCH_REQ_XCOMP_PERM,
-                XFEATURE_XTILEDATA,
-            )
-        } == 0
+        leaf.edx >> 22 & 1 == 1 && leaf.edx >> 24 & 1 == 1 && tile_state_granted()
     })
+}
+
+/// Asks Linux for the tile state (`ARCH_REQ_XCOMP_PERM` for `XFEATURE_XTILEDATA`); a
+/// kernel that predates AMX or withholds it refuses, and the products stay on the
+/// vector units.
+#[cfg(target_os = "linux")]
+fn tile_state_granted() -> bool {
+    const ARCH_REQ_XCOMP_PERM: libc::c_long = 0x1023;
+    const XFEATURE_XTILEDATA: libc::c_long = 18;
+    // SAFETY: the call only changes what the process may use; it reads no memory.
+    let granted = unsafe {
+        libc::syscall(
+            libc::SYS_arch_prctl,
+            ARCH_REQ_XCOMP_PERM,
+            XFEATURE_XTILEDATA,
+        )
+    };
+    granted == 0
+}
+
+/// Elsewhere the tiles are left unused.
+#[cfg(not(target_os = "linux"))]
+fn tile_state_granted() -> bool {
+    false
 }
 
 /// The shapes of the eight tiles for a block of `rows` (two tiles of up to 16 rows of
