@@ -29,6 +29,36 @@ pub(super) fn applies(x: DType, scales: DType, packing: Packing, p: Product) -> 
     ok.then(bf16_tiles).flatten()
 }
 
+/// What both products derive from the operands' sizes: the threads' split of the result
+/// and each thread's block of packed `W`.
+struct Geometry {
+    m: usize,
+    n: usize,
+    k: usize,
+    groups: usize,
+    words_per_row: usize,
+    pairs: usize,
+    split: ColumnBlocks,
+    packed_len: usize,
+}
+
+impl Geometry {
+    fn new(p: Product, packing: Packing, kernel: &Bf16Tiles) -> Geometry {
+        let (m, n, k) = (p.m, p.n, p.k);
+        let pairs = k / 2;
+        Geometry {
+            m,
+            n,
+            k,
+            groups: k / packing.group_size,
+            words_per_row: k * packing.bits / 32,
+            pairs,
+            split: ColumnBlocks::new(m, n, k, kernel),
+            packed_len: pairs * TILE_COLUMNS,
+        }
+    }
+}
+
 /// `x @ W^T` into a new float32 tensor of `out_shape`, for operands [`applies`] accepts.
 pub(super) fn product(
     operands: Operands,
@@ -43,28 +73,51 @@ pub(super) fn product(
         scales,
         biases,
     } = operands;
-    let x = contiguous(x)?;
-    let (scales, biases) = (contiguous(scales)?, contiguous(biases)?);
+    let operands = Operands {
+        x: contiguous(x)?,
+        w,
+        scales: contiguous(scales)?,
+        biases: contiguous(biases)?,
+    };
     let mut out = Tensor::uninit(DType::Float32, out_shape)?;
     if out.size() == 0 {
         return Ok(out);
     }
+    let geometry = Geometry::new(p, packing, &kernel);
     if kernel.matrix_tiles {
-        let operands = Operands {
-            x,
-            w,
-            scales,
-            biases,
-        };
-        dequantized_product(operands, packing, p, &mut out, kernel)?;
-        return Ok(out);
+        dequantized_product(operands, packing, p.batch, &geometry, &mut out, kernel)?;
+    } else {
+        level_product(operands, packing, p.batch, &geometry, &mut out, kernel)?;
     }
-    let (m, n, k) = (p.m, p.n, p.k);
-    let groups = k / packing.group_size;
-    let words_per_row = k * packing.bits / 32;
-    let pairs = k / 2;
-    let split = ColumnBlocks::new(m, n, k, &kernel);
-    let packed_len = pairs * TILE_COLUMNS;
+    Ok(out)
+}
+
+/// `x @ W^T` into `out` on the pair product of levels: each group's sums are scaled and
+/// offset by the group's bias times the group's sum of `x`.
+fn level_product(
+    operands: Operands,
+    packing: Packing,
+    batches: usize,
+    geometry: &Geometry,
+    out: &mut Tensor,
+    kernel: Bf16Tiles,
+) -> Result<()> {
+    let Operands {
+        x,
+        w,
+        scales,
+        biases,
+    } = operands;
+    let &Geometry {
+        m,
+        n,
+        k,
+        groups,
+        words_per_row,
+        pairs,
+        ref split,
+        packed_len,
+    } = geometry;
     let factors_len = 2 * groups * TILE_COLUMNS;
     let mut packed = Tensor::uninit(DType::UInt32, &[split.threads * packed_len])?;
     let mut factors = Tensor::uninit(DType::Float32, &[split.threads * factors_len])?;
@@ -81,7 +134,7 @@ pub(super) fn product(
     let xs = x.slice::<bf16>();
     let (all_scales, all_biases) = (scales.slice::<bf16>(), biases.slice::<bf16>());
     let words = |b: usize| matrix_words(&w, b, n * words_per_row);
-    for batch in 0..p.batch {
+    for batch in 0..batches {
         let x = &xs[batch * m * k..][..m * k];
         for (row, sums) in x.chunks_exact(k).zip(sums.chunks_exact_mut(groups)) {
             for (group, sum) in row.chunks_exact(packing.group_size).zip(sums.iter_mut()) {
@@ -136,7 +189,7 @@ pub(super) fn product(
             };
         });
     }
-    Ok(out)
+    Ok(())
 }
 
 /// `x @ W^T` into `out` on matrix tiles: each thread dequantizes a block of `W` to
@@ -146,49 +199,41 @@ pub(super) fn product(
 fn dequantized_product(
     operands: Operands,
     packing: Packing,
-    p: Product,
+    batches: usize,
+    g: &Geometry,
     out: &mut Tensor,
     kernel: Bf16Tiles,
 ) -> Result<()> {
-    let Operands {
-        x,
-        w,
-        scales,
-        biases,
-    } = operands;
-    let (m, n, k) = (p.m, p.n, p.k);
-    let groups = k / packing.group_size;
-    let words_per_row = k * packing.bits / 32;
-    let pairs = k / 2;
-    let split = ColumnBlocks::new(m, n, k, &kernel);
-    let packed_len = pairs * TILE_COLUMNS;
-    let mut packed = Tensor::uninit(DType::UInt32, &[split.threads * packed_len])?;
+    let mut packed = Tensor::uninit(DType::UInt32, &[g.split.threads * g.packed_len])?;
     let packed = SendPtr(packed.slice_mut::<u32>().as_mut_ptr());
     let dst = SendPtr(out.slice_mut::<f32>().as_mut_ptr());
-    let xs: &[u16] = bytemuck::cast_slice(x.slice::<bf16>());
+    let xs: &[u16] = bytemuck::cast_slice(operands.x.slice::<bf16>());
     let (all_scales, all_biases): (&[u16], &[u16]) = (
-        bytemuck::cast_slice(scales.slice::<bf16>()),
-        bytemuck::cast_slice(biases.slice::<bf16>()),
+        bytemuck::cast_slice(operands.scales.slice::<bf16>()),
+        bytemuck::cast_slice(operands.biases.slice::<bf16>()),
     );
-    for batch in 0..p.batch {
+    let (m, n, k) = (g.m, g.n, g.k);
+    let per_matrix = n * g.groups;
+    for batch in 0..batches {
         let x = &xs[batch * m * k..][..m * k];
-        let at = batch * n * groups;
+        let at = batch * per_matrix;
         let levels = AffineRows {
-            words: matrix_words(&w, batch, n * words_per_row),
-            words_per_row,
-            scales: &all_scales[at..at + n * groups],
-            biases: &all_biases[at..at + n * groups],
+            words: matrix_words(&operands.w, batch, n * g.words_per_row),
+            words_per_row: g.words_per_row,
+            scales: &all_scales[at..at + per_matrix],
+            biases: &all_biases[at..at + per_matrix],
             bits: packing.bits,
             group_size: packing.group_size,
         };
-        split.for_each(|t, rows, columns| {
+        g.split.for_each(|t, rows, columns| {
             let (packed, dst) = (&packed, &dst);
             // SAFETY: each thread has its own part of the scratch buffer.
             let packed = unsafe {
-                std::slice::from_raw_parts_mut(packed.get().add(t * packed_len), packed_len)
+                std::slice::from_raw_parts_mut(packed.get().add(t * g.packed_len), g.packed_len)
             };
             let j0 = columns.start;
-            (kernel.pack_dequantized)(&levels.part(columns.clone()), columns.len(), pairs, packed);
+            let block = levels.part(columns.clone());
+            (kernel.pack_dequantized)(&block, columns.len(), g.pairs, packed);
             // SAFETY: the block's rows and columns lie inside this batch's result, and no
             // other thread writes these columns.
             unsafe {
@@ -197,7 +242,7 @@ fn dequantized_product(
                     k,
                     rows.len(),
                     packed,
-                    pairs,
+                    g.pairs,
                     columns.len(),
                     dst.get().add(batch * m * n + rows.start * n + j0),
                     n,
